@@ -1,0 +1,133 @@
+//! The first answer for a snapshot: per device, the dump-time figures, the state after the last
+//! event, the peaks of every counter, and whether the replay reproduces the dump.
+
+use crate::model::Warning;
+use crate::replay::{Consistency, Counters, DeviceReplay, Peak};
+use crate::Loaded;
+use serde::Serialize;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Overview {
+    pub ok: bool,
+    pub schema_version: u32,
+    pub format: Option<crate::model::Format>,
+    pub encoding: String,
+    pub source_bytes: u64,
+    pub devices: Vec<DeviceOverview>,
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceOverview {
+    pub device: i64,
+    pub events: usize,
+    pub segments_at_dump: u64,
+    pub expandable_segments_at_dump: u64,
+    /// Which allocator rules the replay used and where they came from.
+    pub allocator_rules: String,
+    pub at_dump: DumpFigures,
+    pub at_window_start: Option<Counters>,
+    pub at_last_event: Option<Counters>,
+    pub peaks: Peaks,
+    pub window: Window,
+    pub consistency: Consistency,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DumpFigures {
+    pub allocated: u64,
+    pub active: u64,
+    pub reserved: u64,
+    pub requested: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Peaks {
+    pub allocated: Peak,
+    pub active: Peak,
+    pub reserved: Peak,
+    pub requested: Peak,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Window {
+    pub first_time_us: Option<i64>,
+    pub last_time_us: Option<i64>,
+    pub blocks_before_window: u64,
+    pub oom_events: u64,
+}
+
+pub fn overview(l: &Loaded) -> Overview {
+    let s = &l.snapshot;
+    Overview {
+        ok: true,
+        schema_version: SCHEMA_VERSION,
+        format: s.format,
+        encoding: s.encoding.clone(),
+        source_bytes: s.source_bytes,
+        devices: l.devices.iter().map(|d| device_overview(l, d)).collect(),
+        warnings: s.warnings.clone(),
+    }
+}
+
+fn device_overview(l: &Loaded, d: &DeviceReplay) -> DeviceOverview {
+    let s = &l.snapshot;
+    let dump = s.dump_totals(d.device);
+    let trace = s.trace(d.device);
+    let times = trace
+        .map(|t| t.events.iter().filter_map(|e| e.time_us))
+        .into_iter()
+        .flatten();
+    let (first, last) = times.fold((None, None), |(lo, hi): (Option<i64>, Option<i64>), t| {
+        (
+            Some(lo.map_or(t, |v| v.min(t))),
+            Some(hi.map_or(t, |v| v.max(t))),
+        )
+    });
+    let has_events = d.events > 0;
+    DeviceOverview {
+        device: d.device,
+        events: d.events,
+        segments_at_dump: dump.segments,
+        allocator_rules: d.rules.source.clone(),
+        expandable_segments_at_dump: s
+            .segments
+            .iter()
+            .filter(|x| x.device == d.device && x.is_expandable)
+            .count() as u64,
+        at_dump: DumpFigures {
+            allocated: dump.allocated,
+            active: dump.active,
+            reserved: dump.reserved,
+            requested: dump.requested,
+        },
+        at_window_start: has_events.then_some(d.series.start),
+        at_last_event: d.series.last(),
+        peaks: Peaks {
+            allocated: d.series.peak("allocated"),
+            active: d.series.peak("active"),
+            reserved: d.series.peak("reserved"),
+            requested: d.series.peak("requested"),
+        },
+        window: Window {
+            first_time_us: first,
+            last_time_us: last,
+            blocks_before_window: d
+                .lifetimes
+                .iter()
+                .filter(|x| x.before_window() && !x.orphan)
+                .count() as u64,
+            oom_events: trace
+                .map(|t| {
+                    t.events
+                        .iter()
+                        .filter(|e| e.action == crate::model::Action::Oom)
+                        .count() as u64
+                })
+                .unwrap_or(0),
+        },
+        consistency: d.consistency.clone(),
+    }
+}

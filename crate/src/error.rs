@@ -1,0 +1,72 @@
+//! One error type for every stage: a stable code for scripts, a message that says what and
+//! where (byte offset or event index), and a hint that says what to do.
+
+use serde::Serialize;
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Error {
+    pub code: &'static str,
+    pub message: String,
+    pub hint: String,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn new(code: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Error {
+            code,
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+
+    /// A malformed or hostile pickle, located by byte offset.
+    pub fn pickle(offset: usize, message: impl fmt::Display) -> Self {
+        Error::new(
+            "PICKLE_INVALID",
+            format!("byte {offset}: {message}"),
+            "the file is not a readable snapshot pickle; re-dump it with torch.cuda.memory._dump_snapshot() or check that the download is complete",
+        )
+    }
+
+    /// Well-formed data that is not shaped like a memory snapshot.
+    pub fn snapshot(message: impl Into<String>) -> Self {
+        Error::new(
+            "SNAPSHOT_INVALID",
+            message,
+            "expected the output of torch.cuda.memory._dump_snapshot() (a dict with 'segments' and 'device_traces') or torch.cuda.memory_snapshot()",
+        )
+    }
+
+    pub fn io(path: &str, e: impl fmt::Display) -> Self {
+        Error::new(
+            "IO_ERROR",
+            format!("{path}: {e}"),
+            "check the path and its permissions",
+        )
+    }
+
+    pub fn sql(e: impl fmt::Display) -> Self {
+        Error::new(
+            "QUERY_FAILED",
+            e.to_string(),
+            "check the SQL against docs/schema.md",
+        )
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error::sql(e)
+    }
+}

@@ -1,0 +1,40 @@
+//! snapscope: a PyTorch / torch_npu memory-snapshot analyzer.
+//!
+//! bytes → [`reader`] → [`model::Snapshot`] → [`replay`] → [`store`] (SQLite) → [`analysis`].
+//! The same functions serve the native CLI and the WebAssembly build.
+
+pub mod analysis;
+pub mod error;
+pub mod model;
+pub mod reader;
+pub mod replay;
+pub mod store;
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+pub mod wasm;
+
+pub use error::{Error, Result};
+
+/// A read and replayed snapshot: the input of every store and analysis function.
+pub struct Loaded {
+    pub snapshot: model::Snapshot,
+    pub devices: Vec<replay::DeviceReplay>,
+}
+
+impl Loaded {
+    pub fn from_snapshot(snapshot: model::Snapshot) -> Loaded {
+        let devices = replay::replay_all(&snapshot);
+        Loaded { snapshot, devices }
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Loaded> {
+        Ok(Loaded::from_snapshot(reader::read_snapshot(bytes)?))
+    }
+
+    pub fn device(&self, device: i64) -> Option<&replay::DeviceReplay> {
+        self.devices.iter().find(|d| d.device == device)
+    }
+}
+
+/// Engine version recorded in exported databases.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

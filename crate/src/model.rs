@@ -1,0 +1,323 @@
+//! The typed snapshot every reader produces and every later stage consumes. Bytes are integers
+//! end to end; frames and stacks are interned once and referred to by id.
+
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Allocator trace actions. The names are the strings PyTorch writes; one definition serves the
+/// reader, the replay, the database and the page (see `Action::ALL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Alloc,
+    FreeRequested,
+    FreeCompleted,
+    /// Legacy/re-encoded single free (request and completion in one).
+    Free,
+    SegmentAlloc,
+    SegmentFree,
+    SegmentMap,
+    SegmentUnmap,
+    Snapshot,
+    Oom,
+    Annotate,
+    WorkspaceSnapshot,
+    /// Any other action string; the name is kept in the event's extras.
+    Unknown,
+}
+
+impl Action {
+    pub const ALL: [Action; 13] = [
+        Action::Alloc,
+        Action::FreeRequested,
+        Action::FreeCompleted,
+        Action::Free,
+        Action::SegmentAlloc,
+        Action::SegmentFree,
+        Action::SegmentMap,
+        Action::SegmentUnmap,
+        Action::Snapshot,
+        Action::Oom,
+        Action::Annotate,
+        Action::WorkspaceSnapshot,
+        Action::Unknown,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Alloc => "alloc",
+            Action::FreeRequested => "free_requested",
+            Action::FreeCompleted => "free_completed",
+            Action::Free => "free",
+            Action::SegmentAlloc => "segment_alloc",
+            Action::SegmentFree => "segment_free",
+            Action::SegmentMap => "segment_map",
+            Action::SegmentUnmap => "segment_unmap",
+            Action::Snapshot => "snapshot",
+            Action::Oom => "oom",
+            Action::Annotate => "annotate",
+            Action::WorkspaceSnapshot => "workspace_snapshot",
+            Action::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(s: &str) -> Action {
+        Action::ALL
+            .iter()
+            .copied()
+            .find(|a| a.name() == s && *a != Action::Unknown)
+            .unwrap_or(Action::Unknown)
+    }
+
+    pub fn is_segment(self) -> bool {
+        matches!(
+            self,
+            Action::SegmentAlloc | Action::SegmentFree | Action::SegmentMap | Action::SegmentUnmap
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockState {
+    ActiveAllocated,
+    ActivePendingFree,
+    Inactive,
+}
+
+impl BlockState {
+    pub const ALL: [BlockState; 3] = [
+        BlockState::ActiveAllocated,
+        BlockState::ActivePendingFree,
+        BlockState::Inactive,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockState::ActiveAllocated => "active_allocated",
+            BlockState::ActivePendingFree => "active_pending_free",
+            BlockState::Inactive => "inactive",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<BlockState> {
+        match s {
+            "active_allocated" => Some(BlockState::ActiveAllocated),
+            // The `_snapshot` docstring names a state that is never emitted; accept it anyway.
+            "active_pending_free" | "active_awaiting_free" => Some(BlockState::ActivePendingFree),
+            "inactive" => Some(BlockState::Inactive),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pool {
+    Small,
+    Large,
+}
+
+pub type FrameId = u32;
+pub type StackId = u32;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Frame {
+    pub filename: String,
+    pub line: i64,
+    pub name: String,
+}
+
+/// Frames and stacks, each stored once. Stacks are innermost-first, as in the pickle.
+#[derive(Debug, Default)]
+pub struct Interner {
+    pub frames: Vec<Frame>,
+    frame_ids: HashMap<Frame, FrameId>,
+    pub stacks: Vec<Vec<FrameId>>,
+    stack_ids: HashMap<Vec<FrameId>, StackId>,
+}
+
+impl Interner {
+    pub fn frame(&mut self, f: Frame) -> FrameId {
+        if let Some(&id) = self.frame_ids.get(&f) {
+            return id;
+        }
+        let id = self.frames.len() as FrameId;
+        self.frames.push(f.clone());
+        self.frame_ids.insert(f, id);
+        id
+    }
+
+    pub fn stack(&mut self, frames: Vec<FrameId>) -> StackId {
+        if let Some(&id) = self.stack_ids.get(&frames) {
+            return id;
+        }
+        let id = self.stacks.len() as StackId;
+        self.stacks.push(frames.clone());
+        self.stack_ids.insert(frames, id);
+        id
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Block {
+    pub address: u64,
+    pub size: u64,
+    pub requested_size: u64,
+    pub state: BlockState,
+    pub stack: Option<StackId>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Segment {
+    pub device: i64,
+    pub address: u64,
+    pub total_size: u64,
+    pub allocated_size: u64,
+    pub active_size: u64,
+    pub requested_size: u64,
+    pub stream: u64,
+    pub pool: Pool,
+    pub pool_id: Option<(i64, i64)>,
+    pub is_expandable: bool,
+    pub stack: Option<StackId>,
+    pub blocks: Vec<Block>,
+}
+
+/// Rare per-event fields, stored beside the event only when present and non-empty.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EventExtra {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compile_context: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_metadata: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forward_frames: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub internal_metadata: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_id: Option<(i64, i64)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_free: Option<u64>,
+    /// Keys this version of snapscope does not know, kept verbatim.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other: Vec<(String, serde_json::Value)>,
+}
+
+pub const NO_EXTRA: u32 = u32::MAX;
+
+/// One trace entry, kept small: millions of these must fit in a browser tab.
+#[derive(Debug, Clone, Copy)]
+pub struct Event {
+    pub addr: u64,
+    pub size: u64,
+    pub stream: u64,
+    pub time_us: Option<i64>,
+    pub stack: Option<StackId>,
+    /// Index into `DeviceTrace::extras` or `NO_EXTRA`.
+    pub extra: u32,
+    pub action: Action,
+}
+
+#[derive(Debug, Default)]
+pub struct DeviceTrace {
+    pub events: Vec<Event>,
+    pub extras: Vec<EventExtra>,
+}
+
+impl DeviceTrace {
+    pub fn extra(&self, e: &Event) -> Option<&EventExtra> {
+        self.extras.get(e.extra as usize)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Annotation {
+    pub device: Option<i64>,
+    pub time_us: Option<i64>,
+    pub name: String,
+    pub stage: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// `{"segments": ..., "device_traces": ...}` (PyTorch 1.13+ / torch_npu)
+    Dict,
+    /// A bare list of segments (`torch.cuda.memory_snapshot()`)
+    List,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Warning {
+    pub code: &'static str,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<usize>,
+}
+
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub format: Option<Format>,
+    pub encoding: String,
+    pub segments: Vec<Segment>,
+    /// Indexed by device ordinal, as `device_traces` is.
+    pub traces: Vec<DeviceTrace>,
+    pub allocator_settings: Option<serde_json::Value>,
+    pub annotations: Vec<Annotation>,
+    pub interner: Interner,
+    pub warnings: Vec<Warning>,
+    pub source_bytes: u64,
+}
+
+impl Snapshot {
+    /// Devices with segments or a non-empty trace, ascending.
+    pub fn devices(&self) -> Vec<i64> {
+        let mut d: Vec<i64> = self.segments.iter().map(|s| s.device).collect();
+        d.extend(
+            self.traces
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| !t.events.is_empty())
+                .map(|(i, _)| i as i64),
+        );
+        d.sort_unstable();
+        d.dedup();
+        d
+    }
+
+    pub fn trace(&self, device: i64) -> Option<&DeviceTrace> {
+        usize::try_from(device)
+            .ok()
+            .and_then(|i| self.traces.get(i))
+    }
+
+    /// Dump-time allocator figures of one device: the segments' own totals, which are what
+    /// PyTorch's counters report (the reader fills them from the blocks when a file lacks them).
+    pub fn dump_totals(&self, device: i64) -> DumpTotals {
+        let mut t = DumpTotals::default();
+        for s in self.segments.iter().filter(|s| s.device == device) {
+            t.segments += 1;
+            t.reserved += s.total_size;
+            t.allocated += s.allocated_size;
+            t.active += s.active_size;
+            t.requested += s.requested_size;
+        }
+        t
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct DumpTotals {
+    pub segments: u64,
+    pub reserved: u64,
+    pub allocated: u64,
+    pub active: u64,
+    pub requested: u64,
+}

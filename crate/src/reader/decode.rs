@@ -1,0 +1,502 @@
+//! From the generic value arena to the typed [`Snapshot`]. Every snapshot shape PyTorch 2.0-2.15
+//! and torch_npu write is accepted; missing optional keys get documented defaults, and an odd
+//! entry becomes a warning that names it rather than a refusal of the whole file.
+
+use super::arena::{Arena, Node, NodeId};
+use crate::error::{Error, Result};
+use crate::model::*;
+use std::collections::HashMap;
+
+const MIB: u64 = 1 << 20;
+
+pub fn decode(arena: &Arena, root: NodeId, snap: &mut Snapshot) -> Result<()> {
+    let mut d = Decoder {
+        a: arena,
+        snap,
+        frame_cache: HashMap::new(),
+        stack_cache: HashMap::new(),
+        bad_frames: 0,
+    };
+    match arena.node(root) {
+        Node::Dict(_) => d.top_dict(root)?,
+        Node::List(_) => {
+            d.snap.format = Some(Format::List);
+            d.segments(root)?;
+        }
+        _ => {
+            return Err(Error::snapshot(format!(
+                "the file holds a {}, not a memory snapshot (a dict with 'segments' and 'device_traces')",
+                arena.type_name(root)
+            )))
+        }
+    }
+    if d.bad_frames > 0 {
+        let n = d.bad_frames;
+        d.warn(
+            "FRAME_INVALID",
+            format!("{n} stack frames were not {{filename, line, name}} dicts and were skipped"),
+            None,
+            None,
+        );
+    }
+    Ok(())
+}
+
+struct Decoder<'x, 'a> {
+    a: &'x Arena<'a>,
+    snap: &'x mut Snapshot,
+    frame_cache: HashMap<NodeId, Option<FrameId>>,
+    stack_cache: HashMap<NodeId, Option<StackId>>,
+    bad_frames: u64,
+}
+
+impl Decoder<'_, '_> {
+    fn warn(
+        &mut self,
+        code: &'static str,
+        message: String,
+        device: Option<i64>,
+        event: Option<usize>,
+    ) {
+        // Bounded: a file with millions of bad entries must not produce millions of warnings.
+        if self.snap.warnings.len() < 1000 {
+            self.snap.warnings.push(Warning {
+                code,
+                message,
+                device,
+                event,
+            });
+        }
+    }
+
+    fn int(&self, dict: NodeId, key: &str) -> Option<i128> {
+        self.a.get(dict, key).and_then(|v| self.a.as_int(v))
+    }
+    fn uint(&self, dict: NodeId, key: &str) -> Option<u64> {
+        self.int(dict, key).map(to_u64)
+    }
+    fn string(&self, dict: NodeId, key: &str) -> Option<String> {
+        self.a
+            .get(dict, key)
+            .and_then(|v| self.a.as_str(v))
+            .map(str::to_string)
+    }
+
+    fn top_dict(&mut self, root: NodeId) -> Result<()> {
+        self.snap.format = Some(Format::Dict);
+        let segs = self.a.get(root, "segments");
+        let traces = self.a.get(root, "device_traces");
+        if segs.is_none() && traces.is_none() {
+            let keys: Vec<String> = self
+                .a
+                .as_dict(root)
+                .unwrap_or(&[])
+                .iter()
+                .take(8)
+                .map(|&(k, _)| self.a.to_json(k, 0).to_string())
+                .collect();
+            return Err(Error::snapshot(format!(
+                "the top-level dict has neither 'segments' nor 'device_traces' (its keys: {})",
+                keys.join(", ")
+            )));
+        }
+        if let Some(s) = segs {
+            self.segments(s)?;
+        }
+        if let Some(t) = traces {
+            self.device_traces(t)?;
+        }
+        if let Some(s) = self.a.get(root, "allocator_settings") {
+            self.snap.allocator_settings = Some(self.a.to_json(s, 0));
+        }
+        if let Some(ann) = self.a.get(root, "external_annotations") {
+            self.annotations(ann);
+        }
+        for host_key in ["host_segments", "host_traces"] {
+            if let Some(v) = self.a.get(root, host_key) {
+                if self.a.as_seq(v).is_some_and(|s| !s.is_empty()) {
+                    self.warn(
+                        "HOST_MEMORY_IGNORED",
+                        format!("'{host_key}' (pinned host memory) is present and not analysed"),
+                        None,
+                        None,
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn segments(&mut self, list: NodeId) -> Result<()> {
+        let items = self
+            .a
+            .as_seq(list)
+            .ok_or_else(|| {
+                Error::snapshot(format!(
+                    "'segments' is a {}, expected a list",
+                    self.a.type_name(list)
+                ))
+            })?
+            .to_vec();
+        for (i, seg) in items.into_iter().enumerate() {
+            if self.a.as_dict(seg).is_none() {
+                self.warn(
+                    "SEGMENT_INVALID",
+                    format!(
+                        "segments[{i}] is a {}, not a dict; skipped",
+                        self.a.type_name(seg)
+                    ),
+                    None,
+                    None,
+                );
+                continue;
+            }
+            match self.segment(seg) {
+                Some(s) => self.snap.segments.push(s),
+                None => self.warn(
+                    "SEGMENT_INVALID",
+                    format!("segments[{i}] has no integer 'address' and 'total_size'; skipped"),
+                    None,
+                    None,
+                ),
+            }
+        }
+        Ok(())
+    }
+
+    fn segment(&mut self, seg: NodeId) -> Option<Segment> {
+        let address = self.uint(seg, "address")?;
+        let total_size = self.uint(seg, "total_size")?;
+        let device = self.int(seg, "device").map(|d| d as i64).unwrap_or(0);
+        let pool = match self.string(seg, "segment_type").as_deref() {
+            Some("small") => Pool::Small,
+            Some("large") => Pool::Large,
+            _ if total_size == 2 * MIB => Pool::Small,
+            _ => Pool::Large,
+        };
+        let stack = self.a.get(seg, "frames").and_then(|f| self.stack(f));
+        let mut blocks = Vec::new();
+        let mut cursor = address;
+        for b in self
+            .a
+            .get(seg, "blocks")
+            .and_then(|l| self.a.as_seq(l))
+            .unwrap_or(&[])
+            .to_vec()
+        {
+            if let Some(block) = self.block(b, cursor) {
+                cursor = block.address + block.size;
+                blocks.push(block);
+            }
+        }
+        let sum =
+            |f: fn(&Block) -> bool| blocks.iter().filter(|b| f(b)).map(|b| b.size).sum::<u64>();
+        let allocated = sum(|b| b.state == BlockState::ActiveAllocated);
+        let active = sum(|b| b.state != BlockState::Inactive);
+        let requested: u64 = blocks
+            .iter()
+            .filter(|b| b.state != BlockState::Inactive)
+            .map(|b| b.requested_size)
+            .sum();
+        let allocated_size = self.uint(seg, "allocated_size").unwrap_or(allocated);
+        let active_size = self.uint(seg, "active_size").unwrap_or(active);
+        if !blocks.is_empty() && (allocated_size != allocated || active_size != active) {
+            self.warn(
+                "DUMP_INCONSISTENT",
+                format!("segment 0x{address:x}: allocated_size {allocated_size} / active_size {active_size} differ from its blocks' sums {allocated} / {active}; the segment figures are used"),
+                Some(device),
+                None,
+            );
+        }
+        Some(Segment {
+            device,
+            address,
+            total_size,
+            allocated_size,
+            active_size,
+            requested_size: self.uint(seg, "requested_size").unwrap_or(requested),
+            stream: self.uint(seg, "stream").unwrap_or(0),
+            pool,
+            pool_id: self
+                .a
+                .get(seg, "segment_pool_id")
+                .and_then(|p| self.pair(p)),
+            is_expandable: self
+                .a
+                .get(seg, "is_expandable")
+                .and_then(|v| self.a.as_bool(v))
+                .unwrap_or(false),
+            stack,
+            blocks,
+        })
+    }
+
+    /// A block; 2.0 snapshots have no `address` (it follows from the previous block) and keep
+    /// the requested size and stack in `history[0]`.
+    fn block(&mut self, b: NodeId, cursor: u64) -> Option<Block> {
+        self.a.as_dict(b)?;
+        let size = self.uint(b, "size")?;
+        let history0 = self
+            .a
+            .get(b, "history")
+            .and_then(|h| self.a.as_seq(h))
+            .and_then(|h| h.first().copied());
+        let state = self
+            .string(b, "state")
+            .and_then(|s| BlockState::parse(&s))
+            .unwrap_or(BlockState::Inactive);
+        let requested_size = self
+            .uint(b, "requested_size")
+            .or_else(|| history0.and_then(|h| self.uint(h, "real_size")))
+            .unwrap_or(if state == BlockState::Inactive {
+                0
+            } else {
+                size
+            });
+        let frames = self
+            .a
+            .get(b, "frames")
+            .or_else(|| history0.and_then(|h| self.a.get(h, "frames")));
+        let stack = frames.and_then(|f| self.stack(f));
+        Some(Block {
+            address: self.uint(b, "address").unwrap_or(cursor),
+            size,
+            requested_size,
+            state,
+            stack,
+        })
+    }
+
+    fn pair(&self, p: NodeId) -> Option<(i64, i64)> {
+        let s = self.a.as_seq(p)?;
+        Some((
+            self.a.as_int(*s.first()?)? as i64,
+            self.a.as_int(*s.get(1)?)? as i64,
+        ))
+    }
+
+    /// Intern a frames list: by node identity first (PyTorch shares lists and frame dicts), then
+    /// by value. Empty lists are "no stack".
+    fn stack(&mut self, list: NodeId) -> Option<StackId> {
+        if let Some(&s) = self.stack_cache.get(&list) {
+            return s;
+        }
+        let items = self.a.as_seq(list).unwrap_or(&[]);
+        let mut frames = Vec::with_capacity(items.len());
+        for &f in items {
+            if let Some(id) = self.frame(f) {
+                frames.push(id);
+            }
+        }
+        let id = if frames.is_empty() {
+            None
+        } else {
+            Some(self.snap.interner.stack(frames))
+        };
+        self.stack_cache.insert(list, id);
+        id
+    }
+
+    fn frame(&mut self, f: NodeId) -> Option<FrameId> {
+        if let Some(&id) = self.frame_cache.get(&f) {
+            return id;
+        }
+        let id = if self.a.as_dict(f).is_some() {
+            let frame = Frame {
+                filename: self.string(f, "filename").unwrap_or_else(|| "??".into()),
+                line: self.int(f, "line").map(|l| l as i64).unwrap_or(0),
+                name: self.string(f, "name").unwrap_or_else(|| "??".into()),
+            };
+            Some(self.snap.interner.frame(frame))
+        } else if let Some(s) = self.a.as_str(f) {
+            // Some re-encodings store preformatted "file:line:name" strings.
+            Some(self.snap.interner.frame(Frame {
+                filename: s.to_string(),
+                line: 0,
+                name: String::new(),
+            }))
+        } else {
+            self.bad_frames += 1;
+            None
+        };
+        self.frame_cache.insert(f, id);
+        id
+    }
+
+    fn device_traces(&mut self, t: NodeId) -> Result<()> {
+        let per_device: Vec<(usize, NodeId)> = if let Some(seq) = self.a.as_seq(t) {
+            seq.iter().copied().enumerate().collect()
+        } else if let Some(map) = self.a.as_dict(t) {
+            // JSON re-encodings key devices by their ordinal as a string.
+            map.iter()
+                .filter_map(|&(k, v)| {
+                    let d = self
+                        .a
+                        .as_int(k)
+                        .or_else(|| self.a.as_str(k).and_then(|s| s.parse().ok()))?;
+                    usize::try_from(d)
+                        .ok()
+                        .filter(|&d| d < 4096)
+                        .map(|d| (d, v))
+                })
+                .collect()
+        } else {
+            return Err(Error::snapshot(format!(
+                "'device_traces' is a {}, expected a list",
+                self.a.type_name(t)
+            )));
+        };
+        for (dev, list) in per_device {
+            if self.snap.traces.len() <= dev {
+                self.snap.traces.resize_with(dev + 1, DeviceTrace::default);
+            }
+            let Some(entries) = self.a.as_seq(list) else {
+                self.warn(
+                    "TRACE_INVALID",
+                    format!(
+                        "device_traces[{dev}] is a {}, not a list; ignored",
+                        self.a.type_name(list)
+                    ),
+                    Some(dev as i64),
+                    None,
+                );
+                continue;
+            };
+            let mut trace = DeviceTrace {
+                events: Vec::with_capacity(entries.len()),
+                extras: Vec::new(),
+            };
+            for (i, &e) in entries.iter().enumerate() {
+                let ev = self.event(e, dev as i64, i, &mut trace.extras);
+                trace.events.push(ev);
+            }
+            self.snap.traces[dev] = trace;
+        }
+        Ok(())
+    }
+
+    fn event(
+        &mut self,
+        e: NodeId,
+        device: i64,
+        index: usize,
+        extras: &mut Vec<EventExtra>,
+    ) -> Event {
+        let mut ev = Event {
+            addr: 0,
+            size: 0,
+            stream: 0,
+            time_us: None,
+            stack: None,
+            extra: NO_EXTRA,
+            action: Action::Unknown,
+        };
+        let mut extra = EventExtra::default();
+        let Some(pairs) = self.a.as_dict(e) else {
+            self.warn(
+                "EVENT_INVALID",
+                format!(
+                    "trace entry is a {}, not a dict; kept as an unknown event",
+                    self.a.type_name(e)
+                ),
+                Some(device),
+                Some(index),
+            );
+            return ev;
+        };
+        for &(k, v) in pairs {
+            let Some(key) = self.a.as_str(k) else {
+                continue;
+            };
+            match key {
+                "action" => match self.a.as_str(v) {
+                    Some(s) => {
+                        ev.action = Action::parse(s);
+                        if ev.action == Action::Unknown {
+                            extra.action_name = Some(s.to_string());
+                        }
+                    }
+                    None => extra.action_name = Some(self.a.to_json(v, 0).to_string()),
+                },
+                "addr" => ev.addr = self.a.as_int(v).map(to_u64).unwrap_or(0),
+                "size" => match self.a.as_int(v) {
+                    Some(s) if s >= 0 => ev.size = to_u64(s),
+                    _ => self.warn(
+                        "EVENT_INVALID",
+                        format!(
+                            "size {} is not a non-negative integer; 0 used",
+                            self.a.to_json(v, 0)
+                        ),
+                        Some(device),
+                        Some(index),
+                    ),
+                },
+                "stream" => ev.stream = self.a.as_int(v).map(to_u64).unwrap_or(0),
+                "time_us" => ev.time_us = self.a.as_int(v).map(|t| t as i64),
+                "frames" => ev.stack = self.stack(v),
+                "device_free" => extra.device_free = self.a.as_int(v).map(to_u64),
+                "compile_context" => extra.compile_context = self.nonempty_text(v),
+                "user_metadata" => extra.user_metadata = self.nonempty_text(v),
+                "internal_metadata" => extra.internal_metadata = self.nonempty_text(v),
+                "category" => extra.category = self.nonempty_text(v),
+                "pool_id" => extra.pool_id = self.pair(v),
+                "forward_frames" => {
+                    let joined: String = self
+                        .a
+                        .as_seq(v)
+                        .unwrap_or(&[])
+                        .iter()
+                        .filter_map(|&s| self.a.as_str(s))
+                        .collect();
+                    extra.forward_frames = Some(joined).filter(|s| !s.is_empty());
+                }
+                _ => extra.other.push((key.to_string(), self.a.to_json(v, 0))),
+            }
+        }
+        if !is_empty_extra(&extra) {
+            extras.push(extra);
+            ev.extra = (extras.len() - 1) as u32;
+        }
+        ev
+    }
+
+    fn nonempty_text(&self, v: NodeId) -> Option<String> {
+        match self.a.as_str(v) {
+            Some("") => None,
+            Some(s) => Some(s.to_string()),
+            None if matches!(self.a.node(v), Node::None) => None,
+            None => Some(self.a.to_json(v, 0).to_string()),
+        }
+    }
+
+    fn annotations(&mut self, list: NodeId) {
+        for &item in self.a.as_seq(list).unwrap_or(&[]) {
+            if self.a.as_dict(item).is_none() {
+                continue;
+            }
+            self.snap.annotations.push(Annotation {
+                device: self.int(item, "device").map(|d| d as i64),
+                time_us: self.int(item, "time_us").map(|t| t as i64),
+                name: self.string(item, "name").unwrap_or_default(),
+                stage: self.string(item, "stage").unwrap_or_default(),
+            });
+        }
+    }
+}
+
+fn is_empty_extra(x: &EventExtra) -> bool {
+    x.action_name.is_none()
+        && x.compile_context.is_none()
+        && x.user_metadata.is_none()
+        && x.forward_frames.is_none()
+        && x.internal_metadata.is_none()
+        && x.pool_id.is_none()
+        && x.category.is_none()
+        && x.device_free.is_none()
+        && x.other.is_empty()
+}
+
+/// Pickled addresses are unsigned 64-bit; a negative value is a C++ `-1` reinterpreted, so wrap.
+fn to_u64(v: i128) -> u64 {
+    v as u64
+}

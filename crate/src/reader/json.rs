@@ -1,0 +1,50 @@
+//! JSON snapshots (Mosaic's `mosaic_get_json_snapshot`, other re-encodings) of the same shape as
+//! the pickle, read into the same arena so that one decoder serves both.
+
+use super::arena::{Arena, Node, NodeId};
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::borrow::Cow;
+
+pub fn parse(bytes: &[u8], arena: &mut Arena<'_>) -> Result<NodeId> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| {
+        Error::new(
+            "JSON_INVALID",
+            format!("line {}, column {}: {e}", e.line(), e.column()),
+            "the file starts like JSON but is not valid JSON; check that it is complete",
+        )
+    })?;
+    Ok(insert(&v, arena))
+}
+
+// serde_json limits nesting to 128 levels, so this recursion is bounded.
+fn insert(v: &Value, arena: &mut Arena<'_>) -> NodeId {
+    match v {
+        Value::Null => arena.push(Node::None),
+        Value::Bool(b) => arena.push(Node::Bool(*b)),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                arena.push(Node::Int(i))
+            } else if let Some(u) = n.as_u64() {
+                arena.new_int(u as i128)
+            } else {
+                arena.push(Node::Float(n.as_f64().unwrap_or(0.0)))
+            }
+        }
+        Value::String(s) => arena.new_str(Cow::Owned(s.clone())),
+        Value::Array(items) => {
+            let ids = items.iter().map(|i| insert(i, arena)).collect();
+            arena.new_seq(Node::List, ids)
+        }
+        Value::Object(map) => {
+            let pairs = map
+                .iter()
+                .map(|(k, v)| {
+                    let key = arena.new_str(Cow::Owned(k.clone()));
+                    (key, insert(v, arena))
+                })
+                .collect();
+            arena.new_dict(pairs)
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! Undo the trace from the dump back to the window start. Each block object met on the way is a
+//! lifetime: it is born at the dump (a live block) or where its `free_completed` is undone, and
+//! its `alloc` closes it. What is still open at the end existed before the first event.
+
+use super::ranges::{Range, RangeSet};
+use super::{IssueLog, Lifetime, StackSource, NONE};
+use crate::model::{Action, BlockState, DeviceTrace, Pool, Snapshot};
+use std::collections::HashMap;
+
+pub(crate) struct Backward {
+    pub lifetimes: Vec<Lifetime>,
+    pub event_lifetime: Vec<u32>,
+    /// Reserved ranges before the first event.
+    pub start_ranges: RangeSet,
+    /// Lifetimes open before the first event (allocated before the window).
+    pub start_blocks: Vec<u32>,
+}
+
+pub(crate) fn dump_ranges(snap: &Snapshot, device: i64, log: &mut IssueLog) -> RangeSet {
+    let mut ranges = RangeSet::default();
+    for s in snap.segments.iter().filter(|s| s.device == device) {
+        let r = Range {
+            start: s.address,
+            size: s.total_size,
+            stream: s.stream,
+            pool: s.pool,
+            expandable: s.is_expandable,
+        };
+        if let Err(e) = ranges.insert_separate(r) {
+            log.add(None, "DUMP_SEGMENT_OVERLAP", format!("dump segment: {e}"));
+        }
+    }
+    ranges
+}
+
+pub(crate) fn run(
+    snap: &Snapshot,
+    trace: &DeviceTrace,
+    device: i64,
+    log: &mut IssueLog,
+) -> Backward {
+    let events = &trace.events;
+    let mut lifetimes: Vec<Lifetime> = Vec::new();
+    let mut event_lifetime = vec![NONE; events.len()];
+    let mut open: HashMap<u64, u32> = HashMap::new();
+    let mut ranges = dump_ranges(snap, device, log);
+
+    for s in snap.segments.iter().filter(|s| s.device == device) {
+        for b in s.blocks.iter().filter(|b| b.state != BlockState::Inactive) {
+            let id = lifetimes.len() as u32;
+            lifetimes.push(Lifetime {
+                addr: b.address,
+                size: b.size,
+                requested: b.requested_size,
+                stream: s.stream,
+                alloc_event: None,
+                free_requested_event: None,
+                free_completed_event: None,
+                state_at_dump: Some(b.state),
+                stack: b.stack,
+                stack_source: if b.stack.is_some() {
+                    StackSource::DumpBlock
+                } else {
+                    StackSource::None
+                },
+                size_exact: true,
+                size_uncertainty: 0,
+                size_known: true,
+                orphan: false,
+            });
+            if open.insert(b.address, id).is_some() {
+                log.add(
+                    None,
+                    "DUMP_BLOCK_DUPLICATE",
+                    format!("two dump blocks start at 0x{:x}", b.address),
+                );
+            }
+        }
+    }
+
+    for (i, e) in events.iter().enumerate().rev() {
+        match e.action {
+            Action::Alloc => match open.remove(&e.addr) {
+                Some(l) => {
+                    let lt = &mut lifetimes[l as usize];
+                    lt.alloc_event = Some(i as u32);
+                    lt.requested = e.size;
+                    lt.stream = e.stream;
+                    if e.stack.is_some() {
+                        lt.stack = e.stack;
+                        lt.stack_source = StackSource::Alloc;
+                    }
+                    event_lifetime[i] = l;
+                }
+                None => {
+                    log.add(
+                        Some(i),
+                        "ALLOC_UNMATCHED",
+                        format!("alloc of {} B at 0x{:x} is neither freed later in the window nor live at the dump; left out of the counters", e.size, e.addr),
+                    );
+                    let id = lifetimes.len() as u32;
+                    lifetimes.push(new_freed(e.addr, e.size, e.stream, None));
+                    let lt = &mut lifetimes[id as usize];
+                    lt.alloc_event = Some(i as u32);
+                    lt.orphan = true;
+                    lt.stack = e.stack;
+                    lt.stack_source = if e.stack.is_some() {
+                        StackSource::Alloc
+                    } else {
+                        StackSource::None
+                    };
+                    event_lifetime[i] = id;
+                }
+            },
+            Action::FreeRequested => {
+                let fits = open.get(&e.addr).copied().filter(|&l| {
+                    let lt = &lifetimes[l as usize];
+                    lt.free_requested_event.is_none()
+                        && (lt.free_completed_event.is_some()
+                            || lt.state_at_dump == Some(BlockState::ActivePendingFree))
+                });
+                match fits {
+                    Some(l) => {
+                        lifetimes[l as usize].free_requested_event = Some(i as u32);
+                        event_lifetime[i] = l;
+                    }
+                    None => log.add(Some(i), "FREE_UNMATCHED", format!("free_requested at 0x{:x} matches no block that is freed or pending later", e.addr)),
+                }
+            }
+            Action::FreeCompleted | Action::Free => {
+                if let Some(later) = open.remove(&e.addr) {
+                    log.add(
+                        Some(i),
+                        "FREE_WHILE_OCCUPIED",
+                        format!("free of 0x{:x}, but the block there later has no alloc event in between (duplicated free or a missing alloc)", e.addr),
+                    );
+                    lifetimes[later as usize].orphan = true;
+                }
+                let id = lifetimes.len() as u32;
+                let mut lt = new_freed(e.addr, e.size, e.stream, Some(i as u32));
+                if e.action == Action::Free {
+                    lt.free_requested_event = Some(i as u32);
+                }
+                if e.stack.is_some() {
+                    lt.stack = e.stack;
+                    lt.stack_source = StackSource::Free;
+                }
+                lifetimes.push(lt);
+                open.insert(e.addr, id);
+                event_lifetime[i] = id;
+            }
+            Action::SegmentAlloc => {
+                if let Err(m) = ranges.remove_exact(e.addr, e.size) {
+                    log.add(Some(i), "SEGMENT_UNMATCHED", format!("segment_alloc: {m}"));
+                }
+            }
+            Action::SegmentFree => {
+                let pool = if e.size == 2 << 20 {
+                    Pool::Small
+                } else {
+                    Pool::Large
+                };
+                if let Err(m) = ranges.insert(Range {
+                    start: e.addr,
+                    size: e.size,
+                    stream: e.stream,
+                    pool,
+                    expandable: false,
+                }) {
+                    log.add(Some(i), "SEGMENT_UNMATCHED", format!("segment_free: {m}"));
+                }
+            }
+            Action::SegmentMap => {
+                if let Err(m) = ranges.cut(e.addr, e.size) {
+                    log.add(Some(i), "SEGMENT_UNMATCHED", format!("segment_map: {m}"));
+                }
+            }
+            Action::SegmentUnmap => {
+                let pool = neighbour_pool(&ranges, e.addr, e.size);
+                if let Err(m) = ranges.insert(Range {
+                    start: e.addr,
+                    size: e.size,
+                    stream: e.stream,
+                    pool,
+                    expandable: true,
+                }) {
+                    log.add(Some(i), "SEGMENT_UNMATCHED", format!("segment_unmap: {m}"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let mut start_blocks: Vec<u32> = open
+        .into_values()
+        .filter(|&l| !lifetimes[l as usize].orphan)
+        .collect();
+    start_blocks.sort_by_key(|&l| lifetimes[l as usize].addr);
+    Backward {
+        lifetimes,
+        event_lifetime,
+        start_ranges: ranges,
+        start_blocks,
+    }
+}
+
+fn new_freed(addr: u64, requested: u64, stream: u64, free_completed: Option<u32>) -> Lifetime {
+    Lifetime {
+        addr,
+        size: 0,
+        requested,
+        stream,
+        alloc_event: None,
+        free_requested_event: None,
+        free_completed_event: free_completed,
+        state_at_dump: None,
+        stack: None,
+        stack_source: StackSource::None,
+        size_exact: false,
+        size_uncertainty: 0,
+        size_known: false,
+        orphan: false,
+    }
+}
+
+/// An unmapped range that is mapped again belongs to the pool of the range it touches.
+fn neighbour_pool(ranges: &RangeSet, addr: u64, size: u64) -> Pool {
+    ranges
+        .containing(addr.wrapping_sub(1))
+        .or_else(|| ranges.containing(addr.saturating_add(size)))
+        .map(|r| r.pool)
+        .unwrap_or(Pool::Large)
+}

@@ -1,0 +1,214 @@
+//! Per-device replay of the allocator trace.
+//!
+//! 1. `backward`: undo the events from the dump state back to the window start. This links every
+//!    event to a block lifetime and finds what existed before the first event.
+//! 2. `forward`: replay the layout from the window start with the allocator's rounding and split
+//!    rules to derive the block size of every lifetime the dump does not show, and check that the
+//!    replay ends exactly at the dump.
+//! 3. `counters`: allocated/active/reserved/requested after every event, anchored at the dump.
+//!
+//! An event that cannot be applied becomes an [`Issue`] with its index; the replay goes on.
+
+mod backward;
+mod counters;
+mod forward;
+pub mod ranges;
+pub mod rules;
+
+use crate::model::{BlockState, Pool, Snapshot, StackId};
+pub use counters::{Counters, Peak, Series};
+pub use rules::Rules;
+use serde::Serialize;
+
+pub const NONE: u32 = u32::MAX;
+
+/// Where a lifetime's stack came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StackSource {
+    /// The `alloc` event's frames.
+    Alloc,
+    /// The dump-time block's frames (blocks allocated before the window).
+    DumpBlock,
+    /// Only the free event's frames are known (alloc happened before the window).
+    Free,
+    None,
+}
+
+/// One block from allocation to release (or to the dump).
+#[derive(Debug, Clone, Serialize)]
+pub struct Lifetime {
+    pub addr: u64,
+    /// Block bytes (rounded). A lower bound when `size_exact` is false.
+    pub size: u64,
+    pub requested: u64,
+    pub stream: u64,
+    pub alloc_event: Option<u32>,
+    pub free_requested_event: Option<u32>,
+    pub free_completed_event: Option<u32>,
+    /// State at the dump; None when freed inside the window.
+    pub state_at_dump: Option<BlockState>,
+    pub stack: Option<StackId>,
+    pub stack_source: StackSource,
+    pub size_exact: bool,
+    /// Bytes by which the true size may exceed `size` (0 when exact).
+    pub size_uncertainty: u64,
+    #[serde(skip)]
+    pub(crate) size_known: bool,
+    /// The trace contradicts this lifetime (it is left out of the counters).
+    pub orphan: bool,
+}
+
+impl Lifetime {
+    pub fn before_window(&self) -> bool {
+        self.alloc_event.is_none()
+    }
+    /// Counted in `allocated` at the window start.
+    pub fn allocated_at_start(&self) -> bool {
+        self.before_window()
+            && (self.free_requested_event.is_some()
+                || (self.free_completed_event.is_none()
+                    && self.state_at_dump == Some(BlockState::ActiveAllocated)))
+    }
+}
+
+/// A reserved range: a cudaMalloc segment or an expandable mapping, from its event (or the
+/// window start) to its release (or the dump).
+#[derive(Debug, Clone, Serialize)]
+pub struct SegmentLife {
+    pub addr: u64,
+    pub size: u64,
+    pub stream: u64,
+    pub pool: Pool,
+    pub expandable: bool,
+    pub alloc_event: Option<u32>,
+    pub free_event: Option<u32>,
+    pub at_dump: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Issue {
+    pub event: Option<u32>,
+    pub code: &'static str,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Consistency {
+    pub ok: bool,
+    pub issues: Vec<Issue>,
+    /// Issues beyond the ones listed.
+    pub more_issues: u64,
+    /// Dump blocks reproduced by the replay / dump blocks (allocated or pending).
+    pub dump_blocks_matched: [u64; 2],
+    /// Upper bound of bytes the counters may be low by (blocks allocated before the window whose
+    /// exact size cannot be known).
+    pub ambiguous_bytes: u64,
+}
+
+#[derive(Debug)]
+pub struct DeviceReplay {
+    pub device: i64,
+    pub rules: Rules,
+    pub events: usize,
+    pub lifetimes: Vec<Lifetime>,
+    /// For each event, the lifetime it acts on (alloc/free) or `NONE`.
+    pub event_lifetime: Vec<u32>,
+    pub segments: Vec<SegmentLife>,
+    pub series: Series,
+    pub consistency: Consistency,
+}
+
+const MAX_ISSUES: usize = 200;
+
+#[derive(Default)]
+pub(crate) struct IssueLog {
+    pub issues: Vec<Issue>,
+    pub more: u64,
+}
+
+impl IssueLog {
+    pub fn add(&mut self, event: Option<usize>, code: &'static str, message: String) {
+        if self.issues.len() < MAX_ISSUES {
+            self.issues.push(Issue {
+                event: event.map(|e| e as u32),
+                code,
+                message,
+            });
+        } else {
+            self.more += 1;
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.issues.is_empty() && self.more == 0
+    }
+}
+
+pub fn replay_device(snap: &Snapshot, rules: &Rules, device: i64) -> DeviceReplay {
+    let empty = crate::model::DeviceTrace::default();
+    let trace = snap.trace(device).unwrap_or(&empty);
+    let mut log = IssueLog::default();
+    let back = backward::run(snap, trace, device, &mut log);
+    let fwd = forward::run(snap, trace, device, rules, back, &mut log);
+    let series = counters::compute(
+        snap,
+        trace,
+        device,
+        &fwd.lifetimes,
+        &fwd.event_lifetime,
+        &mut log,
+    );
+    let ok = log.is_empty() && fwd.dump_blocks_matched[0] == fwd.dump_blocks_matched[1];
+    DeviceReplay {
+        device,
+        rules: rules.clone(),
+        events: trace.events.len(),
+        lifetimes: fwd.lifetimes,
+        event_lifetime: fwd.event_lifetime,
+        segments: fwd.segments,
+        series,
+        consistency: Consistency {
+            ok,
+            issues: log.issues,
+            more_issues: log.more,
+            dump_blocks_matched: fwd.dump_blocks_matched,
+            ambiguous_bytes: fwd.ambiguous_bytes,
+        },
+    }
+}
+
+/// Replay one device with the rules its dump implies; when the dump cannot tell the torch_npu pad
+/// apart, replay with each candidate and keep the one the self-check accepts.
+pub fn replay_inferred(snap: &Snapshot, device: i64) -> DeviceReplay {
+    let rules = Rules::infer(snap, device);
+    if rules.pad_certain {
+        return replay_device(snap, &rules, device);
+    }
+    let score = |r: &DeviceReplay| r.consistency.issues.len() as u64 + r.consistency.more_issues;
+    let cuda = replay_device(snap, &rules, device);
+    if score(&cuda) == 0 {
+        return cuda;
+    }
+    let npu_rules = Rules {
+        pad: 32,
+        source: format!(
+            "{}; torch_npu 32-byte pad (chosen by the self-check)",
+            rules.source
+        ),
+        ..rules
+    };
+    let npu = replay_device(snap, &npu_rules, device);
+    if score(&npu) < score(&cuda) {
+        npu
+    } else {
+        cuda
+    }
+}
+
+/// Replay every device of the snapshot.
+pub fn replay_all(snap: &Snapshot) -> Vec<DeviceReplay> {
+    snap.devices()
+        .into_iter()
+        .map(|d| replay_inferred(snap, d))
+        .collect()
+}

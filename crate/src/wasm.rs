@@ -1,0 +1,1 @@
+//! wasm-bindgen facade (filled in with the browser build).
