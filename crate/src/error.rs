@@ -15,11 +15,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn new(code: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Self {
-        Error {
-            code,
-            message: message.into(),
-            hint: hint.into(),
-        }
+        Error { code, message: message.into(), hint: hint.into() }
     }
 
     /// A malformed or hostile pickle, located by byte offset.
@@ -41,19 +37,11 @@ impl Error {
     }
 
     pub fn io(path: &str, e: impl fmt::Display) -> Self {
-        Error::new(
-            "IO_ERROR",
-            format!("{path}: {e}"),
-            "check the path and its permissions",
-        )
+        Error::new("IO_ERROR", format!("{path}: {e}"), "check the path and its permissions")
     }
 
     pub fn sql(e: impl fmt::Display) -> Self {
-        Error::new(
-            "QUERY_FAILED",
-            e.to_string(),
-            "check the SQL against docs/schema.md",
-        )
+        Error::new("QUERY_FAILED", e.to_string(), "check the SQL against docs/schema.md")
     }
 }
 

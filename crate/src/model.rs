@@ -1,7 +1,7 @@
 //! The typed snapshot every reader produces and every later stage consumes. Bytes are integers
 //! end to end; frames and stacks are interned once and referred to by id.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// Allocator trace actions. The names are the strings PyTorch writes; one definition serves the
@@ -62,18 +62,11 @@ impl Action {
     }
 
     pub fn parse(s: &str) -> Action {
-        Action::ALL
-            .iter()
-            .copied()
-            .find(|a| a.name() == s && *a != Action::Unknown)
-            .unwrap_or(Action::Unknown)
+        Action::ALL.iter().copied().find(|a| a.name() == s && *a != Action::Unknown).unwrap_or(Action::Unknown)
     }
 
     pub fn is_segment(self) -> bool {
-        matches!(
-            self,
-            Action::SegmentAlloc | Action::SegmentFree | Action::SegmentMap | Action::SegmentUnmap
-        )
+        matches!(self, Action::SegmentAlloc | Action::SegmentFree | Action::SegmentMap | Action::SegmentUnmap)
     }
 }
 
@@ -86,11 +79,7 @@ pub enum BlockState {
 }
 
 impl BlockState {
-    pub const ALL: [BlockState; 3] = [
-        BlockState::ActiveAllocated,
-        BlockState::ActivePendingFree,
-        BlockState::Inactive,
-    ];
+    pub const ALL: [BlockState; 3] = [BlockState::ActiveAllocated, BlockState::ActivePendingFree, BlockState::Inactive];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -243,7 +232,7 @@ pub struct Annotation {
     pub stage: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     /// `{"segments": ..., "device_traces": ...}` (PyTorch 1.13+ / torch_npu)
@@ -252,9 +241,9 @@ pub enum Format {
     List,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Warning {
-    pub code: &'static str,
+    pub code: std::borrow::Cow<'static, str>,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<i64>,
@@ -280,22 +269,14 @@ impl Snapshot {
     /// Devices with segments or a non-empty trace, ascending.
     pub fn devices(&self) -> Vec<i64> {
         let mut d: Vec<i64> = self.segments.iter().map(|s| s.device).collect();
-        d.extend(
-            self.traces
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| !t.events.is_empty())
-                .map(|(i, _)| i as i64),
-        );
+        d.extend(self.traces.iter().enumerate().filter(|(_, t)| !t.events.is_empty()).map(|(i, _)| i as i64));
         d.sort_unstable();
         d.dedup();
         d
     }
 
     pub fn trace(&self, device: i64) -> Option<&DeviceTrace> {
-        usize::try_from(device)
-            .ok()
-            .and_then(|i| self.traces.get(i))
+        usize::try_from(device).ok().and_then(|i| self.traces.get(i))
     }
 
     /// Dump-time allocator figures of one device: the segments' own totals, which are what

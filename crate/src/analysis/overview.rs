@@ -4,11 +4,11 @@
 use crate::model::Warning;
 use crate::replay::{Consistency, Counters, DeviceReplay, Peak};
 use crate::Loaded;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Overview {
     pub ok: bool,
     pub schema_version: u32,
@@ -19,7 +19,7 @@ pub struct Overview {
     pub warnings: Vec<Warning>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceOverview {
     pub device: i64,
     pub events: usize,
@@ -35,7 +35,7 @@ pub struct DeviceOverview {
     pub consistency: Consistency,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DumpFigures {
     pub allocated: u64,
     pub active: u64,
@@ -43,7 +43,7 @@ pub struct DumpFigures {
     pub requested: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Peaks {
     pub allocated: Peak,
     pub active: Peak,
@@ -51,7 +51,7 @@ pub struct Peaks {
     pub requested: Peak,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Window {
     pub first_time_us: Option<i64>,
     pub last_time_us: Option<i64>,
@@ -76,33 +76,17 @@ fn device_overview(l: &Loaded, d: &DeviceReplay) -> DeviceOverview {
     let s = &l.snapshot;
     let dump = s.dump_totals(d.device);
     let trace = s.trace(d.device);
-    let times = trace
-        .map(|t| t.events.iter().filter_map(|e| e.time_us))
-        .into_iter()
-        .flatten();
-    let (first, last) = times.fold((None, None), |(lo, hi): (Option<i64>, Option<i64>), t| {
-        (
-            Some(lo.map_or(t, |v| v.min(t))),
-            Some(hi.map_or(t, |v| v.max(t))),
-        )
-    });
+    let times = trace.map(|t| t.events.iter().filter_map(|e| e.time_us)).into_iter().flatten();
+    let (first, last) = times
+        .fold((None, None), |(lo, hi): (Option<i64>, Option<i64>), t| (Some(lo.map_or(t, |v| v.min(t))), Some(hi.map_or(t, |v| v.max(t)))));
     let has_events = d.events > 0;
     DeviceOverview {
         device: d.device,
         events: d.events,
         segments_at_dump: dump.segments,
         allocator_rules: d.rules.source.clone(),
-        expandable_segments_at_dump: s
-            .segments
-            .iter()
-            .filter(|x| x.device == d.device && x.is_expandable)
-            .count() as u64,
-        at_dump: DumpFigures {
-            allocated: dump.allocated,
-            active: dump.active,
-            reserved: dump.reserved,
-            requested: dump.requested,
-        },
+        expandable_segments_at_dump: s.segments.iter().filter(|x| x.device == d.device && x.is_expandable).count() as u64,
+        at_dump: DumpFigures { allocated: dump.allocated, active: dump.active, reserved: dump.reserved, requested: dump.requested },
         at_window_start: has_events.then_some(d.series.start),
         at_last_event: d.series.last(),
         peaks: Peaks {
@@ -114,19 +98,8 @@ fn device_overview(l: &Loaded, d: &DeviceReplay) -> DeviceOverview {
         window: Window {
             first_time_us: first,
             last_time_us: last,
-            blocks_before_window: d
-                .lifetimes
-                .iter()
-                .filter(|x| x.before_window() && !x.orphan)
-                .count() as u64,
-            oom_events: trace
-                .map(|t| {
-                    t.events
-                        .iter()
-                        .filter(|e| e.action == crate::model::Action::Oom)
-                        .count() as u64
-                })
-                .unwrap_or(0),
+            blocks_before_window: d.lifetimes.iter().filter(|x| x.before_window() && !x.orphan).count() as u64,
+            oom_events: trace.map(|t| t.events.iter().filter(|e| e.action == crate::model::Action::Oom).count() as u64).unwrap_or(0),
         },
         consistency: d.consistency.clone(),
     }

@@ -118,11 +118,7 @@ impl<'a> Arena<'a> {
 
     /// Value of a string key in a dict (the last one wins, as in Python).
     pub fn get(&self, dict: NodeId, key: &str) -> Option<NodeId> {
-        self.as_dict(dict)?
-            .iter()
-            .rev()
-            .find(|(k, _)| self.as_str(*k) == Some(key))
-            .map(|&(_, v)| v)
+        self.as_dict(dict)?.iter().rev().find(|(k, _)| self.as_str(*k) == Some(key)).map(|&(_, v)| v)
     }
 
     pub fn type_name(&self, id: NodeId) -> &'static str {
@@ -154,23 +150,14 @@ impl<'a> Arena<'a> {
             Node::Int(v) => J::from(v),
             Node::Big(i) => {
                 let v = self.bigs[i as usize];
-                u64::try_from(v)
-                    .map(J::from)
-                    .unwrap_or_else(|_| J::String(v.to_string()))
+                u64::try_from(v).map(J::from).unwrap_or_else(|_| J::String(v.to_string()))
             }
-            Node::Float(f) => serde_json::Number::from_f64(f)
-                .map(J::Number)
-                .unwrap_or(J::Null),
+            Node::Float(f) => serde_json::Number::from_f64(f).map(J::Number).unwrap_or(J::Null),
             Node::Str(i) => J::String(self.strs[i as usize].to_string()),
             Node::Bytes(i) => J::String(format!("<{} bytes>", self.bytes[i as usize].len())),
-            Node::List(_) | Node::Tuple(_) | Node::Set(_) => J::Array(
-                self.as_seq(id)
-                    .unwrap_or(&[])
-                    .iter()
-                    .take(10_000)
-                    .map(|&c| self.to_json(c, depth + 1))
-                    .collect(),
-            ),
+            Node::List(_) | Node::Tuple(_) | Node::Set(_) => {
+                J::Array(self.as_seq(id).unwrap_or(&[]).iter().take(10_000).map(|&c| self.to_json(c, depth + 1)).collect())
+            }
             Node::Dict(_) => {
                 let mut m = serde_json::Map::new();
                 for &(k, v) in self.as_dict(id).unwrap_or(&[]).iter().take(10_000) {

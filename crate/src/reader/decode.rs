@@ -10,13 +10,7 @@ use std::collections::HashMap;
 const MIB: u64 = 1 << 20;
 
 pub fn decode(arena: &Arena, root: NodeId, snap: &mut Snapshot) -> Result<()> {
-    let mut d = Decoder {
-        a: arena,
-        snap,
-        frame_cache: HashMap::new(),
-        stack_cache: HashMap::new(),
-        bad_frames: 0,
-    };
+    let mut d = Decoder { a: arena, snap, frame_cache: HashMap::new(), stack_cache: HashMap::new(), bad_frames: 0 };
     match arena.node(root) {
         Node::Dict(_) => d.top_dict(root)?,
         Node::List(_) => {
@@ -32,12 +26,7 @@ pub fn decode(arena: &Arena, root: NodeId, snap: &mut Snapshot) -> Result<()> {
     }
     if d.bad_frames > 0 {
         let n = d.bad_frames;
-        d.warn(
-            "FRAME_INVALID",
-            format!("{n} stack frames were not {{filename, line, name}} dicts and were skipped"),
-            None,
-            None,
-        );
+        d.warn("FRAME_INVALID", format!("{n} stack frames were not {{filename, line, name}} dicts and were skipped"), None, None);
     }
     Ok(())
 }
@@ -51,21 +40,10 @@ struct Decoder<'x, 'a> {
 }
 
 impl Decoder<'_, '_> {
-    fn warn(
-        &mut self,
-        code: &'static str,
-        message: String,
-        device: Option<i64>,
-        event: Option<usize>,
-    ) {
+    fn warn(&mut self, code: &'static str, message: String, device: Option<i64>, event: Option<usize>) {
         // Bounded: a file with millions of bad entries must not produce millions of warnings.
         if self.snap.warnings.len() < 1000 {
-            self.snap.warnings.push(Warning {
-                code,
-                message,
-                device,
-                event,
-            });
+            self.snap.warnings.push(Warning { code: code.into(), message, device, event });
         }
     }
 
@@ -76,10 +54,7 @@ impl Decoder<'_, '_> {
         self.int(dict, key).map(to_u64)
     }
     fn string(&self, dict: NodeId, key: &str) -> Option<String> {
-        self.a
-            .get(dict, key)
-            .and_then(|v| self.a.as_str(v))
-            .map(str::to_string)
+        self.a.get(dict, key).and_then(|v| self.a.as_str(v)).map(str::to_string)
     }
 
     fn top_dict(&mut self, root: NodeId) -> Result<()> {
@@ -87,14 +62,8 @@ impl Decoder<'_, '_> {
         let segs = self.a.get(root, "segments");
         let traces = self.a.get(root, "device_traces");
         if segs.is_none() && traces.is_none() {
-            let keys: Vec<String> = self
-                .a
-                .as_dict(root)
-                .unwrap_or(&[])
-                .iter()
-                .take(8)
-                .map(|&(k, _)| self.a.to_json(k, 0).to_string())
-                .collect();
+            let keys: Vec<String> =
+                self.a.as_dict(root).unwrap_or(&[]).iter().take(8).map(|&(k, _)| self.a.to_json(k, 0).to_string()).collect();
             return Err(Error::snapshot(format!(
                 "the top-level dict has neither 'segments' nor 'device_traces' (its keys: {})",
                 keys.join(", ")
@@ -115,12 +84,7 @@ impl Decoder<'_, '_> {
         for host_key in ["host_segments", "host_traces"] {
             if let Some(v) = self.a.get(root, host_key) {
                 if self.a.as_seq(v).is_some_and(|s| !s.is_empty()) {
-                    self.warn(
-                        "HOST_MEMORY_IGNORED",
-                        format!("'{host_key}' (pinned host memory) is present and not analysed"),
-                        None,
-                        None,
-                    );
+                    self.warn("HOST_MEMORY_IGNORED", format!("'{host_key}' (pinned host memory) is present and not analysed"), None, None);
                 }
             }
         }
@@ -131,34 +95,18 @@ impl Decoder<'_, '_> {
         let items = self
             .a
             .as_seq(list)
-            .ok_or_else(|| {
-                Error::snapshot(format!(
-                    "'segments' is a {}, expected a list",
-                    self.a.type_name(list)
-                ))
-            })?
+            .ok_or_else(|| Error::snapshot(format!("'segments' is a {}, expected a list", self.a.type_name(list))))?
             .to_vec();
         for (i, seg) in items.into_iter().enumerate() {
             if self.a.as_dict(seg).is_none() {
-                self.warn(
-                    "SEGMENT_INVALID",
-                    format!(
-                        "segments[{i}] is a {}, not a dict; skipped",
-                        self.a.type_name(seg)
-                    ),
-                    None,
-                    None,
-                );
+                self.warn("SEGMENT_INVALID", format!("segments[{i}] is a {}, not a dict; skipped", self.a.type_name(seg)), None, None);
                 continue;
             }
             match self.segment(seg) {
                 Some(s) => self.snap.segments.push(s),
-                None => self.warn(
-                    "SEGMENT_INVALID",
-                    format!("segments[{i}] has no integer 'address' and 'total_size'; skipped"),
-                    None,
-                    None,
-                ),
+                None => {
+                    self.warn("SEGMENT_INVALID", format!("segments[{i}] has no integer 'address' and 'total_size'; skipped"), None, None)
+                }
             }
         }
         Ok(())
@@ -177,27 +125,16 @@ impl Decoder<'_, '_> {
         let stack = self.a.get(seg, "frames").and_then(|f| self.stack(f));
         let mut blocks = Vec::new();
         let mut cursor = address;
-        for b in self
-            .a
-            .get(seg, "blocks")
-            .and_then(|l| self.a.as_seq(l))
-            .unwrap_or(&[])
-            .to_vec()
-        {
+        for b in self.a.get(seg, "blocks").and_then(|l| self.a.as_seq(l)).unwrap_or(&[]).to_vec() {
             if let Some(block) = self.block(b, cursor) {
                 cursor = block.address + block.size;
                 blocks.push(block);
             }
         }
-        let sum =
-            |f: fn(&Block) -> bool| blocks.iter().filter(|b| f(b)).map(|b| b.size).sum::<u64>();
+        let sum = |f: fn(&Block) -> bool| blocks.iter().filter(|b| f(b)).map(|b| b.size).sum::<u64>();
         let allocated = sum(|b| b.state == BlockState::ActiveAllocated);
         let active = sum(|b| b.state != BlockState::Inactive);
-        let requested: u64 = blocks
-            .iter()
-            .filter(|b| b.state != BlockState::Inactive)
-            .map(|b| b.requested_size)
-            .sum();
+        let requested: u64 = blocks.iter().filter(|b| b.state != BlockState::Inactive).map(|b| b.requested_size).sum();
         let allocated_size = self.uint(seg, "allocated_size").unwrap_or(allocated);
         let active_size = self.uint(seg, "active_size").unwrap_or(active);
         if !blocks.is_empty() && (allocated_size != allocated || active_size != active) {
@@ -217,15 +154,8 @@ impl Decoder<'_, '_> {
             requested_size: self.uint(seg, "requested_size").unwrap_or(requested),
             stream: self.uint(seg, "stream").unwrap_or(0),
             pool,
-            pool_id: self
-                .a
-                .get(seg, "segment_pool_id")
-                .and_then(|p| self.pair(p)),
-            is_expandable: self
-                .a
-                .get(seg, "is_expandable")
-                .and_then(|v| self.a.as_bool(v))
-                .unwrap_or(false),
+            pool_id: self.a.get(seg, "segment_pool_id").and_then(|p| self.pair(p)),
+            is_expandable: self.a.get(seg, "is_expandable").and_then(|v| self.a.as_bool(v)).unwrap_or(false),
             stack,
             blocks,
         })
@@ -236,43 +166,20 @@ impl Decoder<'_, '_> {
     fn block(&mut self, b: NodeId, cursor: u64) -> Option<Block> {
         self.a.as_dict(b)?;
         let size = self.uint(b, "size")?;
-        let history0 = self
-            .a
-            .get(b, "history")
-            .and_then(|h| self.a.as_seq(h))
-            .and_then(|h| h.first().copied());
-        let state = self
-            .string(b, "state")
-            .and_then(|s| BlockState::parse(&s))
-            .unwrap_or(BlockState::Inactive);
+        let history0 = self.a.get(b, "history").and_then(|h| self.a.as_seq(h)).and_then(|h| h.first().copied());
+        let state = self.string(b, "state").and_then(|s| BlockState::parse(&s)).unwrap_or(BlockState::Inactive);
         let requested_size = self
             .uint(b, "requested_size")
             .or_else(|| history0.and_then(|h| self.uint(h, "real_size")))
-            .unwrap_or(if state == BlockState::Inactive {
-                0
-            } else {
-                size
-            });
-        let frames = self
-            .a
-            .get(b, "frames")
-            .or_else(|| history0.and_then(|h| self.a.get(h, "frames")));
+            .unwrap_or(if state == BlockState::Inactive { 0 } else { size });
+        let frames = self.a.get(b, "frames").or_else(|| history0.and_then(|h| self.a.get(h, "frames")));
         let stack = frames.and_then(|f| self.stack(f));
-        Some(Block {
-            address: self.uint(b, "address").unwrap_or(cursor),
-            size,
-            requested_size,
-            state,
-            stack,
-        })
+        Some(Block { address: self.uint(b, "address").unwrap_or(cursor), size, requested_size, state, stack })
     }
 
     fn pair(&self, p: NodeId) -> Option<(i64, i64)> {
         let s = self.a.as_seq(p)?;
-        Some((
-            self.a.as_int(*s.first()?)? as i64,
-            self.a.as_int(*s.get(1)?)? as i64,
-        ))
+        Some((self.a.as_int(*s.first()?)? as i64, self.a.as_int(*s.get(1)?)? as i64))
     }
 
     /// Intern a frames list: by node identity first (PyTorch shares lists and frame dicts), then
@@ -288,11 +195,7 @@ impl Decoder<'_, '_> {
                 frames.push(id);
             }
         }
-        let id = if frames.is_empty() {
-            None
-        } else {
-            Some(self.snap.interner.stack(frames))
-        };
+        let id = if frames.is_empty() { None } else { Some(self.snap.interner.stack(frames)) };
         self.stack_cache.insert(list, id);
         id
     }
@@ -310,11 +213,7 @@ impl Decoder<'_, '_> {
             Some(self.snap.interner.frame(frame))
         } else if let Some(s) = self.a.as_str(f) {
             // Some re-encodings store preformatted "file:line:name" strings.
-            Some(self.snap.interner.frame(Frame {
-                filename: s.to_string(),
-                line: 0,
-                name: String::new(),
-            }))
+            Some(self.snap.interner.frame(Frame { filename: s.to_string(), line: 0, name: String::new() }))
         } else {
             self.bad_frames += 1;
             None
@@ -330,21 +229,12 @@ impl Decoder<'_, '_> {
             // JSON re-encodings key devices by their ordinal as a string.
             map.iter()
                 .filter_map(|&(k, v)| {
-                    let d = self
-                        .a
-                        .as_int(k)
-                        .or_else(|| self.a.as_str(k).and_then(|s| s.parse().ok()))?;
-                    usize::try_from(d)
-                        .ok()
-                        .filter(|&d| d < 4096)
-                        .map(|d| (d, v))
+                    let d = self.a.as_int(k).or_else(|| self.a.as_str(k).and_then(|s| s.parse().ok()))?;
+                    usize::try_from(d).ok().filter(|&d| d < 4096).map(|d| (d, v))
                 })
                 .collect()
         } else {
-            return Err(Error::snapshot(format!(
-                "'device_traces' is a {}, expected a list",
-                self.a.type_name(t)
-            )));
+            return Err(Error::snapshot(format!("'device_traces' is a {}, expected a list", self.a.type_name(t))));
         };
         for (dev, list) in per_device {
             if self.snap.traces.len() <= dev {
@@ -353,19 +243,13 @@ impl Decoder<'_, '_> {
             let Some(entries) = self.a.as_seq(list) else {
                 self.warn(
                     "TRACE_INVALID",
-                    format!(
-                        "device_traces[{dev}] is a {}, not a list; ignored",
-                        self.a.type_name(list)
-                    ),
+                    format!("device_traces[{dev}] is a {}, not a list; ignored", self.a.type_name(list)),
                     Some(dev as i64),
                     None,
                 );
                 continue;
             };
-            let mut trace = DeviceTrace {
-                events: Vec::with_capacity(entries.len()),
-                extras: Vec::new(),
-            };
+            let mut trace = DeviceTrace { events: Vec::with_capacity(entries.len()), extras: Vec::new() };
             for (i, &e) in entries.iter().enumerate() {
                 let ev = self.event(e, dev as i64, i, &mut trace.extras);
                 trace.events.push(ev);
@@ -375,30 +259,13 @@ impl Decoder<'_, '_> {
         Ok(())
     }
 
-    fn event(
-        &mut self,
-        e: NodeId,
-        device: i64,
-        index: usize,
-        extras: &mut Vec<EventExtra>,
-    ) -> Event {
-        let mut ev = Event {
-            addr: 0,
-            size: 0,
-            stream: 0,
-            time_us: None,
-            stack: None,
-            extra: NO_EXTRA,
-            action: Action::Unknown,
-        };
+    fn event(&mut self, e: NodeId, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> Event {
+        let mut ev = Event { addr: 0, size: 0, stream: 0, time_us: None, stack: None, extra: NO_EXTRA, action: Action::Unknown };
         let mut extra = EventExtra::default();
         let Some(pairs) = self.a.as_dict(e) else {
             self.warn(
                 "EVENT_INVALID",
-                format!(
-                    "trace entry is a {}, not a dict; kept as an unknown event",
-                    self.a.type_name(e)
-                ),
+                format!("trace entry is a {}, not a dict; kept as an unknown event", self.a.type_name(e)),
                 Some(device),
                 Some(index),
             );
@@ -423,10 +290,7 @@ impl Decoder<'_, '_> {
                     Some(s) if s >= 0 => ev.size = to_u64(s),
                     _ => self.warn(
                         "EVENT_INVALID",
-                        format!(
-                            "size {} is not a non-negative integer; 0 used",
-                            self.a.to_json(v, 0)
-                        ),
+                        format!("size {} is not a non-negative integer; 0 used", self.a.to_json(v, 0)),
                         Some(device),
                         Some(index),
                     ),
@@ -441,13 +305,7 @@ impl Decoder<'_, '_> {
                 "category" => extra.category = self.nonempty_text(v),
                 "pool_id" => extra.pool_id = self.pair(v),
                 "forward_frames" => {
-                    let joined: String = self
-                        .a
-                        .as_seq(v)
-                        .unwrap_or(&[])
-                        .iter()
-                        .filter_map(|&s| self.a.as_str(s))
-                        .collect();
+                    let joined: String = self.a.as_seq(v).unwrap_or(&[]).iter().filter_map(|&s| self.a.as_str(s)).collect();
                     extra.forward_frames = Some(joined).filter(|s| !s.is_empty());
                 }
                 _ => extra.other.push((key.to_string(), self.a.to_json(v, 0))),

@@ -27,29 +27,17 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         // wasm32 has 4 GiB of linear memory; natively the machine's memory is the limit.
-        Limits {
-            max_bytes: if cfg!(target_arch = "wasm32") {
-                3 << 30
-            } else {
-                64 << 30
-            },
-        }
+        Limits { max_bytes: if cfg!(target_arch = "wasm32") { 3 << 30 } else { 64 << 30 } }
     }
 }
 
 impl ChunkReader {
     pub fn new(limits: Limits) -> Self {
-        ChunkReader {
-            buf: Vec::new(),
-            limits,
-        }
+        ChunkReader { buf: Vec::new(), limits }
     }
 
     pub fn with_capacity(bytes: usize) -> Self {
-        ChunkReader {
-            buf: Vec::with_capacity(bytes),
-            limits: Limits::default(),
-        }
+        ChunkReader { buf: Vec::with_capacity(bytes), limits: Limits::default() }
     }
 
     pub fn push(&mut self, chunk: &[u8]) -> Result<()> {
@@ -85,10 +73,7 @@ pub fn read_snapshot_limited(bytes: &[u8], limits: Limits) -> Result<Snapshot> {
 }
 
 fn read_plain(bytes: &[u8]) -> Result<Snapshot> {
-    let mut snap = Snapshot {
-        source_bytes: bytes.len() as u64,
-        ..Default::default()
-    };
+    let mut snap = Snapshot { source_bytes: bytes.len() as u64, ..Default::default() };
     let mut arena = arena::Arena::default();
     let first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
     let root = match first {
@@ -103,17 +88,13 @@ fn read_plain(bytes: &[u8]) -> Result<Snapshot> {
             if info.trailing_bytes > 0 {
                 let zeros = bytes[info.end..].iter().all(|&b| b == 0);
                 snap.warnings.push(Warning {
-                    code: "TRAILING_BYTES",
+                    code: "TRAILING_BYTES".into(),
                     message: format!(
                         "{} {} after the pickle's end at byte {} were ignored{}",
                         info.trailing_bytes,
                         if zeros { "NUL bytes" } else { "bytes" },
                         info.end,
-                        if zeros {
-                            ""
-                        } else {
-                            " (an older torch_npu re-dump over a longer file leaves these)"
-                        }
+                        if zeros { "" } else { " (an older torch_npu re-dump over a longer file leaves these)" }
                     ),
                     device: None,
                     event: None,
@@ -128,22 +109,19 @@ fn read_plain(bytes: &[u8]) -> Result<Snapshot> {
 
 fn gunzip(bytes: &[u8], limits: Limits) -> Result<Vec<u8>> {
     // A gzip bomb must fail fast: cap the output, and refuse absurd ratios early.
-    let cap = limits
-        .max_bytes
-        .min((bytes.len() as u64).saturating_mul(200).max(64 << 20));
+    let cap = limits.max_bytes.min((bytes.len() as u64).saturating_mul(200).max(64 << 20));
     let mut out = Vec::new();
     let mut dec = flate2::read::MultiGzDecoder::new(bytes).take(cap + 1);
     dec.read_to_end(&mut out).map_err(|e| {
-        Error::new(
-            "GZIP_INVALID",
-            format!("the gzip stream is corrupt: {e}"),
-            "check that the .gz download is complete (gzip -t FILE)",
-        )
+        Error::new("GZIP_INVALID", format!("the gzip stream is corrupt: {e}"), "check that the .gz download is complete (gzip -t FILE)")
     })?;
     if out.len() as u64 > cap {
         return Err(Error::new(
             "INPUT_TOO_LARGE",
-            format!("the gzip stream inflates beyond {cap} bytes ({}x its compressed size); refused as a likely gzip bomb", cap / bytes.len().max(1) as u64),
+            format!(
+                "the gzip stream inflates beyond {cap} bytes ({}x its compressed size); refused as a likely gzip bomb",
+                cap / bytes.len().max(1) as u64
+            ),
             "decompress it yourself if it is genuine (gunzip FILE) and open the plain pickle",
         ));
     }

@@ -36,18 +36,8 @@ const UNSET: NodeId = NodeId::MAX;
 
 /// Parse one pickle from `data` into `arena`; returns the root node.
 pub fn parse<'a>(data: &'a [u8], arena: &mut Arena<'a>) -> Result<(NodeId, PickleInfo)> {
-    let mut vm = Vm {
-        data,
-        pos: 0,
-        arena,
-        stack: Vec::new(),
-        marks: Vec::new(),
-        memo: Vec::new(),
-    };
-    let mut info = PickleInfo {
-        protocol: 0,
-        ..Default::default()
-    };
+    let mut vm = Vm { data, pos: 0, arena, stack: Vec::new(), marks: Vec::new(), memo: Vec::new() };
+    let mut info = PickleInfo { protocol: 0, ..Default::default() };
     let root = vm.run(&mut info)?;
     info.end = vm.pos;
     info.trailing_bytes = data.len() - vm.pos;
@@ -64,15 +54,7 @@ impl<'a, 'b> Vm<'a, 'b> {
         let end = at
             .checked_add(n)
             .filter(|&e| e <= self.data.len())
-            .ok_or_else(|| {
-                self.err(
-                    at,
-                    format!(
-                        "{what} declares {n} bytes but only {} remain (truncated file?)",
-                        self.data.len() - at
-                    ),
-                )
-            })?;
+            .ok_or_else(|| self.err(at, format!("{what} declares {n} bytes but only {} remain (truncated file?)", self.data.len() - at)))?;
         self.pos = end;
         Ok(&self.data[at..end])
     }
@@ -81,27 +63,18 @@ impl<'a, 'b> Vm<'a, 'b> {
         Ok(self.take(1, "opcode argument")?[0])
     }
     fn u16(&mut self) -> Result<u16> {
-        Ok(u16::from_le_bytes(
-            self.take(2, "2-byte argument")?.try_into().unwrap(),
-        ))
+        Ok(u16::from_le_bytes(self.take(2, "2-byte argument")?.try_into().unwrap()))
     }
     fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_le_bytes(
-            self.take(4, "4-byte argument")?.try_into().unwrap(),
-        ))
+        Ok(u32::from_le_bytes(self.take(4, "4-byte argument")?.try_into().unwrap()))
     }
     fn u64(&mut self) -> Result<u64> {
-        Ok(u64::from_le_bytes(
-            self.take(8, "8-byte argument")?.try_into().unwrap(),
-        ))
+        Ok(u64::from_le_bytes(self.take(8, "8-byte argument")?.try_into().unwrap()))
     }
     fn line(&mut self) -> Result<&'a [u8]> {
         let at = self.pos;
         let rest = &self.data[at..];
-        let n = rest
-            .iter()
-            .position(|&b| b == b'\n')
-            .ok_or_else(|| self.err(at, "text argument without a newline (truncated file?)"))?;
+        let n = rest.iter().position(|&b| b == b'\n').ok_or_else(|| self.err(at, "text argument without a newline (truncated file?)"))?;
         self.pos = at + n + 1;
         Ok(&rest[..n])
     }
@@ -111,22 +84,14 @@ impl<'a, 'b> Vm<'a, 'b> {
         self.stack.push(id);
     }
     fn pop(&mut self, at: usize) -> Result<NodeId> {
-        self.stack
-            .pop()
-            .ok_or_else(|| self.err(at, "stack underflow"))
+        self.stack.pop().ok_or_else(|| self.err(at, "stack underflow"))
     }
     fn top(&self, at: usize) -> Result<NodeId> {
-        self.stack
-            .last()
-            .copied()
-            .ok_or_else(|| self.err(at, "stack underflow"))
+        self.stack.last().copied().ok_or_else(|| self.err(at, "stack underflow"))
     }
     /// Items above the most recent MARK, removing the mark.
     fn pop_mark(&mut self, at: usize) -> Result<Vec<NodeId>> {
-        let m = self
-            .marks
-            .pop()
-            .ok_or_else(|| self.err(at, "MARK expected but none is open"))?;
+        let m = self.marks.pop().ok_or_else(|| self.err(at, "MARK expected but none is open"))?;
         if m > self.stack.len() {
             return Err(self.err(at, "MARK lies above the stack top"));
         }
@@ -137,13 +102,7 @@ impl<'a, 'b> Vm<'a, 'b> {
         let v = self.top(at)?;
         if idx >= self.memo.len() {
             if idx > self.memo.len() + MAX_MEMO_GAP {
-                return Err(self.err(
-                    at,
-                    format!(
-                        "memo index {idx} is far beyond the memo size {}",
-                        self.memo.len()
-                    ),
-                ));
+                return Err(self.err(at, format!("memo index {idx} is far beyond the memo size {}", self.memo.len())));
             }
             self.memo.resize(idx + 1, UNSET);
         }
@@ -210,27 +169,18 @@ impl<'a, 'b> Vm<'a, 'b> {
     }
 
     fn parse_text_int(&self, at: usize, raw: &[u8]) -> Result<i128> {
-        let s =
-            std::str::from_utf8(raw).map_err(|_| self.err(at, "INT/LONG argument is not text"))?;
+        let s = std::str::from_utf8(raw).map_err(|_| self.err(at, "INT/LONG argument is not text"))?;
         let s = s.trim().trim_end_matches('L');
         match s {
             "00" => Ok(0),
             "01" => Ok(1),
-            _ => s
-                .parse::<i128>()
-                .map_err(|_| self.err(at, format!("bad integer literal {s:?}"))),
+            _ => s.parse::<i128>().map_err(|_| self.err(at, format!("bad integer literal {s:?}"))),
         }
     }
 
     fn long(&mut self, at: usize, raw: &[u8]) -> Result<NodeId> {
         if raw.len() > 16 {
-            return Err(self.err(
-                at,
-                format!(
-                    "{}-byte integer is too large for any snapshot field",
-                    raw.len()
-                ),
-            ));
+            return Err(self.err(at, format!("{}-byte integer is too large for any snapshot field", raw.len())));
         }
         if raw.is_empty() {
             return Ok(self.arena.new_int(0));
@@ -247,12 +197,7 @@ impl<'a, 'b> Vm<'a, 'b> {
             let op = match self.data.get(at) {
                 Some(&b) => b,
                 None if at == 0 => return Err(Error::snapshot("the file is empty")),
-                None => {
-                    return Err(self.err(
-                        at,
-                        "the pickle ends before its STOP opcode (truncated file?)",
-                    ))
-                }
+                None => return Err(self.err(at, "the pickle ends before its STOP opcode (truncated file?)")),
             };
             self.pos += 1;
             match op {
@@ -345,9 +290,7 @@ impl<'a, 'b> Vm<'a, 'b> {
                         b'X' | b'T' => self.u32()? as u64,
                         _ => self.u64()?,
                     };
-                    let n = usize::try_from(n).map_err(|_| {
-                        self.err(at, format!("string length {n} exceeds the address space"))
-                    })?;
+                    let n = usize::try_from(n).map_err(|_| self.err(at, format!("string length {n} exceeds the address space")))?;
                     let raw = self.take(n, "string")?;
                     let id = self.string(raw);
                     self.stack.push(id);
@@ -358,9 +301,7 @@ impl<'a, 'b> Vm<'a, 'b> {
                         b'B' => self.u32()? as u64,
                         _ => self.u64()?,
                     };
-                    let n = usize::try_from(n).map_err(|_| {
-                        self.err(at, format!("bytes length {n} exceeds the address space"))
-                    })?;
+                    let n = usize::try_from(n).map_err(|_| self.err(at, format!("bytes length {n} exceeds the address space")))?;
                     let raw = self.take(n, "bytes")?;
                     self.push_bytes(raw);
                 }
@@ -432,10 +373,7 @@ impl<'a, 'b> Vm<'a, 'b> {
                 b'p' => {
                     let raw = self.line()?;
                     let idx = self.parse_text_int(at, raw)?;
-                    self.memo_put(
-                        at,
-                        usize::try_from(idx).map_err(|_| self.err(at, "negative memo index"))?,
-                    )?;
+                    self.memo_put(at, usize::try_from(idx).map_err(|_| self.err(at, "negative memo index"))?)?;
                 }
                 b'q' => {
                     let i = self.u8()? as usize;
@@ -452,10 +390,7 @@ impl<'a, 'b> Vm<'a, 'b> {
                 b'g' => {
                     let raw = self.line()?;
                     let idx = self.parse_text_int(at, raw)?;
-                    self.memo_get(
-                        at,
-                        usize::try_from(idx).map_err(|_| self.err(at, "negative memo index"))?,
-                    )?;
+                    self.memo_get(at, usize::try_from(idx).map_err(|_| self.err(at, "negative memo index"))?)?;
                 }
                 b'h' => {
                     let i = self.u8()? as usize;
@@ -473,10 +408,7 @@ impl<'a, 'b> Vm<'a, 'b> {
                 0x93 => {
                     let name = self.pop(at)?;
                     let module = self.pop(at)?;
-                    let (m, n) = (
-                        self.arena.as_str(module).unwrap_or("?").to_string(),
-                        self.arena.as_str(name).unwrap_or("?").to_string(),
-                    );
+                    let (m, n) = (self.arena.as_str(module).unwrap_or("?").to_string(), self.arena.as_str(name).unwrap_or("?").to_string());
                     self.global(at, &m, &n)?;
                 }
                 b'R' => {
@@ -485,17 +417,15 @@ impl<'a, 'b> Vm<'a, 'b> {
                     let first = self.arena.as_seq(args).and_then(|s| s.first().copied());
                     match (self.arena.node(func), first) {
                         (Node::TypeTagFn, Some(v)) => self.stack.push(v),
-                        _ => {
-                            return Err(self
-                                .err(at, "REDUCE of something other than a TorchScript type tag"))
-                        }
+                        _ => return Err(self.err(at, "REDUCE of something other than a TorchScript type tag")),
                     }
                 }
-                b'b' | 0x81 | 0x92 | b'i' | b'o' | b'P' | b'Q' | 0x82 | 0x83 | 0x84 | 0x97
-                | 0x98 => {
+                b'b' | 0x81 | 0x92 | b'i' | b'o' | b'P' | b'Q' | 0x82 | 0x83 | 0x84 | 0x97 | 0x98 => {
                     return Err(Error::new(
                         "PICKLE_UNSAFE",
-                        format!("byte {at}: opcode 0x{op:02x} builds objects or external references; snapshot pickles contain plain data only"),
+                        format!(
+                            "byte {at}: opcode 0x{op:02x} builds objects or external references; snapshot pickles contain plain data only"
+                        ),
                         "this file is not a memory snapshot or was tampered with; snapscope never runs code from a file",
                     ));
                 }
@@ -506,12 +436,7 @@ impl<'a, 'b> Vm<'a, 'b> {
                         "re-dump the snapshot with pickle protocol 2 or newer (the default of every PyTorch release)",
                     ));
                 }
-                _ => {
-                    return Err(self.err(
-                        at,
-                        format!("unknown opcode 0x{op:02x} (not a pickle, or a corrupted one)"),
-                    ))
-                }
+                _ => return Err(self.err(at, format!("unknown opcode 0x{op:02x} (not a pickle, or a corrupted one)"))),
             }
         }
     }
@@ -568,9 +493,6 @@ mod tests {
     fn bad_memo_reference() {
         let b = b"\x80\x04j\x00\x00\x01\x00.";
         let mut a = Arena::default();
-        assert!(parse(b, &mut a)
-            .unwrap_err()
-            .message
-            .contains("memo reference"));
+        assert!(parse(b, &mut a).unwrap_err().message.contains("memo reference"));
     }
 }

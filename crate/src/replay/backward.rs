@@ -19,13 +19,7 @@ pub(crate) struct Backward {
 pub(crate) fn dump_ranges(snap: &Snapshot, device: i64, log: &mut IssueLog) -> RangeSet {
     let mut ranges = RangeSet::default();
     for s in snap.segments.iter().filter(|s| s.device == device) {
-        let r = Range {
-            start: s.address,
-            size: s.total_size,
-            stream: s.stream,
-            pool: s.pool,
-            expandable: s.is_expandable,
-        };
+        let r = Range { start: s.address, size: s.total_size, stream: s.stream, pool: s.pool, expandable: s.is_expandable };
         if let Err(e) = ranges.insert_separate(r) {
             log.add(None, "DUMP_SEGMENT_OVERLAP", format!("dump segment: {e}"));
         }
@@ -33,12 +27,7 @@ pub(crate) fn dump_ranges(snap: &Snapshot, device: i64, log: &mut IssueLog) -> R
     ranges
 }
 
-pub(crate) fn run(
-    snap: &Snapshot,
-    trace: &DeviceTrace,
-    device: i64,
-    log: &mut IssueLog,
-) -> Backward {
+pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut IssueLog) -> Backward {
     let events = &trace.events;
     let mut lifetimes: Vec<Lifetime> = Vec::new();
     let mut event_lifetime = vec![NONE; events.len()];
@@ -58,73 +47,66 @@ pub(crate) fn run(
                 free_completed_event: None,
                 state_at_dump: Some(b.state),
                 stack: b.stack,
-                stack_source: if b.stack.is_some() {
-                    StackSource::DumpBlock
-                } else {
-                    StackSource::None
-                },
+                stack_source: if b.stack.is_some() { StackSource::DumpBlock } else { StackSource::None },
                 size_exact: true,
                 size_uncertainty: 0,
                 size_known: true,
                 orphan: false,
             });
             if open.insert(b.address, id).is_some() {
-                log.add(
-                    None,
-                    "DUMP_BLOCK_DUPLICATE",
-                    format!("two dump blocks start at 0x{:x}", b.address),
-                );
+                log.add(None, "DUMP_BLOCK_DUPLICATE", format!("two dump blocks start at 0x{:x}", b.address));
             }
         }
     }
 
     for (i, e) in events.iter().enumerate().rev() {
         match e.action {
-            Action::Alloc => match open.remove(&e.addr) {
-                Some(l) => {
-                    let lt = &mut lifetimes[l as usize];
-                    lt.alloc_event = Some(i as u32);
-                    lt.requested = e.size;
-                    lt.stream = e.stream;
-                    if e.stack.is_some() {
-                        lt.stack = e.stack;
-                        lt.stack_source = StackSource::Alloc;
+            Action::Alloc => {
+                match open.remove(&e.addr) {
+                    Some(l) => {
+                        let lt = &mut lifetimes[l as usize];
+                        lt.alloc_event = Some(i as u32);
+                        lt.requested = e.size;
+                        lt.stream = e.stream;
+                        if e.stack.is_some() {
+                            lt.stack = e.stack;
+                            lt.stack_source = StackSource::Alloc;
+                        }
+                        event_lifetime[i] = l;
                     }
-                    event_lifetime[i] = l;
-                }
-                None => {
-                    log.add(
+                    None => {
+                        log.add(
                         Some(i),
                         "ALLOC_UNMATCHED",
                         format!("alloc of {} B at 0x{:x} is neither freed later in the window nor live at the dump; left out of the counters", e.size, e.addr),
                     );
-                    let id = lifetimes.len() as u32;
-                    lifetimes.push(new_freed(e.addr, e.size, e.stream, None));
-                    let lt = &mut lifetimes[id as usize];
-                    lt.alloc_event = Some(i as u32);
-                    lt.orphan = true;
-                    lt.stack = e.stack;
-                    lt.stack_source = if e.stack.is_some() {
-                        StackSource::Alloc
-                    } else {
-                        StackSource::None
-                    };
-                    event_lifetime[i] = id;
+                        let id = lifetimes.len() as u32;
+                        lifetimes.push(new_freed(e.addr, e.size, e.stream, None));
+                        let lt = &mut lifetimes[id as usize];
+                        lt.alloc_event = Some(i as u32);
+                        lt.orphan = true;
+                        lt.stack = e.stack;
+                        lt.stack_source = if e.stack.is_some() { StackSource::Alloc } else { StackSource::None };
+                        event_lifetime[i] = id;
+                    }
                 }
-            },
+            }
             Action::FreeRequested => {
                 let fits = open.get(&e.addr).copied().filter(|&l| {
                     let lt = &lifetimes[l as usize];
                     lt.free_requested_event.is_none()
-                        && (lt.free_completed_event.is_some()
-                            || lt.state_at_dump == Some(BlockState::ActivePendingFree))
+                        && (lt.free_completed_event.is_some() || lt.state_at_dump == Some(BlockState::ActivePendingFree))
                 });
                 match fits {
                     Some(l) => {
                         lifetimes[l as usize].free_requested_event = Some(i as u32);
                         event_lifetime[i] = l;
                     }
-                    None => log.add(Some(i), "FREE_UNMATCHED", format!("free_requested at 0x{:x} matches no block that is freed or pending later", e.addr)),
+                    None => log.add(
+                        Some(i),
+                        "FREE_UNMATCHED",
+                        format!("free_requested at 0x{:x} matches no block that is freed or pending later", e.addr),
+                    ),
                 }
             }
             Action::FreeCompleted | Action::Free => {
@@ -132,7 +114,10 @@ pub(crate) fn run(
                     log.add(
                         Some(i),
                         "FREE_WHILE_OCCUPIED",
-                        format!("free of 0x{:x}, but the block there later has no alloc event in between (duplicated free or a missing alloc)", e.addr),
+                        format!(
+                            "free of 0x{:x}, but the block there later has no alloc event in between (duplicated free or a missing alloc)",
+                            e.addr
+                        ),
                     );
                     lifetimes[later as usize].orphan = true;
                 }
@@ -155,18 +140,8 @@ pub(crate) fn run(
                 }
             }
             Action::SegmentFree => {
-                let pool = if e.size == 2 << 20 {
-                    Pool::Small
-                } else {
-                    Pool::Large
-                };
-                if let Err(m) = ranges.insert(Range {
-                    start: e.addr,
-                    size: e.size,
-                    stream: e.stream,
-                    pool,
-                    expandable: false,
-                }) {
+                let pool = if e.size == 2 << 20 { Pool::Small } else { Pool::Large };
+                if let Err(m) = ranges.insert(Range { start: e.addr, size: e.size, stream: e.stream, pool, expandable: false }) {
                     log.add(Some(i), "SEGMENT_UNMATCHED", format!("segment_free: {m}"));
                 }
             }
@@ -177,13 +152,7 @@ pub(crate) fn run(
             }
             Action::SegmentUnmap => {
                 let pool = neighbour_pool(&ranges, e.addr, e.size);
-                if let Err(m) = ranges.insert(Range {
-                    start: e.addr,
-                    size: e.size,
-                    stream: e.stream,
-                    pool,
-                    expandable: true,
-                }) {
+                if let Err(m) = ranges.insert(Range { start: e.addr, size: e.size, stream: e.stream, pool, expandable: true }) {
                     log.add(Some(i), "SEGMENT_UNMATCHED", format!("segment_unmap: {m}"));
                 }
             }
@@ -191,17 +160,9 @@ pub(crate) fn run(
         }
     }
 
-    let mut start_blocks: Vec<u32> = open
-        .into_values()
-        .filter(|&l| !lifetimes[l as usize].orphan)
-        .collect();
+    let mut start_blocks: Vec<u32> = open.into_values().filter(|&l| !lifetimes[l as usize].orphan).collect();
     start_blocks.sort_by_key(|&l| lifetimes[l as usize].addr);
-    Backward {
-        lifetimes,
-        event_lifetime,
-        start_ranges: ranges,
-        start_blocks,
-    }
+    Backward { lifetimes, event_lifetime, start_ranges: ranges, start_blocks }
 }
 
 fn new_freed(addr: u64, requested: u64, stream: u64, free_completed: Option<u32>) -> Lifetime {
@@ -225,9 +186,5 @@ fn new_freed(addr: u64, requested: u64, stream: u64, free_completed: Option<u32>
 
 /// An unmapped range that is mapped again belongs to the pool of the range it touches.
 fn neighbour_pool(ranges: &RangeSet, addr: u64, size: u64) -> Pool {
-    ranges
-        .containing(addr.wrapping_sub(1))
-        .or_else(|| ranges.containing(addr.saturating_add(size)))
-        .map(|r| r.pool)
-        .unwrap_or(Pool::Large)
+    ranges.containing(addr.wrapping_sub(1)).or_else(|| ranges.containing(addr.saturating_add(size))).map(|r| r.pool).unwrap_or(Pool::Large)
 }

@@ -4,9 +4,9 @@
 
 use super::{IssueLog, Lifetime, NONE};
 use crate::model::{Action, DeviceTrace, Snapshot};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
     pub allocated: i64,
     pub active: i64,
@@ -14,7 +14,7 @@ pub struct Counters {
     pub requested: i64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Peak {
     pub bytes: i64,
     /// Earliest event reaching the maximum; None when it is the state before the first event.
@@ -39,12 +39,7 @@ impl Series {
         self.allocated.is_empty()
     }
     pub fn at(&self, i: usize) -> Counters {
-        Counters {
-            allocated: self.allocated[i],
-            active: self.active[i],
-            reserved: self.reserved[i],
-            requested: self.requested[i],
-        }
+        Counters { allocated: self.allocated[i], active: self.active[i], reserved: self.reserved[i], requested: self.requested[i] }
     }
     /// State after event `event`, or before the first event for None.
     pub fn after(&self, event: Option<u32>) -> Counters {
@@ -72,16 +67,10 @@ impl Series {
             "reserved" => self.start.reserved,
             _ => self.start.requested,
         };
-        let mut best = Peak {
-            bytes: start,
-            event: None,
-        };
+        let mut best = Peak { bytes: start, event: None };
         for (i, &v) in self.column(name).unwrap_or(&[]).iter().enumerate() {
             if v > best.bytes {
-                best = Peak {
-                    bytes: v,
-                    event: Some(i as u32),
-                };
+                best = Peak { bytes: v, event: Some(i as u32) };
             }
         }
         best
@@ -123,9 +112,7 @@ pub(crate) fn compute(
                 d.requested = -req;
                 // Without a free_requested in the window, the block was either pending before
                 // the window (allocated already dropped) or freed in one step.
-                if lt.free_requested_event.is_none() && lt.alloc_event.is_some()
-                    || e.action == Action::Free
-                {
+                if lt.free_requested_event.is_none() && lt.alloc_event.is_some() || e.action == Action::Free {
                     d.allocated = -size;
                 }
             }
@@ -146,7 +133,11 @@ pub(crate) fn compute(
         cur.requested -= d.requested;
     }
     if cur.allocated < 0 || cur.active < 0 || cur.reserved < 0 {
-        log.add(None, "NEGATIVE_START", format!("the trace implies negative memory before its first event ({cur:?}); the trace does not fit the dump"));
+        log.add(
+            None,
+            "NEGATIVE_START",
+            format!("the trace implies negative memory before its first event ({cur:?}); the trace does not fit the dump"),
+        );
     }
     let mut s = Series {
         start: cur,
@@ -170,10 +161,7 @@ pub(crate) fn compute(
             log.add(
                 Some(i),
                 "CHECKPOINT_MISMATCH",
-                format!(
-                    "the snapshot marker says {} B active, the replay has {} B",
-                    e.size, cur.active
-                ),
+                format!("the snapshot marker says {} B active, the replay has {} B", e.size, cur.active),
             );
         }
     }

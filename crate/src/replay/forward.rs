@@ -42,26 +42,15 @@ impl Layout<'_> {
     /// May this block still grow (a before-window block in a pool where blocks can be larger
     /// than the rounded request)?
     fn is_growable(&self, l: u32, range: &Range) -> bool {
-        !self.lifetimes[l as usize].size_exact
-            && !range.expandable
-            && !self.rules.expandable
-            && range.pool == Pool::Large
+        !self.lifetimes[l as usize].size_exact && !range.expandable && !self.rules.expandable && range.pool == Pool::Large
     }
 
     fn next_start(&self, addr: u64, range: &Range) -> u64 {
-        self.blocks
-            .range(addr..)
-            .next()
-            .map(|(&a, _)| a)
-            .unwrap_or(u64::MAX)
-            .min(range.end())
+        self.blocks.range(addr..).next().map(|(&a, _)| a).unwrap_or(u64::MAX).min(range.end())
     }
 
     fn prev_block(&self, addr: u64, range: &Range) -> Option<u32> {
-        self.blocks
-            .range(range.start..addr)
-            .next_back()
-            .map(|(_, &l)| l)
+        self.blocks.range(range.start..addr).next_back().map(|(_, &l)| l)
     }
 
     fn blocks_within(&self, start: u64, size: u64) -> usize {
@@ -114,10 +103,7 @@ impl Layout<'_> {
     /// The block size the allocator gives a request at `addr`, or an issue text.
     fn derive_size(&mut self, addr: u64, requested: u64) -> Result<u64, String> {
         let s = self.rules.round_size(requested);
-        let range = self
-            .ranges
-            .containing(addr)
-            .ok_or_else(|| format!("0x{addr:x} is outside every reserved segment"))?;
+        let range = self.ranges.containing(addr).ok_or_else(|| format!("0x{addr:x} is outside every reserved segment"))?;
         if self.blocks.contains_key(&addr) {
             return Err(format!("0x{addr:x} is already allocated"));
         }
@@ -131,10 +117,7 @@ impl Layout<'_> {
                         self.lifetimes[p as usize].addr
                     ));
                 }
-                return Err(format!(
-                    "0x{addr:x} lies inside the live block at 0x{:x}",
-                    self.lifetimes[p as usize].addr
-                ));
+                return Err(format!("0x{addr:x} lies inside the live block at 0x{:x}", self.lifetimes[p as usize].addr));
             }
             free_start = prev_end;
             if prev_end < addr && self.is_growable(p, &range) {
@@ -170,20 +153,8 @@ impl Layout<'_> {
     }
 }
 
-pub(crate) fn run(
-    snap: &Snapshot,
-    trace: &DeviceTrace,
-    device: i64,
-    rules: &Rules,
-    back: Backward,
-    log: &mut IssueLog,
-) -> Forward {
-    let Backward {
-        lifetimes,
-        event_lifetime,
-        start_ranges,
-        start_blocks,
-    } = back;
+pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rules, back: Backward, log: &mut IssueLog) -> Forward {
+    let Backward { lifetimes, event_lifetime, start_ranges, start_blocks } = back;
     let mut segments: Vec<SegmentLife> = start_ranges
         .iter()
         .map(|r| SegmentLife {
@@ -197,18 +168,8 @@ pub(crate) fn run(
             at_dump: false,
         })
         .collect();
-    let mut open_segments: HashMap<(u64, u64), usize> = segments
-        .iter()
-        .enumerate()
-        .map(|(i, s)| ((s.addr, s.size), i))
-        .collect();
-    let mut lay = Layout {
-        rules,
-        ranges: start_ranges,
-        blocks: BTreeMap::new(),
-        lifetimes,
-        gap_after: HashMap::new(),
-    };
+    let mut open_segments: HashMap<(u64, u64), usize> = segments.iter().enumerate().map(|(i, s)| ((s.addr, s.size), i)).collect();
+    let mut lay = Layout { rules, ranges: start_ranges, blocks: BTreeMap::new(), lifetimes, gap_after: HashMap::new() };
     lay.place_start_blocks(&start_blocks);
 
     for (i, e) in trace.events.iter().enumerate() {
@@ -220,7 +181,11 @@ pub(crate) fn run(
                 match derived {
                     Ok(size) if lt.size_known => {
                         if size != lt.size {
-                            log.add(Some(i), "SIZE_MISMATCH", format!("alloc at 0x{:x}: the rules give {size} B, the dump block has {} B", e.addr, lt.size));
+                            log.add(
+                                Some(i),
+                                "SIZE_MISMATCH",
+                                format!("alloc at 0x{:x}: the rules give {size} B, the dump block has {} B", e.addr, lt.size),
+                            );
                         }
                     }
                     Ok(size) => {
@@ -228,11 +193,7 @@ pub(crate) fn run(
                         lt.size_exact = true;
                     }
                     Err(m) => {
-                        log.add(
-                            Some(i),
-                            "ALLOC_INCONSISTENT",
-                            format!("alloc of {} B: {m}", e.size),
-                        );
+                        log.add(Some(i), "ALLOC_INCONSISTENT", format!("alloc of {} B: {m}", e.size));
                         if !lt.size_known {
                             lt.size = rules.round_size(e.size);
                         }
@@ -249,29 +210,11 @@ pub(crate) fn run(
             }
             Action::SegmentAlloc | Action::SegmentMap => {
                 let expandable = e.action == Action::SegmentMap;
-                let pool = if e.size == 2 * MIB {
-                    Pool::Small
-                } else {
-                    Pool::Large
-                };
-                let r = Range {
-                    start: e.addr,
-                    size: e.size,
-                    stream: e.stream,
-                    pool,
-                    expandable,
-                };
-                let done = if expandable {
-                    lay.ranges.insert(r)
-                } else {
-                    lay.ranges.insert_separate(r)
-                };
+                let pool = if e.size == 2 * MIB { Pool::Small } else { Pool::Large };
+                let r = Range { start: e.addr, size: e.size, stream: e.stream, pool, expandable };
+                let done = if expandable { lay.ranges.insert(r) } else { lay.ranges.insert_separate(r) };
                 if let Err(m) = done {
-                    log.add(
-                        Some(i),
-                        "SEGMENT_INCONSISTENT",
-                        format!("{}: {m}", e.action.name()),
-                    );
+                    log.add(Some(i), "SEGMENT_INCONSISTENT", format!("{}: {m}", e.action.name()));
                 }
                 open_segments.insert((e.addr, e.size), segments.len());
                 segments.push(SegmentLife {
@@ -290,25 +233,13 @@ pub(crate) fn run(
                     log.add(
                         Some(i),
                         "SEGMENT_INCONSISTENT",
-                        format!(
-                            "{} of 0x{:x}+{} while blocks in it are live",
-                            e.action.name(),
-                            e.addr,
-                            e.size
-                        ),
+                        format!("{} of 0x{:x}+{} while blocks in it are live", e.action.name(), e.addr, e.size),
                     );
                 }
-                let done = if e.action == Action::SegmentFree {
-                    lay.ranges.remove_exact(e.addr, e.size)
-                } else {
-                    lay.ranges.cut(e.addr, e.size)
-                };
+                let done =
+                    if e.action == Action::SegmentFree { lay.ranges.remove_exact(e.addr, e.size) } else { lay.ranges.cut(e.addr, e.size) };
                 if let Err(m) = done {
-                    log.add(
-                        Some(i),
-                        "SEGMENT_INCONSISTENT",
-                        format!("{}: {m}", e.action.name()),
-                    );
+                    log.add(Some(i), "SEGMENT_INCONSISTENT", format!("{}: {m}", e.action.name()));
                 }
                 match open_segments.remove(&(e.addr, e.size)) {
                     Some(s) => segments[s].free_event = Some(i as u32),
@@ -343,13 +274,7 @@ pub(crate) fn run(
         lt.size_uncertainty = x;
         ambiguous_bytes += x;
     }
-    Forward {
-        lifetimes: lay.lifetimes,
-        event_lifetime,
-        segments,
-        dump_blocks_matched,
-        ambiguous_bytes,
-    }
+    Forward { lifetimes: lay.lifetimes, event_lifetime, segments, dump_blocks_matched, ambiguous_bytes }
 }
 
 /// The replay must end on the dump: the same ranges and the same blocks with the same sizes.
@@ -362,10 +287,7 @@ fn check_against_dump(snap: &Snapshot, device: i64, lay: &Layout, log: &mut Issu
             log.add(
                 None,
                 "DUMP_SEGMENT_MISMATCH",
-                format!(
-                    "the dump has a segment 0x{:x}+{} that the replay does not end with",
-                    r.start, r.size
-                ),
+                format!("the dump has a segment 0x{:x}+{} that the replay does not end with", r.start, r.size),
             );
         }
     }
@@ -376,10 +298,7 @@ fn check_against_dump(snap: &Snapshot, device: i64, lay: &Layout, log: &mut Issu
         for b in s.blocks.iter().filter(|b| b.state != BlockState::Inactive) {
             total += 1;
             dump_addrs.insert(b.address);
-            let got = lay
-                .blocks
-                .get(&b.address)
-                .map(|&l| lay.lifetimes[l as usize].size);
+            let got = lay.blocks.get(&b.address).map(|&l| lay.lifetimes[l as usize].size);
             if got == Some(b.size) {
                 matched += 1;
             }
@@ -387,11 +306,7 @@ fn check_against_dump(snap: &Snapshot, device: i64, lay: &Layout, log: &mut Issu
     }
     for (&addr, &l) in &lay.blocks {
         if !dump_addrs.contains(&addr) && !lay.lifetimes[l as usize].orphan {
-            log.add(
-                None,
-                "DUMP_BLOCK_MISSING",
-                format!("the replay ends with a block at 0x{addr:x} that the dump does not have"),
-            );
+            log.add(None, "DUMP_BLOCK_MISSING", format!("the replay ends with a block at 0x{addr:x} that the dump does not have"));
         }
     }
     [matched, total]

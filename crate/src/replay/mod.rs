@@ -18,7 +18,7 @@ pub mod rules;
 use crate::model::{BlockState, Pool, Snapshot, StackId};
 pub use counters::{Counters, Peak, Series};
 pub use rules::Rules;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const NONE: u32 = u32::MAX;
 
@@ -67,8 +67,7 @@ impl Lifetime {
     pub fn allocated_at_start(&self) -> bool {
         self.before_window()
             && (self.free_requested_event.is_some()
-                || (self.free_completed_event.is_none()
-                    && self.state_at_dump == Some(BlockState::ActiveAllocated)))
+                || (self.free_completed_event.is_none() && self.state_at_dump == Some(BlockState::ActiveAllocated)))
     }
 }
 
@@ -86,14 +85,14 @@ pub struct SegmentLife {
     pub at_dump: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Issue {
     pub event: Option<u32>,
-    pub code: &'static str,
+    pub code: std::borrow::Cow<'static, str>,
     pub message: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Consistency {
     pub ok: bool,
     pub issues: Vec<Issue>,
@@ -130,11 +129,7 @@ pub(crate) struct IssueLog {
 impl IssueLog {
     pub fn add(&mut self, event: Option<usize>, code: &'static str, message: String) {
         if self.issues.len() < MAX_ISSUES {
-            self.issues.push(Issue {
-                event: event.map(|e| e as u32),
-                code,
-                message,
-            });
+            self.issues.push(Issue { event: event.map(|e| e as u32), code: code.into(), message });
         } else {
             self.more += 1;
         }
@@ -150,14 +145,7 @@ pub fn replay_device(snap: &Snapshot, rules: &Rules, device: i64) -> DeviceRepla
     let mut log = IssueLog::default();
     let back = backward::run(snap, trace, device, &mut log);
     let fwd = forward::run(snap, trace, device, rules, back, &mut log);
-    let series = counters::compute(
-        snap,
-        trace,
-        device,
-        &fwd.lifetimes,
-        &fwd.event_lifetime,
-        &mut log,
-    );
+    let series = counters::compute(snap, trace, device, &fwd.lifetimes, &fwd.event_lifetime, &mut log);
     let ok = log.is_empty() && fwd.dump_blocks_matched[0] == fwd.dump_blocks_matched[1];
     DeviceReplay {
         device,
@@ -189,14 +177,7 @@ pub fn replay_inferred(snap: &Snapshot, device: i64) -> DeviceReplay {
     if score(&cuda) == 0 {
         return cuda;
     }
-    let npu_rules = Rules {
-        pad: 32,
-        source: format!(
-            "{}; torch_npu 32-byte pad (chosen by the self-check)",
-            rules.source
-        ),
-        ..rules
-    };
+    let npu_rules = Rules { pad: 32, source: format!("{}; torch_npu 32-byte pad (chosen by the self-check)", rules.source), ..rules };
     let npu = replay_device(snap, &npu_rules, device);
     if score(&npu) < score(&cuda) {
         npu
@@ -207,8 +188,5 @@ pub fn replay_inferred(snap: &Snapshot, device: i64) -> DeviceReplay {
 
 /// Replay every device of the snapshot.
 pub fn replay_all(snap: &Snapshot) -> Vec<DeviceReplay> {
-    snap.devices()
-        .into_iter()
-        .map(|d| replay_inferred(snap, d))
-        .collect()
+    snap.devices().into_iter().map(|d| replay_inferred(snap, d)).collect()
 }

@@ -43,28 +43,18 @@ impl RangeSet {
     }
 
     pub fn containing(&self, addr: u64) -> Option<Range> {
-        self.map
-            .range(..=addr)
-            .next_back()
-            .map(|(_, r)| *r)
-            .filter(|r| addr < r.end())
+        self.map.range(..=addr).next_back().map(|(_, r)| *r).filter(|r| addr < r.end())
     }
 
     fn overlaps(&self, start: u64, size: u64) -> bool {
         let end = start.saturating_add(size);
-        self.map
-            .range(..end)
-            .next_back()
-            .is_some_and(|(_, r)| r.end() > start)
+        self.map.range(..end).next_back().is_some_and(|(_, r)| r.end() > start)
     }
 
     /// Add a range as its own entry (dump segments are separate objects even when they touch).
     pub fn insert_separate(&mut self, r: Range) -> Result<(), String> {
         if r.size == 0 || self.overlaps(r.start, r.size) {
-            return Err(format!(
-                "range 0x{:x}+{} is empty or overlaps reserved memory",
-                r.start, r.size
-            ));
+            return Err(format!("range 0x{:x}+{} is empty or overlaps reserved memory", r.start, r.size));
         }
         self.map.insert(r.start, r);
         Ok(())
@@ -76,10 +66,7 @@ impl RangeSet {
             return Err(format!("range at 0x{:x} has size 0", r.start));
         }
         if self.overlaps(r.start, r.size) {
-            return Err(format!(
-                "range 0x{:x}+{} overlaps reserved memory",
-                r.start, r.size
-            ));
+            return Err(format!("range 0x{:x}+{} overlaps reserved memory", r.start, r.size));
         }
         let mut merged = r;
         if r.expandable {
@@ -106,45 +93,24 @@ impl RangeSet {
     pub fn remove_exact(&mut self, start: u64, size: u64) -> Result<Range, String> {
         match self.map.get(&start) {
             Some(r) if r.size == size => Ok(self.map.remove(&start).unwrap()),
-            Some(r) => Err(format!(
-                "segment at 0x{start:x} has {} bytes, the event says {size}",
-                r.size
-            )),
+            Some(r) => Err(format!("segment at 0x{start:x} has {} bytes, the event says {size}", r.size)),
             None => Err(format!("no segment starts at 0x{start:x}")),
         }
     }
 
     /// Cut `[start, start+size)` out of the range that contains it (unmapping pages).
     pub fn cut(&mut self, start: u64, size: u64) -> Result<Range, String> {
-        let r = self
-            .containing(start)
-            .ok_or_else(|| format!("0x{start:x} is not in reserved memory"))?;
+        let r = self.containing(start).ok_or_else(|| format!("0x{start:x} is not in reserved memory"))?;
         let end = start.saturating_add(size);
         if end > r.end() {
-            return Err(format!(
-                "0x{start:x}+{size} runs past its range's end 0x{:x}",
-                r.end()
-            ));
+            return Err(format!("0x{start:x}+{size} runs past its range's end 0x{:x}", r.end()));
         }
         self.map.remove(&r.start);
         if start > r.start {
-            self.map.insert(
-                r.start,
-                Range {
-                    size: start - r.start,
-                    ..r
-                },
-            );
+            self.map.insert(r.start, Range { size: start - r.start, ..r });
         }
         if end < r.end() {
-            self.map.insert(
-                end,
-                Range {
-                    start: end,
-                    size: r.end() - end,
-                    ..r
-                },
-            );
+            self.map.insert(end, Range { start: end, size: r.end() - end, ..r });
         }
         Ok(Range { start, size, ..r })
     }
@@ -155,13 +121,7 @@ mod tests {
     use super::*;
 
     fn exp(start: u64, size: u64) -> Range {
-        Range {
-            start,
-            size,
-            stream: 0,
-            pool: Pool::Large,
-            expandable: true,
-        }
+        Range { start, size, stream: 0, pool: Pool::Large, expandable: true }
     }
 
     #[test]

@@ -74,24 +74,14 @@ impl Rules {
             pad_certain: true,
         };
         let mut notes = Vec::new();
-        if let Some(s) = snap
-            .allocator_settings
-            .as_ref()
-            .filter(|s| s.as_object().is_some_and(|o| !o.is_empty()))
-        {
-            rules.expandable = s
-                .get("expandable_segments")
-                .and_then(|v| v.as_bool())
-                .unwrap_or(false);
+        if let Some(s) = snap.allocator_settings.as_ref().filter(|s| s.as_object().is_some_and(|o| !o.is_empty())) {
+            rules.expandable = s.get("expandable_segments").and_then(|v| v.as_bool()).unwrap_or(false);
             if let Some(m) = s.get("max_split_size").and_then(|v| v.as_i64()) {
                 if m > 0 {
                     rules.max_split_size = m as u64;
                 }
             }
-            if let Some(div) = s
-                .get("roundup_power2_divisions")
-                .and_then(|v| v.as_object())
-            {
+            if let Some(div) = s.get("roundup_power2_divisions").and_then(|v| v.as_object()) {
                 for (k, v) in div {
                     if let (Ok(mb), Some(n)) = (k.parse::<u64>(), v.as_u64()) {
                         if mb.is_power_of_two() {
@@ -116,15 +106,8 @@ impl Rules {
             }
             notes.push("allocator_settings");
         }
-        let uses_expandable = snap
-            .segments
-            .iter()
-            .any(|s| s.device == device && s.is_expandable)
-            || snap.trace(device).is_some_and(|t| {
-                t.events
-                    .iter()
-                    .any(|e| matches!(e.action, Action::SegmentMap | Action::SegmentUnmap))
-            });
+        let uses_expandable = snap.segments.iter().any(|s| s.device == device && s.is_expandable)
+            || snap.trace(device).is_some_and(|t| t.events.iter().any(|e| matches!(e.action, Action::SegmentMap | Action::SegmentUnmap)));
         if uses_expandable && !rules.expandable {
             rules.expandable = true;
             notes.push("expandable segments seen in the dump/trace");
@@ -136,11 +119,7 @@ impl Rules {
         if rules.pad > 0 {
             notes.push("torch_npu 32-byte pad (from dump block sizes)");
         }
-        rules.source = if notes.is_empty() {
-            "defaults".into()
-        } else {
-            notes.join("; ")
-        };
+        rules.source = if notes.is_empty() { "defaults".into() } else { notes.join("; ") };
         rules
     }
 }
@@ -179,19 +158,7 @@ fn infer_pad(snap: &Snapshot, device: i64, rules: &Rules) -> Option<u64> {
     if exact_blocks.is_empty() {
         return None;
     }
-    let fits = |pad| {
-        exact_blocks
-            .iter()
-            .filter(|&&(size, req)| {
-                Rules {
-                    pad,
-                    ..rules.clone()
-                }
-                .round_size(req)
-                    == size
-            })
-            .count()
-    };
+    let fits = |pad| exact_blocks.iter().filter(|&&(size, req)| Rules { pad, ..rules.clone() }.round_size(req) == size).count();
     // Pad 0 wins ties: every CUDA file, and NPU files whose requests never cross a 512 boundary.
     Some(if fits(32) > fits(0) { 32 } else { 0 })
 }
@@ -245,10 +212,7 @@ mod tests {
         assert!(r.should_split(Pool::Small, 512, 512));
         assert!(!r.should_split(Pool::Large, 2 * MIB, MIB));
         assert!(r.should_split(Pool::Large, 2 * MIB, MIB + 512));
-        let e = Rules {
-            expandable: true,
-            ..rules(0)
-        };
+        let e = Rules { expandable: true, ..rules(0) };
         assert!(e.should_split(Pool::Large, 2 * MIB, 512));
     }
 }

@@ -1,0 +1,113 @@
+//! Read-only SQL over a SnapshotDB with a row limit and a time limit: the engine behind custom
+//! queries in the CLI and the page's SQL console, and behind every template.
+
+use crate::error::{Error, Result};
+use rusqlite::types::ValueRef;
+use rusqlite::Connection;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum Cell {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Blob(String),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Rows {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+    pub returned: usize,
+    /// More rows exist beyond `max_rows`.
+    pub has_more: bool,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_rows: usize,
+    pub timeout_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_rows: 10_000, timeout_ms: 30_000 }
+    }
+}
+
+/// Milliseconds from a monotonic-enough clock on every target (std's Instant panics on wasm32).
+pub fn now_ms() -> f64 {
+    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+    {
+        js_sys::Date::now()
+    }
+    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+    {
+        use std::time::{SystemTime, UNIX_EPOCH};
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
+    }
+}
+
+pub fn run(conn: &mut Connection, sql: &str, params: &[(&str, rusqlite::types::Value)], limits: Limits) -> Result<Rows> {
+    let deadline = now_ms() + limits.timeout_ms as f64;
+    conn.progress_handler(10_000, Some(move || now_ms() > deadline)).map_err(Error::sql)?;
+    let result = run_unguarded(conn, sql, params, limits);
+    let _ = conn.progress_handler(0, None::<fn() -> bool>);
+    result
+}
+
+fn run_unguarded(conn: &Connection, sql: &str, params: &[(&str, rusqlite::types::Value)], limits: Limits) -> Result<Rows> {
+    let mut stmt = conn.prepare(sql).map_err(Error::sql)?;
+    if !stmt.readonly() {
+        return Err(Error::new(
+            "QUERY_NOT_READONLY",
+            "only read-only statements (SELECT, WITH, read-only PRAGMA) are allowed",
+            "the SnapshotDB is read-only; copy it with sqlite3 to modify it",
+        ));
+    }
+    for (name, v) in params {
+        if let Some(idx) = stmt.parameter_index(name).map_err(Error::sql)? {
+            stmt.raw_bind_parameter(idx, v).map_err(Error::sql)?;
+        }
+    }
+    let columns: Vec<String> = stmt.column_names().map(|s| s.to_string()).collect();
+    {
+        let mut rows = stmt.raw_query();
+        let mut out = Vec::new();
+        let mut has_more = false;
+        while let Some(r) = rows.next().map_err(|e| timeout_or(e, limits.timeout_ms))? {
+            if out.len() == limits.max_rows {
+                has_more = true;
+                break;
+            }
+            let mut row = Vec::with_capacity(columns.len());
+            for i in 0..columns.len() {
+                row.push(match r.get_ref(i).map_err(Error::sql)? {
+                    ValueRef::Null => Cell::Null,
+                    ValueRef::Integer(v) => Cell::Int(v),
+                    ValueRef::Real(v) => Cell::Real(v),
+                    ValueRef::Text(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Blob(b) => Cell::Blob(format!("<{} bytes>", b.len())),
+                });
+            }
+            out.push(row);
+        }
+        Ok(Rows { returned: out.len(), rows: out, has_more, truncated: has_more, columns: columns.clone() })
+    }
+}
+
+fn timeout_or(e: rusqlite::Error, ms: u64) -> Error {
+    if let rusqlite::Error::SqliteFailure(f, _) = &e {
+        if f.code == rusqlite::ErrorCode::OperationInterrupted {
+            return Error::new(
+                "QUERY_TIMEOUT",
+                format!("the query ran longer than {ms} ms and was stopped"),
+                "narrow it (WHERE, LIMIT) or raise --timeout",
+            );
+        }
+    }
+    Error::sql(e)
+}
