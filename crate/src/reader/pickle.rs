@@ -30,13 +30,15 @@ struct Vm<'a, 'b> {
     stack: Vec<NodeId>,
     marks: Vec<usize>,
     memo: Vec<NodeId>,
+    /// Offset of the opcode being executed, for error messages.
+    op_at: usize,
 }
 
 const UNSET: NodeId = NodeId::MAX;
 
 /// Parse one pickle from `data` into `arena`; returns the root node.
 pub fn parse<'a>(data: &'a [u8], arena: &mut Arena<'a>) -> Result<(NodeId, PickleInfo)> {
-    let mut vm = Vm { data, pos: 0, arena, stack: Vec::new(), marks: Vec::new(), memo: Vec::new() };
+    let mut vm = Vm { data, pos: 0, arena, stack: Vec::new(), marks: Vec::new(), memo: Vec::new(), op_at: 0 };
     let mut info = PickleInfo { protocol: 0, ..Default::default() };
     let root = vm.run(&mut info)?;
     info.end = vm.pos;
@@ -51,10 +53,9 @@ impl<'a, 'b> Vm<'a, 'b> {
 
     fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
         let at = self.pos;
-        let end = at
-            .checked_add(n)
-            .filter(|&e| e <= self.data.len())
-            .ok_or_else(|| self.err(at, format!("{what} declares {n} bytes but only {} remain (truncated file?)", self.data.len() - at)))?;
+        let end = at.checked_add(n).filter(|&e| e <= self.data.len()).ok_or_else(|| {
+            self.err(self.op_at, format!("{what} declares {n} bytes but only {} remain (truncated file?)", self.data.len() - at))
+        })?;
         self.pos = end;
         Ok(&self.data[at..end])
     }
@@ -194,6 +195,7 @@ impl<'a, 'b> Vm<'a, 'b> {
     fn run(&mut self, info: &mut PickleInfo) -> Result<NodeId> {
         loop {
             let at = self.pos;
+            self.op_at = at;
             let op = match self.data.get(at) {
                 Some(&b) => b,
                 None if at == 0 => return Err(Error::snapshot("the file is empty")),

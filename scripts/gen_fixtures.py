@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""Write snapscope's small test snapshots and their expected figures.
+
+usage: scripts/gen_fixtures.py [OUT_DIR]   (default: fixtures/; Python stdlib only)
+
+Every fixture is produced by a tiny bookkeeping model (`Trace` below) in which each allocation
+states its block size, so the expected counters and peaks are computed here, independently of
+the engine. The dump (`segments`) is derived from the same bookkeeping, as PyTorch derives it
+from the allocator. Output: one file per fixture plus `expected.json`.
+"""
+import gzip
+import io
+import json
+import os
+import pickle
+import sys
+import types
+
+MIB = 1 << 20
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
+
+
+def r512(n, pad=0):
+    n += pad
+    return 512 if n < 512 else (n + 511) // 512 * 512
+
+
+class Frames:
+    """Shared frame dicts and stacks, as PyTorch's pickles share them."""
+
+    def __init__(self):
+        self.pool = {}
+
+    def stack(self, *names):
+        out = []
+        for n in names:
+            if n not in self.pool:
+                self.pool[n] = {"filename": f"/work/train/{n}.py", "line": 10 + len(self.pool), "name": n}
+            out.append(self.pool[n])
+        return out
+
+
+class Trace:
+    """One device: segments, blocks and the trace, with counters after every event."""
+
+    def __init__(self, device=0, time=True):
+        self.device = device
+        self.events = []
+        self.segments = {}  # addr -> dict(size, stream, expandable, pool)
+        self.live = {}  # addr -> dict(size, req, state, frames)
+        self.alloc = self.active = self.reserved = self.requested = 0
+        self.series = []
+        self.t = 1_700_000_000_000_000 if time else None
+
+    def _ev(self, action, addr, size, stream=0, frames=None, **extra):
+        e = {"action": action, "addr": addr, "size": size, "stream": stream}
+        if frames is not None:
+            e["frames"] = frames
+        if self.t is not None:
+            self.t += 7
+            e["time_us"] = self.t
+        e.update(extra)
+        self.events.append(e)
+        self.series.append((self.alloc, self.active, self.reserved, self.requested))
+
+    def segment_alloc(self, addr, size, pool="large", frames=None):
+        self.segments[addr] = {"size": size, "pool": pool, "expandable": False}
+        self.reserved += size
+        self._ev("segment_alloc", addr, size, frames=frames or [])
+
+    def segment_free(self, addr):
+        s = self.segments.pop(addr)
+        self.reserved -= s["size"]
+        self._ev("segment_free", addr, s["size"])
+
+    def segment_map(self, addr, size, pool="large"):
+        self.segments[addr] = {"size": size, "pool": pool, "expandable": True}
+        self.reserved += size
+        self._ev("segment_map", addr, size)
+
+    def malloc(self, addr, req, block, frames=None):
+        self.live[addr] = {"size": block, "req": req, "state": "active_allocated", "frames": frames or []}
+        self.alloc += block
+        self.active += block
+        self.requested += req
+        self._ev("alloc", addr, req, frames=frames or [])
+
+    def free(self, addr, frames=None, complete=True):
+        b = self.live[addr]
+        fr = frames or []
+        b["state"] = "active_pending_free"
+        self.alloc -= b["size"]
+        self._ev("free_requested", addr, b["req"], frames=fr)
+        if complete:
+            self.complete(addr, fr)
+
+    def complete(self, addr, frames=None):
+        b = self.live.pop(addr)
+        self.active -= b["size"]
+        self.requested -= b["req"]
+        self._ev("free_completed", addr, b["req"], frames=frames or [])
+
+    def oom(self, size, device_free):
+        e = {"action": "oom", "device_free": device_free, "size": size, "stream": 0, "frames": []}
+        self.events.append(e)
+        self.series.append((self.alloc, self.active, self.reserved, self.requested))
+
+    def marker(self):
+        self._ev("snapshot", 0, self.active)
+
+    def dump_segments(self):
+        out = []
+        for addr, s in sorted(self.segments.items()):
+            blocks, cur, end = [], addr, addr + s["size"]
+            for a in sorted(x for x in self.live if addr <= x < end):
+                if a > cur:
+                    blocks.append({"address": cur, "size": a - cur, "requested_size": 0, "state": "inactive", "frames": []})
+                b = self.live[a]
+                blocks.append({"address": a, "size": b["size"], "requested_size": b["req"], "state": b["state"], "frames": b["frames"]})
+                cur = a + b["size"]
+            if cur < end:
+                blocks.append({"address": cur, "size": end - cur, "requested_size": 0, "state": "inactive", "frames": []})
+            act = [b for b in blocks if b["state"] != "inactive"]
+            out.append({
+                "device": self.device, "address": addr, "total_size": s["size"],
+                "allocated_size": sum(b["size"] for b in act if b["state"] == "active_allocated"),
+                "active_size": sum(b["size"] for b in act),
+                "requested_size": sum(b["requested_size"] for b in act),
+                "stream": 0, "segment_type": s["pool"], "segment_pool_id": (0, 0),
+                "is_expandable": s["expandable"], "frames": [], "blocks": blocks,
+            })
+        return out
+
+    def expected(self, start=None, cut=0):
+        """Expected overview figures over events[cut:], `start` = counters before events[cut]."""
+        ser = self.series[cut:]
+        if start is None:
+            start = (0, 0, 0, 0)
+        names = ["allocated", "active", "reserved", "requested"]
+        peaks = {}
+        for k, name in enumerate(names):
+            best, ev = start[k], None
+            for i, c in enumerate(ser):
+                if c[k] > best:
+                    best, ev = c[k], i
+            peaks[name] = {"bytes": best, "event": ev}
+        last = ser[-1] if ser else None
+        return {
+            "device": self.device,
+            "events": len(ser),
+            "peaks": peaks if ser else None,
+            "at_last_event": dict(zip(names, last)) if last else None,
+            "at_window_start": dict(zip(names, start)) if ser else None,
+        }
+
+
+def training_like(fr, pad=0, time=True, device=0):
+    """Small-pool and large-pool traffic in three iterations; one tensor leaks per iteration."""
+    t = Trace(device, time)
+    base = 0x7F0000000000 + device * 0x100000000
+    t.segment_alloc(base, 2 * MIB, "small", fr.stack("model", "main"))
+    t.segment_alloc(base + 0x10000000, 20 * MIB, "large", fr.stack("model", "main"))
+    weights = fr.stack("init_weights", "model", "main")
+    t.malloc(base, 4000, r512(4000, pad), weights)
+    for it in range(3):
+        act = fr.stack("forward", "layer", "train_step", "main")
+        grad = fr.stack("backward", "train_step", "main")
+        a1 = base + 0x10000000
+        a2 = a1 + 3 * MIB
+        leak = base + 4096 + it * 1024
+        t.malloc(a1, 3 * MIB - 100 - pad, 3 * MIB, act)
+        t.malloc(a2, 5 * MIB, r512(5 * MIB, pad), act)
+        t.malloc(leak, 700, r512(700, pad), grad)
+        t.free(a2, grad)
+        t.free(a1, grad)
+    return t
+
+
+def write(name, obj, expected, protocol=4, raw=None):
+    path = os.path.join(OUT, name)
+    data = raw if raw is not None else pickle.dumps(obj, protocol=protocol)
+    with open(path, "wb") as f:
+        f.write(data)
+    EXPECTED[name] = expected
+
+
+EXPECTED = {}
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    fr = Frames()
+
+    # 1. CUDA, dict format, protocol 4, time_us, allocator_settings.
+    t = training_like(fr)
+    snap = {"segments": t.dump_segments(), "device_traces": [t.events], "allocator_settings": {"expandable_segments": False, "max_split_size": -1}, "external_annotations": [{"name": "fwd", "stage": "START", "device": 0, "time_us": 1}]}
+    exp = {"format": "dict", "consistent": True, "devices": [t.expected()]}
+    write("cuda_training.pickle", snap, exp)
+    # Same data in the other encodings and protocols.
+    write("cuda_training_p2.pickle", snap, exp, protocol=2)
+    write("cuda_training_p5.pickle", snap, exp, protocol=5)
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as g:
+        g.write(pickle.dumps(snap, protocol=4))
+    write("cuda_training.pickle.gz", None, exp, raw=buf.getvalue())
+    js = dict(snap)
+    js["segments"] = [dict(s, segment_pool_id=list(s["segment_pool_id"])) for s in snap["segments"]]
+    write("cuda_training.json", None, exp, raw=json.dumps(js).encode())
+    write("trailing_bytes.pickle", None, dict(exp, warnings=["TRAILING_BYTES"]), raw=pickle.dumps(snap, protocol=4) + b"\x00\x00garbage after STOP")
+
+    # 2. torch_npu: 32-byte pad, expandable segments, 16 KiB alignment of large blocks, no
+    #    time_us, no allocator_settings.
+    t = Trace(0, time=False)
+    base = 0x12C000000000
+    t.segment_map(base, 20 * MIB)
+    s1 = fr.stack("npu_forward", "main")
+    a1, b1 = base, r512(5 * MIB, 32)
+    a2, b2 = a1 + b1, r512(MIB - 16, 32)  # 1 MiB + 512: large pool only because of the pad
+    a3 = (a2 + b2 + 16383) // 16384 * 16384  # >= 2 MiB: the allocator aligns it to 16 KiB
+    t.malloc(a1, 5 * MIB, b1, s1)
+    t.malloc(a2, MIB - 16, b2, s1)
+    t.malloc(a3, 2 * MIB - 32, 2 * MIB, s1)
+    t.free(a2)
+    t.malloc(a2, MIB - 100, r512(MIB - 100, 32), s1)
+    snap = {"segments": t.dump_segments(), "device_traces": [t.events]}
+    write("npu_expandable.pkl", snap, {"format": "dict", "consistent": True, "devices": [t.expected()]})
+
+    # 3. Ring-buffer cut: the first events fell off the window. Blocks allocated before the window
+    #    are freed inside it or still live at the dump; counters start where the full trace was.
+    t = training_like(fr)
+    cut = 9
+    start = t.series[cut - 1]
+    snap = {"segments": t.dump_segments(), "device_traces": [t.events[cut:]], "allocator_settings": {}}
+    write("ring_buffer_cut.pickle", snap, {"format": "dict", "consistent": True, "devices": [t.expected(start=start, cut=cut)]})
+
+    # 4. Two devices, an OOM, a pending free and a `snapshot` checkpoint marker.
+    t0 = training_like(fr, device=0)
+    t0.marker()
+    t1 = Trace(1)
+    b1 = 0x7F0000000000 + 0x100000000
+    t1.segment_alloc(b1, 20 * MIB, "large")
+    t1.malloc(b1, 12 * MIB, 12 * MIB, fr.stack("big", "main"))
+    t1.oom(40 * MIB, 6 * MIB)
+    t1.malloc(b1 + 12 * MIB, 8 * MIB - 4096, 8 * MIB, fr.stack("rest", "main"))
+    t1.free(b1, complete=False)
+    snap = {"segments": t0.dump_segments() + t1.dump_segments(), "device_traces": [t0.events, t1.events]}
+    write("multi_device_oom.pickle", snap, {"format": "dict", "consistent": True, "devices": [t0.expected(), t1.expected()]})
+
+    # 5. Legacy and degenerate shapes.
+    t = training_like(fr)
+    segs = t.dump_segments()
+    write("legacy_list.pickle", segs, {"format": "list", "consistent": True, "devices": [dict(t.expected(), events=0, peaks=None, at_last_event=None, at_window_start=None)]})
+    hist = []
+    for s in segs:
+        s2 = {k: v for k, v in s.items() if k not in ("blocks", "is_expandable", "frames")}
+        s2["blocks"] = [{"size": b["size"], "state": b["state"], "history": [{"addr": b["address"], "real_size": b["requested_size"], "frames": b["frames"]}]} for b in s["blocks"]]
+        hist.append(s2)
+    write("pytorch20_history.pickle", {"segments": hist, "device_traces": [[]]}, {"format": "dict", "consistent": True, "devices": [dict(t.expected(), events=0, peaks=None, at_last_event=None, at_window_start=None)]})
+    write("empty.pickle", {"segments": [], "device_traces": []}, {"format": "dict", "consistent": True, "devices": []})
+    write("segments_only.pickle", {"segments": segs, "device_traces": [[]]}, {"format": "dict", "consistent": True, "devices": [dict(t.expected(), events=0, peaks=None, at_last_event=None, at_window_start=None)]})
+
+    # 6. TorchScript pickler with type tags (torch_npu's C++ `_memory_snapshot_pickled`).
+    write("torchscript_typetags.pickle", None, {"format": "dict", "consistent": True, "devices": [training_like(fr).expected()]}, raw=typetag_pickle(training_like(fr)))
+
+    # 7. Inconsistent: allocations outside every segment (as Mosaic's synthetic file has).
+    t = Trace(0)
+    t.segment_alloc(0x7F0000000000, 2 * MIB, "small")
+    t.malloc(0x7F0000000000, 100, 512)
+    bad = list(t.events)
+    bad.append({"action": "alloc", "addr": 0x1000, "size": 512, "stream": 0, "frames": []})
+    bad.append({"action": "free_completed", "addr": 0x1000, "size": 512, "stream": 0, "frames": []})
+    snap = {"segments": t.dump_segments(), "device_traces": [bad]}
+    write("inconsistent_outside_segment.pickle", snap, {"format": "dict", "consistent": False, "devices": [{"device": 0, "events": 4, "at_last_event": {"allocated": 512, "active": 512, "reserved": 2 * MIB, "requested": 100}}]})
+
+    with open(os.path.join(OUT, "expected.json"), "w") as f:
+        json.dump(EXPECTED, f, indent=1, sort_keys=True)
+    print(f"wrote {len(EXPECTED)} fixtures to {os.path.normpath(OUT)}")
+
+
+def typetag_pickle(t):
+    """Pickle through a stand-in of torch.jit._pickle.restore_type_tag, protocol 2 with BINPUT."""
+    mod = types.ModuleType("torch.jit._pickle")
+
+    def restore_type_tag(value, type_str):
+        return value
+
+    restore_type_tag.__module__ = "torch.jit._pickle"
+    restore_type_tag.__qualname__ = "restore_type_tag"
+    mod.restore_type_tag = restore_type_tag
+    for name in ("torch", "torch.jit"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    sys.modules["torch.jit._pickle"] = mod
+
+    class Tagged:
+        def __init__(self, v, ty):
+            self.v, self.ty = v, ty
+
+        def __reduce__(self):
+            return (restore_type_tag, (self.v, self.ty))
+
+    def tag(v):
+        if isinstance(v, dict):
+            return Tagged({k: tag(x) for k, x in v.items()}, "Dict[str, Any]")
+        if isinstance(v, list):
+            return Tagged([tag(x) for x in v], "List[Any]")
+        return v
+
+    snap = {"segments": t.dump_segments(), "device_traces": [t.events]}
+    return pickle.dumps(tag(snap), protocol=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+//! The `snapscope` binary: atomic import that never touches the input, JSON envelopes on
+//! success and failure, read-only SQL, DB and snapshot inputs giving the same overview.
+
+mod common;
+use serde_json::Value;
+use std::process::Command;
+
+fn snapscope(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_snapscope")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("snapscope-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+#[test]
+fn import_then_overview_of_the_db_equals_overview_of_the_snapshot() {
+    let snap = common::fixtures().join("multi_device_oom.pickle");
+    let before = std::fs::read(&snap).unwrap();
+    let db = tmp("multi.db");
+    let (rc, out, err) = snapscope(&["import", snap.to_str().unwrap(), "-o", db.to_str().unwrap(), "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ok"], true);
+    assert_eq!(std::fs::read(&snap).unwrap(), before, "the input is untouched");
+    let leftovers: Vec<_> = std::fs::read_dir(db.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "no temporary files are left behind");
+
+    let (_, from_snap, _) = snapscope(&["overview", snap.to_str().unwrap(), "--json"]);
+    let (_, from_db, _) = snapscope(&["overview", db.to_str().unwrap(), "--json"]);
+    let a: Value = serde_json::from_str(&from_snap).unwrap();
+    let b: Value = serde_json::from_str(&from_db).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a["devices"].as_array().unwrap().len(), 2);
+
+    let (rc, out, _) = snapscope(&["sql", db.to_str().unwrap(), "SELECT COUNT(*) AS n FROM traces WHERE action = 'oom'", "--json"]);
+    assert_eq!(rc, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["rows"][0][0], 1);
+}
+
+#[test]
+fn sql_is_read_only() {
+    let snap = common::fixtures().join("cuda_training.pickle");
+    let (rc, out, err) = snapscope(&["sql", snap.to_str().unwrap(), "DELETE FROM traces", "--json"]);
+    assert_eq!(rc, 1);
+    assert!(out.is_empty());
+    let e: Value = serde_json::from_str(err.trim()).unwrap();
+    assert_eq!(e["ok"], false);
+    assert_eq!(e["error"]["code"], "QUERY_NOT_READONLY");
+}
+
+#[test]
+fn bad_inputs_give_json_errors_not_panics() {
+    let junk = tmp("junk.pickle");
+    std::fs::write(&junk, b"\x80\x04\x95 this is not a pickle").unwrap();
+    let empty = tmp("empty.pickle");
+    std::fs::write(&empty, b"").unwrap();
+    for (path, code) in [
+        (junk.to_str().unwrap(), "PICKLE_INVALID"),
+        (empty.to_str().unwrap(), "SNAPSHOT_INVALID"),
+        ("/nonexistent/snap.pickle", "IO_ERROR"),
+    ] {
+        let (rc, out, err) = snapscope(&["overview", path, "--json"]);
+        assert_eq!(rc, 1, "{path}");
+        assert!(out.is_empty(), "{path}: stdout stays empty");
+        assert!(!err.contains("panicked"), "{path}: {err}");
+        let e: Value = serde_json::from_str(err.trim()).unwrap_or_else(|_| panic!("{path}: {err}"));
+        assert_eq!(e["error"]["code"], code, "{path}");
+        assert!(!e["error"]["hint"].as_str().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn text_overview_is_readable() {
+    let (rc, out, _) = snapscope(&["overview", common::fixtures().join("npu_expandable.pkl").to_str().unwrap()]);
+    assert_eq!(rc, 0);
+    assert!(out.contains("peak allocated"), "{out}");
+    assert!(out.contains("consistent"), "{out}");
+}
