@@ -9,6 +9,7 @@ pub mod model;
 pub mod query;
 pub mod reader;
 pub mod replay;
+pub mod session;
 pub mod store;
 
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]

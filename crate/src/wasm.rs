@@ -1,1 +1,165 @@
-//! wasm-bindgen facade (filled in with the browser build).
+//! The thin wasm-bindgen facade the page's Web Worker drives. Results cross the boundary as JSON
+//! text (exactly what the CLI prints with `--json`, and 64-bit integers stay intact); errors as
+//! JSON `{code, message, hint}`.
+
+use crate::query::sql;
+use crate::reader::ChunkReader;
+use crate::session::Session;
+use crate::{Error, Loaded};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+fn err(e: Error) -> JsValue {
+    JsValue::from_str(&serde_json::json!({"code": e.code, "message": e.message, "hint": e.hint}).to_string())
+}
+
+fn json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+fn now() -> f64 {
+    sql::now_ms()
+}
+
+/// Milliseconds spent in each load stage and the wasm memory high-water mark.
+#[derive(Serialize, Default, Clone)]
+struct Stats {
+    bytes: f64,
+    read_ms: f64,
+    parse_ms: f64,
+    replay_ms: f64,
+    store_ms: f64,
+    total_ms: f64,
+    events: usize,
+    wasm_memory_bytes: f64,
+}
+
+#[wasm_bindgen]
+pub struct Engine {
+    reader: Option<ChunkReader>,
+    snapshot: Option<crate::model::Snapshot>,
+    loaded: Option<Loaded>,
+    session: Option<Session>,
+    name: String,
+    started: f64,
+    stats: Stats,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine::new()
+    }
+}
+
+#[wasm_bindgen]
+impl Engine {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Engine {
+        Engine { reader: None, snapshot: None, loaded: None, session: None, name: String::new(), started: 0.0, stats: Stats::default() }
+    }
+
+    /// Start loading a file of `total_bytes` (used to size the buffer once).
+    pub fn begin(&mut self, name: String, total_bytes: f64) {
+        self.reader = Some(ChunkReader::with_capacity(total_bytes as usize));
+        self.snapshot = None;
+        self.loaded = None;
+        self.session = None;
+        self.name = name;
+        self.started = now();
+        self.stats = Stats { bytes: total_bytes, ..Stats::default() };
+    }
+
+    /// Feed the next chunk of the file (`File.stream()` order).
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), JsValue> {
+        self.reader.as_mut().ok_or_else(|| err(not_loading()))?.push(chunk).map_err(err)
+    }
+
+    /// Decode the gathered bytes into the typed snapshot. Returns the number of trace events.
+    pub fn parse(&mut self) -> Result<usize, JsValue> {
+        let t = now();
+        self.stats.read_ms = t - self.started;
+        let reader = self.reader.take().ok_or_else(|| err(not_loading()))?;
+        let snap = reader.finish().map_err(err)?;
+        self.stats.events = snap.traces.iter().map(|t| t.events.len()).sum();
+        self.snapshot = Some(snap);
+        self.stats.parse_ms = now() - t;
+        Ok(self.stats.events)
+    }
+
+    /// Replay every device's allocator trace.
+    pub fn replay(&mut self) -> Result<(), JsValue> {
+        let t = now();
+        let snap = self.snapshot.take().ok_or_else(|| err(not_loading()))?;
+        self.loaded = Some(Loaded::from_snapshot(snap));
+        self.stats.replay_ms = now() - t;
+        Ok(())
+    }
+
+    /// Build the in-memory SnapshotDB. Returns the overview JSON.
+    pub fn store(&mut self) -> Result<String, JsValue> {
+        let t = now();
+        let loaded = self.loaded.take().ok_or_else(|| err(not_loading()))?;
+        let session = Session::from_loaded(loaded, &[("source_name", self.name.clone())]).map_err(err)?;
+        self.stats.store_ms = now() - t;
+        self.stats.total_ms = now() - self.started;
+        let ov = session.overview_json().map_err(err)?;
+        self.session = Some(session);
+        Ok(ov)
+    }
+
+    fn session(&self) -> Result<&Session, JsValue> {
+        self.session.as_ref().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))
+    }
+
+    pub fn overview(&self) -> Result<String, JsValue> {
+        self.session()?.overview_json().map_err(err)
+    }
+
+    pub fn timeline(&self, device: i32, from: u32, to: u32, buckets: u32) -> Result<String, JsValue> {
+        Ok(json(&self.session()?.timeline(device as i64, from, to, buckets).map_err(err)?))
+    }
+
+    /// Device and event indices are plain JS numbers; `event` < 0 means before the first event.
+    pub fn tree(&self, device: i32, event: i32) -> Result<String, JsValue> {
+        Ok(json(&self.session()?.tree(device as i64, (event >= 0).then_some(event as i64)).map_err(err)?))
+    }
+
+    pub fn state(&self, device: i32, event: i32) -> Result<String, JsValue> {
+        Ok(json(&self.session()?.state(device as i64, (event >= 0).then_some(event as i64)).map_err(err)?))
+    }
+
+    pub fn event(&self, device: i32, index: i32) -> Result<String, JsValue> {
+        Ok(json(&self.session()?.event(device as i64, index as i64).map_err(err)?))
+    }
+
+    pub fn sql(&mut self, text: String, max_rows: u32, timeout_ms: u32) -> Result<String, JsValue> {
+        let s = self.session.as_mut().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))?;
+        let rows =
+            sql::run(&mut s.conn, &text, &[], sql::Limits { max_rows: max_rows as usize, timeout_ms: timeout_ms as u64 }).map_err(err)?;
+        Ok(json(&rows))
+    }
+
+    /// The SnapshotDB as an SQLite file image.
+    #[wasm_bindgen(js_name = exportDb)]
+    pub fn export_db(&mut self) -> Result<Vec<u8>, JsValue> {
+        let s = self.session.as_mut().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))?;
+        let data = s.conn.serialize(rusqlite::MAIN_DB).map_err(|e| err(Error::from(e)))?;
+        Ok(data.to_vec())
+    }
+
+    pub fn stats(&self) -> String {
+        let mut s = self.stats.clone();
+        s.wasm_memory_bytes = (core::arch::wasm32::memory_size(0) * 65536) as f64;
+        json(&s)
+    }
+}
+
+fn not_loading() -> Error {
+    Error::new("NOT_LOADING", "no load in progress", "call begin() first")
+}
+
+/// Wasm linear memory size in bytes (it only grows, so this is the high-water mark).
+#[wasm_bindgen(js_name = wasmMemoryBytes)]
+pub fn wasm_memory_bytes() -> f64 {
+    (core::arch::wasm32::memory_size(0) * 65536) as f64
+}

@@ -6,7 +6,9 @@ use crate::error::{Error, Result};
 use crate::model::{Frame, Pool};
 use crate::replay::StackSource;
 use crate::Loaded;
-use rusqlite::{params, Connection, OpenFlags};
+#[cfg(not(target_arch = "wasm32"))]
+use rusqlite::OpenFlags;
+use rusqlite::{params, Connection};
 use std::collections::HashMap;
 
 pub const SCHEMA_SQL: &str = include_str!("schema.sql");

@@ -1,0 +1,86 @@
+//! One event in full: what it did, the counters right after it, its stack, and the block
+//! lifetime it belongs to.
+
+use crate::error::{Error, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventDetail {
+    pub device: i64,
+    pub index: i64,
+    pub action: String,
+    pub addr: i64,
+    pub size: i64,
+    pub stream: i64,
+    pub time_us: Option<i64>,
+    pub allocated: i64,
+    pub active: i64,
+    pub reserved: i64,
+    pub requested: i64,
+    pub device_free: Option<i64>,
+    pub compile_context: Option<String>,
+    pub user_metadata: Option<String>,
+    /// Innermost-first frames: [{filename, line, name}].
+    pub frames: serde_json::Value,
+    pub lifetime: Option<serde_json::Value>,
+}
+
+pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventDetail> {
+    let row = conn
+        .query_row(
+            "SELECT t.action, t.addr, t.size, t.stream, t.time_us, t.allocated, t.active, t.reserved, t.requested, t.device_free,
+                    t.compile_context, t.user_metadata, cs.frames_json, t.lifetime_id
+             FROM traces t JOIN devices d ON t.device_id = d.id LEFT JOIN call_stacks cs ON cs.id = t.stack_id
+             WHERE d.device_index = ?1 AND t.trace_index = ?2",
+            params![device, index],
+            |r| {
+                Ok((
+                    EventDetail {
+                        device,
+                        index,
+                        action: r.get(0)?,
+                        addr: r.get(1)?,
+                        size: r.get(2)?,
+                        stream: r.get(3)?,
+                        time_us: r.get(4)?,
+                        allocated: r.get(5)?,
+                        active: r.get(6)?,
+                        reserved: r.get(7)?,
+                        requested: r.get(8)?,
+                        device_free: r.get(9)?,
+                        compile_context: r.get(10)?,
+                        user_metadata: r.get(11)?,
+                        frames: r
+                            .get::<_, Option<String>>(12)?
+                            .and_then(|s| serde_json::from_str(&s).ok())
+                            .unwrap_or(serde_json::json!([])),
+                        lifetime: None,
+                    },
+                    r.get::<_, Option<i64>>(13)?,
+                ))
+            },
+        )
+        .optional()?;
+    let (mut d, lifetime) = row.ok_or_else(|| {
+        Error::new(
+            "EVENT_NOT_FOUND",
+            format!("device {device} has no event {index}"),
+            "event indices run from 0 to events-1 (see `overview`)",
+        )
+    })?;
+    if let Some(l) = lifetime {
+        d.lifetime = conn
+            .query_row(
+                "SELECT json_object('id', id, 'address', address, 'size', size, 'requested_size', requested_size, 'alloc_event', alloc_event,
+                        'free_requested_event', free_requested_event, 'free_completed_event', free_completed_event, 'origin', origin,
+                        'state_at_dump', state_at_dump, 'size_exact', size_exact, 'size_uncertainty', size_uncertainty, 'stack_source', stack_source)
+                 FROM lifetimes WHERE id = ?1",
+                [l],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?
+            .and_then(|s| serde_json::from_str(&s).ok());
+    }
+    Ok(d)
+}

@@ -1,0 +1,144 @@
+//! Allocator state at an event: the reserved ranges alive right after it and the blocks in them,
+//! with the free space between blocks as free blocks (the allocator merges neighbouring free
+//! blocks, so each gap is one free block).
+
+use crate::error::Result;
+use rusqlite::{params, Connection};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StateBlock {
+    pub address: i64,
+    pub size: i64,
+    pub requested: i64,
+    /// active_allocated | active_pending_free | inactive
+    pub state: String,
+    pub stack_id: Option<i64>,
+    pub lifetime_id: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StateSegment {
+    pub address: i64,
+    pub size: i64,
+    pub stream: i64,
+    pub segment_type: String,
+    pub is_expandable: bool,
+    pub blocks: Vec<StateBlock>,
+    pub free_bytes: i64,
+    pub largest_free: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AllocatorState {
+    pub device: i64,
+    pub event: Option<i64>,
+    pub segments: Vec<StateSegment>,
+    pub reserved: i64,
+    pub allocated: i64,
+    pub active: i64,
+    pub free: i64,
+    pub largest_free: i64,
+    /// Live blocks outside every known range (an inconsistent trace).
+    pub unplaced_blocks: i64,
+}
+
+pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Result<AllocatorState> {
+    let e = event.unwrap_or(-1);
+    let mut segs: Vec<StateSegment> = conn
+        .prepare_cached(
+            "SELECT s.address, s.size, s.stream, s.segment_type, s.is_expandable FROM segment_lives s JOIN devices d ON s.device_id = d.id
+             WHERE d.device_index = ?1 AND (s.alloc_event IS NULL OR s.alloc_event <= ?2) AND (s.free_event IS NULL OR s.free_event > ?2)
+               AND NOT (s.alloc_event IS NULL AND s.free_event IS NOT NULL AND s.is_expandable = 1 AND s.at_dump = 0 AND s.free_event <= ?2)
+             ORDER BY s.address",
+        )?
+        .query_map(params![device, e], |r| {
+            Ok(StateSegment {
+                address: r.get(0)?,
+                size: r.get(1)?,
+                stream: r.get(2)?,
+                segment_type: r.get(3)?,
+                is_expandable: r.get(4)?,
+                blocks: vec![],
+                free_bytes: 0,
+                largest_free: 0,
+            })
+        })?
+        .collect::<std::result::Result<_, _>>()?;
+    // Mapping lives of expandable segments can overlap (an unmapped piece of an older range):
+    // keep the ranges disjoint by dropping any that starts inside the previous one.
+    segs.dedup_by(|b, a| b.address < a.address + a.size);
+    let blocks: Vec<StateBlock> = conn
+        .prepare_cached(
+            "SELECT l.address, l.size, l.requested_size,
+                    CASE WHEN l.free_requested_event IS NOT NULL AND l.free_requested_event <= ?2 THEN 'active_pending_free'
+                         WHEN l.alloc_event IS NULL AND l.free_requested_event IS NULL AND l.free_completed_event IS NOT NULL THEN 'active_pending_free'
+                         WHEN l.alloc_event IS NULL AND l.free_completed_event IS NULL AND l.state_at_dump = 'active_pending_free' AND l.free_requested_event IS NULL THEN 'active_pending_free'
+                         ELSE 'active_allocated' END,
+                    l.stack_id, l.id
+             FROM lifetimes l JOIN devices d ON l.device_id = d.id
+             WHERE d.device_index = ?1 AND l.orphan = 0
+               AND (l.alloc_event IS NULL OR l.alloc_event <= ?2)
+               AND (l.free_completed_event IS NULL OR l.free_completed_event > ?2)
+             ORDER BY l.address",
+        )?
+        .query_map(params![device, e], |r| {
+            Ok(StateBlock { address: r.get(0)?, size: r.get(1)?, requested: r.get(2)?, state: r.get(3)?, stack_id: r.get(4)?, lifetime_id: r.get(5)? })
+        })?
+        .collect::<std::result::Result<_, _>>()?;
+    let mut st = AllocatorState {
+        device,
+        event,
+        segments: vec![],
+        reserved: 0,
+        allocated: 0,
+        active: 0,
+        free: 0,
+        largest_free: 0,
+        unplaced_blocks: 0,
+    };
+    let mut bi = 0;
+    for mut s in segs {
+        let end = s.address + s.size;
+        while bi < blocks.len() && blocks[bi].address < s.address {
+            st.unplaced_blocks += 1;
+            bi += 1;
+        }
+        let mut cursor = s.address;
+        while bi < blocks.len() && blocks[bi].address < end {
+            let b = blocks[bi].clone();
+            if b.address > cursor {
+                s.blocks.push(free_block(cursor, b.address - cursor));
+            }
+            cursor = cursor.max(b.address + b.size);
+            s.blocks.push(b);
+            bi += 1;
+        }
+        if cursor < end {
+            s.blocks.push(free_block(cursor, end - cursor));
+        }
+        for b in &s.blocks {
+            match b.state.as_str() {
+                "inactive" => {
+                    s.free_bytes += b.size;
+                    s.largest_free = s.largest_free.max(b.size);
+                }
+                "active_allocated" => {
+                    st.allocated += b.size;
+                    st.active += b.size;
+                }
+                _ => st.active += b.size,
+            }
+        }
+        st.reserved += s.size;
+        st.free += s.free_bytes;
+        st.largest_free = st.largest_free.max(s.largest_free);
+        st.segments.push(s);
+    }
+    st.unplaced_blocks += (blocks.len() - bi) as i64;
+    Ok(st)
+}
+
+fn free_block(address: i64, size: i64) -> StateBlock {
+    StateBlock { address, size, requested: 0, state: "inactive".into(), stack_id: None, lifetime_id: None }
+}

@@ -1,0 +1,57 @@
+//! Counter series for drawing: a window of events reduced to at most `buckets` columns, each
+//! with the min and max of every counter, so a chart of millions of events loses no peak.
+
+use crate::replay::Series;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Timeline {
+    pub device: i64,
+    pub from: u32,
+    pub to: u32,
+    /// First event of each bucket.
+    pub index: Vec<u32>,
+    pub allocated_min: Vec<i64>,
+    pub allocated_max: Vec<i64>,
+    pub active_max: Vec<i64>,
+    pub reserved_max: Vec<i64>,
+    pub requested_max: Vec<i64>,
+}
+
+/// Events `from..=to` (clamped) in at most `buckets` buckets.
+pub fn downsample(device: i64, s: &Series, from: u32, to: u32, buckets: u32) -> Timeline {
+    let mut t = Timeline {
+        device,
+        from,
+        to,
+        index: vec![],
+        allocated_min: vec![],
+        allocated_max: vec![],
+        active_max: vec![],
+        reserved_max: vec![],
+        requested_max: vec![],
+    };
+    if s.is_empty() {
+        return t;
+    }
+    let to = to.min(s.len() as u32 - 1);
+    let from = from.min(to);
+    let n = (to - from + 1) as u64;
+    let buckets = buckets.clamp(1, 20_000) as u64;
+    let per = n.div_ceil(buckets).max(1);
+    let mut i = from as u64;
+    while i <= to as u64 {
+        let end = (i + per).min(to as u64 + 1) as usize;
+        let r = i as usize..end;
+        t.index.push(i as u32);
+        t.allocated_min.push(*s.allocated[r.clone()].iter().min().unwrap());
+        t.allocated_max.push(*s.allocated[r.clone()].iter().max().unwrap());
+        t.active_max.push(*s.active[r.clone()].iter().max().unwrap());
+        t.reserved_max.push(*s.reserved[r.clone()].iter().max().unwrap());
+        t.requested_max.push(*s.requested[r].iter().max().unwrap());
+        i += per;
+    }
+    t.from = from;
+    t.to = to;
+    t
+}

@@ -1,0 +1,150 @@
+//! The memory tree at an event: every block live right after it (allocated or pending free),
+//! grouped along its allocation stack from the outermost frame in. Bytes are conserved at every
+//! node (`total = self + Σ children`) and the root equals the device's `active` counter.
+
+use crate::error::Result;
+use rusqlite::{params, Connection};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Labels of the synthetic groups, one spelling everywhere.
+pub const BEFORE_WINDOW_NO_STACK: &str = "[allocated before the window, no stack]";
+pub const NO_STACK: &str = "[no stack recorded]";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TreeNode {
+    pub id: u32,
+    pub parent: Option<u32>,
+    pub depth: u32,
+    pub label: String,
+    pub filename: Option<String>,
+    pub line: Option<i64>,
+    pub name: Option<String>,
+    /// Inclusive bytes (block sizes) of the live blocks under this node.
+    pub total_bytes: i64,
+    pub self_bytes: i64,
+    pub requested_bytes: i64,
+    pub blocks: i64,
+    pub self_blocks: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryTree {
+    pub device: i64,
+    /// None = before the first event.
+    pub event: Option<i64>,
+    pub nodes: Vec<TreeNode>,
+}
+
+/// Live blocks (size, requested, stack, allocated-before-window) after `event` (None = window start).
+pub fn live_blocks(conn: &Connection, device: i64, event: Option<i64>) -> Result<Vec<(i64, i64, Option<i64>, bool)>> {
+    let e = event.unwrap_or(-1);
+    let mut stmt = conn.prepare_cached(
+        "SELECT l.size, l.requested_size, l.stack_id, l.alloc_event IS NULL
+         FROM lifetimes l JOIN devices d ON l.device_id = d.id
+         WHERE d.device_index = ?1 AND l.orphan = 0
+           AND (l.alloc_event IS NULL OR l.alloc_event <= ?2)
+           AND (l.free_completed_event IS NULL OR l.free_completed_event > ?2)",
+    )?;
+    let rows = stmt.query_map(params![device, e], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    Ok(rows.collect::<std::result::Result<_, _>>()?)
+}
+
+pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>) -> Result<MemoryTree> {
+    // Aggregate per stack first: stacks are few, blocks many.
+    let mut per_stack: HashMap<(Option<i64>, bool), (i64, i64, i64)> = HashMap::new();
+    for (size, req, stack, before) in live_blocks(conn, device, event)? {
+        let key = (stack, stack.is_none() && before);
+        let e = per_stack.entry(key).or_default();
+        e.0 += size;
+        e.1 += req;
+        e.2 += 1;
+    }
+    let mut nodes = vec![TreeNode {
+        id: 0,
+        parent: None,
+        depth: 0,
+        label: "all live memory".into(),
+        filename: None,
+        line: None,
+        name: None,
+        total_bytes: 0,
+        self_bytes: 0,
+        requested_bytes: 0,
+        blocks: 0,
+        self_blocks: 0,
+    }];
+    let mut child: HashMap<(u32, String), u32> = HashMap::new();
+    let mut frames_of = conn.prepare_cached(
+        "SELECT f.filename, f.line, f.name FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.stack_id = ?1 ORDER BY sf.position DESC",
+    )?;
+    let mut keys: Vec<_> = per_stack.keys().copied().collect();
+    keys.sort();
+    for key in keys {
+        let (bytes, req, count) = per_stack[&key];
+        let path: Vec<(String, Option<(String, i64, String)>)> = match key {
+            (Some(stack), _) => frames_of
+                .query_map([stack], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))?
+                .collect::<std::result::Result<Vec<_>, _>>()?
+                .into_iter()
+                .map(|(f, l, n)| (format!("{n} ({}:{l})", short_file(&f)), Some((f, l, n))))
+                .collect(),
+            (None, true) => vec![(BEFORE_WINDOW_NO_STACK.to_string(), None)],
+            (None, false) => vec![(NO_STACK.to_string(), None)],
+        };
+        let mut at = 0u32;
+        add(&mut nodes[0], bytes, req, count);
+        for (label, frame) in path {
+            let next = match child.get(&(at, label.clone())) {
+                Some(&n) => n,
+                None => {
+                    let id = nodes.len() as u32;
+                    let depth = nodes[at as usize].depth + 1;
+                    let (filename, line, name) = match frame {
+                        Some((f, l, n)) => (Some(f), Some(l), Some(n)),
+                        None => (None, None, None),
+                    };
+                    nodes.push(TreeNode {
+                        id,
+                        parent: Some(at),
+                        depth,
+                        label: label.clone(),
+                        filename,
+                        line,
+                        name,
+                        total_bytes: 0,
+                        self_bytes: 0,
+                        requested_bytes: 0,
+                        blocks: 0,
+                        self_blocks: 0,
+                    });
+                    child.insert((at, label), id);
+                    id
+                }
+            };
+            add(&mut nodes[next as usize], bytes, req, count);
+            at = next;
+        }
+        nodes[at as usize].self_bytes += bytes;
+        nodes[at as usize].self_blocks += count;
+    }
+    Ok(MemoryTree { device, event, nodes })
+}
+
+fn add(n: &mut TreeNode, bytes: i64, req: i64, count: i64) {
+    n.total_bytes += bytes;
+    n.requested_bytes += req;
+    n.blocks += count;
+}
+
+/// The last two path components: enough to recognise a file, short enough for a flame graph.
+pub fn short_file(path: &str) -> &str {
+    let mut cut = path.len();
+    for _ in 0..2 {
+        match path[..cut].rfind('/') {
+            Some(i) => cut = i,
+            None => return path,
+        }
+    }
+    &path[cut + 1..]
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Build everything: the release CLI, the wasm engine (+ wasm-bindgen glue) and the static page
+# (www/dist/ and the single-file www/dist/snapscope.html). Cargo and esbuild skip what is current.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build -j 2 --release --bin snapscope
+cargo build -j 2 --release --target wasm32-unknown-unknown --lib
+W=target/wasm32-unknown-unknown/release/snapscope.wasm
+if [ ! -f www/pkg/snapscope_bg.wasm ] || [ "$W" -nt www/pkg/snapscope_bg.wasm ]; then
+  wasm-bindgen --target web --out-dir www/pkg "$W"
+fi
+node www/build.mjs

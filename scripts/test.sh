@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Every test: set up, build, lint (rustfmt, clippy, prettier, tsc), native tests (unit, fixtures,
+# the real corpus when ../shared/snapshots exists, CLI), then the browser tests in Debian
+# chromium. Exits non-zero on the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t0=$SECONDS
+step() { echo "::: $* (t=$((SECONDS - t0))s)"; }
+step setup; scripts/setup.sh
+step "fixtures are what scripts/gen_fixtures.py writes"
+tmp=$(mktemp -d); python3 scripts/gen_fixtures.py "$tmp" >/dev/null
+diff -r -q "$tmp" fixtures --exclude=bad >/dev/null || { echo "fixtures/ is stale: run scripts/gen_fixtures.py"; diff -r -q "$tmp" fixtures --exclude=bad; exit 1; }
+rm -rf "$tmp"
+step build; scripts/build.sh
+step lint
+cargo fmt --all -- --check
+cargo clippy -j 2 --release --all-targets -- -D warnings
+cargo clippy -j 2 --release --target wasm32-unknown-unknown --lib -- -D warnings
+(cd www && npx prettier --check "src/**/*.ts" build.mjs "../tests/browser/**/*.mjs" >/dev/null && npx tsc --noEmit -p .)
+step "native tests"
+cargo test -j 2 --release
+step "browser tests (chromium)"
+node --test --test-concurrency=1 tests/browser/
+step "done"

@@ -1,0 +1,111 @@
+// Test harness: a static server on 127.0.0.1 for www/dist (and fixtures/ under /fixtures/, for
+// ?src=), Debian chromium through playwright-core, and a recorder of every request the page makes.
+import { createServer } from "node:http";
+import { createRequire } from "node:module";
+import {
+  mkdtempSync,
+  readFileSync,
+  existsSync,
+  mkdirSync,
+  statSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, extname, normalize } from "node:path";
+
+const require = createRequire(
+  new URL("../../www/package.json", import.meta.url),
+);
+const { chromium } = require("playwright-core");
+
+export const ROOT = new URL("../../", import.meta.url).pathname;
+export const DIST = join(ROOT, "www/dist");
+export const FIXTURES = join(ROOT, "fixtures");
+export const CORPUS = join(ROOT, "../shared/snapshots");
+export const SHOTS = join(ROOT, "tests/out/screenshots");
+mkdirSync(SHOTS, { recursive: true });
+
+const TYPES = {
+  ".html": "text/html",
+  ".js": "text/javascript",
+  ".css": "text/css",
+  ".wasm": "application/wasm",
+  ".json": "application/json",
+};
+
+export function serve() {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url, "http://x");
+    const path = decodeURIComponent(url.pathname);
+    const file = path.startsWith("/fixtures/")
+      ? join(FIXTURES, normalize(path.slice("/fixtures/".length)))
+      : join(DIST, normalize(path === "/" ? "index.html" : path.slice(1)));
+    if (!file.startsWith(DIST) && !file.startsWith(FIXTURES))
+      return res.writeHead(403).end();
+    if (!existsSync(file) || statSync(file).isDirectory())
+      return res.writeHead(404).end();
+    res.writeHead(200, {
+      "content-type": TYPES[extname(file)] ?? "application/octet-stream",
+    });
+    res.end(readFileSync(file));
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () =>
+      resolve({ server, origin: `http://127.0.0.1:${server.address().port}` }),
+    ),
+  );
+}
+
+export async function launch() {
+  const context = await chromium.launchPersistentContext(
+    mkdtempSync(join(tmpdir(), "snapscope-chromium-")),
+    {
+      executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+      headless: true,
+      viewport: { width: 1280, height: 800 },
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--allow-file-access-from-files",
+      ],
+    },
+  );
+  return context;
+}
+
+/** Record every request: its URL, method and whether it carries a body. */
+export function recordRequests(page) {
+  const seen = [];
+  page.on("request", (r) =>
+    seen.push({
+      url: r.url(),
+      method: r.method(),
+      body: r.postDataBuffer()?.length ?? 0,
+    }),
+  );
+  return seen;
+}
+
+export async function waitReady(page, timeout = 60000) {
+  await page.waitForFunction(
+    () =>
+      ["ready", "error"].includes(document.documentElement.dataset.snapscope),
+    null,
+    { timeout },
+  );
+  return page.evaluate(() => document.documentElement.dataset.snapscope);
+}
+
+export async function openFiles(page, paths) {
+  await page.setInputFiles("#file-input", paths);
+  return waitReady(page);
+}
+
+export async function shot(page, name) {
+  await page.waitForTimeout(250);
+  await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+}

@@ -1,0 +1,48 @@
+// Build www/dist: app.js + worker.js + the wasm beside index.html, and one self-contained
+// snapscope.html (worker and wasm inlined) that also works from file://.
+// Expects the wasm-bindgen output in www/pkg (scripts/build.sh makes it).
+import { build } from 'esbuild';
+import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+
+const here = new URL('.', import.meta.url).pathname;
+const dist = here + 'dist/';
+mkdirSync(dist, { recursive: true });
+
+const common = { bundle: true, minify: true, sourcemap: false, target: 'es2022', logLevel: 'warning' };
+await build({ ...common, entryPoints: [here + 'src/main.ts'], outfile: dist + 'app.js', format: 'esm' });
+// Classic (IIFE) worker: runs from a same-origin URL or from a Blob URL alike.
+await build({
+  ...common,
+  entryPoints: [here + 'src/worker.ts'],
+  outfile: dist + 'worker.js',
+  format: 'iife',
+  define: { 'import.meta.url': '""' },
+});
+copyFileSync(here + 'pkg/snapscope_bg.wasm', dist + 'snapscope_bg.wasm');
+copyFileSync(here + 'style.css', dist + 'style.css');
+
+// Network: only this origin (for ?src=) and blob: for the worker. No CDN, fonts or telemetry.
+const CSP_SITE =
+  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; connect-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'none'";
+const CSP_SINGLE =
+  "default-src 'none'; script-src 'unsafe-inline' blob: 'wasm-unsafe-eval'; worker-src blob:; connect-src 'self' blob: data:; img-src data: blob:; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'none'";
+const meta = (csp) => `<meta http-equiv="Content-Security-Policy" content="${csp}">`;
+const page = readFileSync(here + 'index.html', 'utf8');
+writeFileSync(dist + 'index.html', page.replace('<!--CSP-->', meta(CSP_SITE)));
+
+const esc = (s) => s.replace(/<\/script/gi, '<\\/script');
+const inline = {
+  worker: readFileSync(dist + 'worker.js', 'utf8'),
+  wasm: readFileSync(dist + 'snapscope_bg.wasm').toString('base64'),
+};
+const single = page
+  .replace('<!--CSP-->', meta(CSP_SINGLE))
+  .replace('<link rel="stylesheet" href="style.css">', `<style>${readFileSync(here + 'style.css', 'utf8')}</style>`)
+  .replace(
+    '<script type="module" src="app.js"></script>',
+    `<script>globalThis.__SNAPSCOPE_INLINE__ = ${esc(JSON.stringify(inline))};</script>\n<script type="module">${esc(readFileSync(dist + 'app.js', 'utf8'))}</script>`,
+  );
+writeFileSync(dist + 'snapscope.html', single);
+console.log(
+  `www/dist: index.html, app.js, worker.js, snapscope_bg.wasm, snapscope.html (${(single.length / 1e6).toFixed(1)} MB)`,
+);

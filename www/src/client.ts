@@ -1,0 +1,107 @@
+// Page-side handle of one engine worker. Each opened file gets its own worker: its own 4 GiB of
+// wasm memory, and cancelling a load terminates just that worker.
+import type { EngineMethod, Envelope, Progress, Reply, EngineError } from './protocol';
+
+export class EngineFailure extends Error {
+  constructor(public readonly info: EngineError) {
+    super(info.message);
+  }
+}
+
+type Pending = { resolve: (r: Reply) => void; reject: (e: unknown) => void; onProgress?: (p: Progress) => void };
+
+/** How to start the worker: from sibling files, or from sources inlined in a single-file page. */
+export interface Boot {
+  workerUrl(): string;
+  wasm(): string | ArrayBuffer;
+}
+
+declare global {
+  // Filled in by the single-file build: worker source and base64 wasm.
+  var __SNAPSCOPE_INLINE__: { worker: string; wasm: string } | undefined;
+}
+
+export function defaultBoot(): Boot {
+  const inline = globalThis.__SNAPSCOPE_INLINE__;
+  if (inline) {
+    let url: string | null = null;
+    return {
+      workerUrl: () => (url ??= URL.createObjectURL(new Blob([inline.worker], { type: 'text/javascript' }))),
+      wasm: () => {
+        const bin = atob(inline.wasm);
+        const bytes = new Uint8Array(bin.length);
+        for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+        return bytes.buffer;
+      },
+    };
+  }
+  const base = new URL('.', document.baseURI);
+  return { workerUrl: () => new URL('worker.js', base).href, wasm: () => new URL('snapscope_bg.wasm', base).href };
+}
+
+export class EngineClient {
+  private worker: Worker;
+  private nextId = 1;
+  private pending = new Map<number, Pending>();
+  private ready: Promise<Reply>;
+
+  constructor(boot: Boot) {
+    this.worker = new Worker(boot.workerUrl());
+    this.worker.onmessage = (ev: MessageEvent<Reply>) => this.receive(ev.data);
+    this.worker.onerror = (ev) =>
+      this.failAll({
+        code: 'WORKER_FAILED',
+        message: ev.message || 'the engine worker failed',
+        hint: 'reload the page',
+      });
+    this.ready = this.send({ op: 'init', wasm: boot.wasm() });
+  }
+
+  private receive(r: Reply) {
+    const p = this.pending.get(r.id);
+    if (!p) return;
+    if (r.kind === 'progress') return p.onProgress?.(r.progress);
+    this.pending.delete(r.id);
+    if (r.kind === 'error') p.reject(new EngineFailure(r.error));
+    else p.resolve(r);
+  }
+
+  private failAll(err: EngineError) {
+    for (const p of this.pending.values()) p.reject(new EngineFailure(err));
+    this.pending.clear();
+  }
+
+  private send(
+    req: Envelope extends infer E ? (E extends { id: number } ? Omit<E, 'id'> : never) : never,
+    onProgress?: (p: Progress) => void,
+  ): Promise<Reply> {
+    const id = this.nextId++;
+    return new Promise<Reply>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onProgress });
+      this.worker.postMessage({ ...req, id });
+    });
+  }
+
+  async load(file: Blob, name: string, onProgress: (p: Progress) => void): Promise<string> {
+    await this.ready;
+    const r = await this.send({ op: 'load', file, name, key: 'main' }, onProgress);
+    return r.kind === 'ok' ? (r.json ?? '') : '';
+  }
+
+  async call<T>(method: EngineMethod, ...args: (string | number)[]): Promise<T> {
+    const r = await this.send({ op: 'call', key: 'main', method, args });
+    return JSON.parse(r.kind === 'ok' ? (r.json ?? 'null') : 'null') as T;
+  }
+
+  async exportDb(): Promise<ArrayBuffer> {
+    const r = await this.send({ op: 'export', key: 'main' });
+    if (r.kind !== 'ok' || !r.bytes) throw new Error('export failed');
+    return r.bytes;
+  }
+
+  /** Stop whatever the worker is doing and free its memory. */
+  terminate() {
+    this.worker.terminate();
+    this.failAll({ code: 'CANCELLED', message: 'cancelled', hint: '' });
+  }
+}

@@ -1,0 +1,331 @@
+// snapscope's page: open snapshots (drop, picker, ?src=), show them through the views, and expose
+// `window.snapscope` for embedding. Every number comes from the engine worker.
+import { EngineClient, EngineFailure, defaultBoot } from './client';
+import type { Progress } from './protocol';
+import type { Overview, Rows } from './types';
+import { bytes, download, el, int } from './ui/format';
+import { VIEWS, type ViewName, type ViewContext } from './views';
+
+export interface OpenFile {
+  name: string;
+  size: number;
+  client: EngineClient;
+  overview: Overview;
+  overviewJson: string;
+}
+
+interface Route {
+  view: ViewName;
+  file: number;
+  device: number;
+  event: number | null;
+  template: string | null;
+}
+
+class App {
+  files: OpenFile[] = [];
+  route: Route = { view: 'overview', file: 0, device: 0, event: null, template: null };
+  private loading: EngineClient | null = null;
+  private readonly main = document.getElementById('view') as HTMLElement;
+  private readonly nav = document.getElementById('tabs') as HTMLElement;
+  private readonly fileSel = document.getElementById('file-select') as HTMLSelectElement;
+  private readonly devSel = document.getElementById('device-select') as HTMLSelectElement;
+  private readonly progress = document.getElementById('progress') as HTMLElement;
+  private readonly errorBox = document.getElementById('error') as HTMLElement;
+
+  constructor() {
+    this.readHash();
+    this.wireChrome();
+    this.render();
+  }
+
+  get current(): OpenFile | undefined {
+    return this.files[this.route.file];
+  }
+
+  setStatus(s: 'loading' | 'ready' | 'error' | 'empty') {
+    document.documentElement.dataset.snapscope = s;
+  }
+
+  // ---- files -------------------------------------------------------------------------------
+
+  async openFiles(files: File[] | Blob[], names?: string[]): Promise<Overview | undefined> {
+    let last: Overview | undefined;
+    for (const [i, f] of files.entries()) {
+      last = await this.openOne(f, names?.[i] ?? (f as File).name ?? 'snapshot');
+    }
+    return last;
+  }
+
+  async openUrl(url: string): Promise<Overview | undefined> {
+    const u = new URL(url, document.baseURI);
+    if (u.origin !== location.origin) {
+      this.showError({
+        code: 'CROSS_ORIGIN',
+        message: `${u.href} is not on this page's origin`,
+        hint: 'snapscope only fetches same-origin files (?src=/path/to/snapshot.pickle)',
+      });
+      return undefined;
+    }
+    this.setStatus('loading');
+    this.showProgress({ stage: 'reading', bytesRead: 0, totalBytes: 0 }, u.pathname);
+    const res = await fetch(u.href);
+    if (!res.ok) {
+      this.showError({
+        code: 'FETCH_FAILED',
+        message: `${u.pathname}: HTTP ${res.status}`,
+        hint: 'check the ?src= path',
+      });
+      return undefined;
+    }
+    const blob = await res.blob();
+    return this.openOne(blob, decodeURIComponent(u.pathname.split('/').pop() || 'snapshot'));
+  }
+
+  private async openOne(file: Blob, name: string): Promise<Overview | undefined> {
+    this.hideError();
+    this.setStatus('loading');
+    const client = new EngineClient(defaultBoot());
+    this.loading = client;
+    this.showProgress({ stage: 'reading', bytesRead: 0, totalBytes: file.size }, name);
+    try {
+      const json = await client.load(file, name, (p) => this.showProgress(p, name));
+      const overview = JSON.parse(json) as Overview;
+      this.files.push({ name, size: file.size, client, overview, overviewJson: json });
+      this.route.file = this.files.length - 1;
+      this.route.device = overview.devices[0]?.device ?? 0;
+      this.route.event = null;
+      this.hideProgress();
+      this.setStatus('ready');
+      this.render();
+      return overview;
+    } catch (e) {
+      client.terminate();
+      this.hideProgress();
+      this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' });
+      if (this.files.length) this.setStatus('ready');
+      throw e;
+    } finally {
+      this.loading = null;
+    }
+  }
+
+  cancelLoad() {
+    this.loading?.terminate();
+  }
+
+  // ---- chrome ------------------------------------------------------------------------------
+
+  private wireChrome() {
+    const input = document.getElementById('file-input') as HTMLInputElement;
+    input.addEventListener('change', () => {
+      if (input.files?.length) this.openFiles([...input.files]).catch(() => {});
+      input.value = '';
+    });
+    for (const b of document.querySelectorAll<HTMLElement>('[data-open]'))
+      b.addEventListener('click', () => input.click());
+    document.getElementById('cancel')!.addEventListener('click', () => this.cancelLoad());
+    document.getElementById('export-db')!.addEventListener('click', () => this.exportDb());
+    this.fileSel.addEventListener('change', () => {
+      this.route.file = Number(this.fileSel.value);
+      this.route.device = this.current?.overview.devices[0]?.device ?? 0;
+      this.route.event = null;
+      this.render();
+    });
+    this.devSel.addEventListener('change', () => {
+      this.route.device = Number(this.devSel.value);
+      this.route.event = null;
+      this.render();
+    });
+    window.addEventListener('hashchange', () => {
+      this.readHash();
+      this.render();
+    });
+    // Drag and drop anywhere on the page.
+    let depth = 0;
+    const overlay = document.getElementById('drop-overlay')!;
+    document.addEventListener('dragenter', (e) => {
+      e.preventDefault();
+      depth++;
+      overlay.hidden = false;
+    });
+    document.addEventListener('dragleave', () => {
+      if (--depth <= 0) overlay.hidden = true;
+    });
+    document.addEventListener('dragover', (e) => e.preventDefault());
+    document.addEventListener('drop', (e) => {
+      e.preventDefault();
+      depth = 0;
+      overlay.hidden = true;
+      const files = [...(e.dataTransfer?.files ?? [])];
+      if (files.length) this.openFiles(files).catch(() => {});
+    });
+  }
+
+  private readHash() {
+    const p = new URLSearchParams(location.hash.slice(1));
+    const view = p.get('view') as ViewName | null;
+    if (view && view in VIEWS) this.route.view = view;
+    if (p.has('device')) this.route.device = Number(p.get('device'));
+    this.route.event = p.has('event') ? Number(p.get('event')) : null;
+    this.route.template = p.get('template');
+  }
+
+  private writeHash() {
+    const p = new URLSearchParams();
+    p.set('view', this.route.view);
+    p.set('device', String(this.route.device));
+    if (this.route.event !== null) p.set('event', String(this.route.event));
+    if (this.route.template) p.set('template', this.route.template);
+    const h = '#' + p.toString();
+    if (location.hash !== h) history.replaceState(null, '', h);
+  }
+
+  /** Select an event everywhere (details, tree, state follow it). */
+  select(event: number | null, view?: ViewName) {
+    this.route.event = event;
+    if (view) this.route.view = view;
+    this.render();
+  }
+
+  show(view: ViewName) {
+    this.route.view = view;
+    this.render();
+  }
+
+  setTemplate(name: string | null) {
+    this.route.template = name;
+    this.writeHash();
+  }
+
+  render() {
+    const f = this.current;
+    document.body.classList.toggle('has-file', !!f);
+    this.fileSel.replaceChildren(
+      ...this.files.map((x, i) =>
+        el('option', { value: i, text: `${x.name} (${bytes(x.size)})`, selected: i === this.route.file }),
+      ),
+    );
+    this.fileSel.hidden = this.files.length === 0;
+    const devices = f?.overview.devices ?? [];
+    if (f && !devices.some((d) => d.device === this.route.device)) this.route.device = devices[0]?.device ?? 0;
+    this.devSel.replaceChildren(
+      ...devices.map((d) =>
+        el('option', {
+          value: d.device,
+          text: `device ${d.device} · ${int(d.events)} events`,
+          selected: d.device === this.route.device,
+        }),
+      ),
+    );
+    this.devSel.hidden = devices.length < 2;
+    (document.getElementById('export-db') as HTMLButtonElement).disabled = !f;
+    this.nav.replaceChildren(
+      ...Object.entries(VIEWS).map(([name, v]) =>
+        el('a', {
+          href: `#view=${name}&device=${this.route.device}`,
+          class: name === this.route.view ? 'active' : '',
+          'data-view': name,
+          text: v.title,
+        }),
+      ),
+    );
+    this.writeHash();
+    if (!f) {
+      this.main.replaceChildren();
+      if (
+        document.documentElement.dataset.snapscope !== 'loading' &&
+        document.documentElement.dataset.snapscope !== 'error'
+      )
+        this.setStatus('empty');
+      return;
+    }
+    const ctx: ViewContext = {
+      app: this,
+      file: f,
+      device: this.route.device,
+      deviceOverview: devices.find((d) => d.device === this.route.device),
+      event: this.route.event,
+      template: this.route.template,
+      root: this.main,
+    };
+    this.main.replaceChildren();
+    VIEWS[this.route.view]
+      .render(ctx)
+      .catch((e) =>
+        this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' }),
+      );
+  }
+
+  // ---- progress & errors -------------------------------------------------------------------
+
+  private showProgress(p: Progress, name: string) {
+    this.progress.hidden = false;
+    const frac = p.totalBytes ? p.bytesRead / p.totalBytes : 0;
+    const stage = {
+      reading: `Reading ${bytes(p.bytesRead)} of ${bytes(p.totalBytes)}`,
+      parsing: `Parsing ${bytes(p.totalBytes)}`,
+      replaying: `Replaying ${int(p.events ?? 0)} allocator events`,
+      storing: `Building the SnapshotDB (${int(p.events ?? 0)} events)`,
+    }[p.stage];
+    this.progress.querySelector('.name')!.textContent = name;
+    this.progress.querySelector('.stage')!.textContent = stage;
+    (this.progress.querySelector('.bar > div') as HTMLElement).style.width =
+      `${Math.round((p.stage === 'reading' ? frac * 0.4 : { parsing: 0.55, replaying: 0.75, storing: 0.9 }[p.stage]) * 100)}%`;
+  }
+
+  private hideProgress() {
+    this.progress.hidden = true;
+  }
+
+  showError(e: { code: string; message: string; hint: string }) {
+    if (e.code === 'CANCELLED') {
+      this.errorBox.hidden = false;
+      this.errorBox.replaceChildren(el('strong', { text: 'Loading cancelled.' }));
+      if (!this.files.length) this.setStatus('empty');
+      return;
+    }
+    this.setStatus('error');
+    this.errorBox.hidden = false;
+    this.errorBox.replaceChildren(
+      el('strong', { text: 'Could not open the snapshot: ' }),
+      el('span', { class: 'msg', text: e.message }),
+      e.hint ? el('div', { class: 'hint', text: e.hint }) : null,
+      el('code', { text: e.code }),
+    );
+  }
+
+  hideError() {
+    this.errorBox.hidden = true;
+  }
+
+  async exportDb() {
+    const f = this.current;
+    if (!f) return;
+    const buf = await f.client.exportDb();
+    download(f.name.replace(/\.(pickle|pkl|json|gz)+$/i, '') + '.db', buf, 'application/vnd.sqlite3');
+  }
+}
+
+const app = new App();
+
+/** The embedding API (documented in the README). */
+const api = {
+  load: async (src: File | Blob | string) =>
+    (typeof src === 'string' ? app.openUrl(src) : app.openFiles([src])).then(() => api.overview()),
+  overview: () => (app.current ? JSON.parse(app.current.overviewJson) : null),
+  sql: (text: string, maxRows = 10000) => requireFile().client.call<Rows>('sql', text, maxRows, 30000),
+  query: (name: string, params: Record<string, unknown> = {}) =>
+    requireFile().client.call<Rows>('query' as never, name, JSON.stringify(params)),
+  stats: () => requireFile().client.call<Record<string, number>>('stats'),
+  exportDb: () => requireFile().client.exportDb(),
+  select: (event: number | null, view?: ViewName) => app.select(event, view),
+};
+function requireFile() {
+  if (!app.current) throw new Error('no snapshot is loaded');
+  return app.current;
+}
+(window as unknown as { snapscope: typeof api }).snapscope = api;
+
+const src = new URLSearchParams(location.search).get('src');
+if (src) app.openUrl(src).catch(() => {});

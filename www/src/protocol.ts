@@ -1,0 +1,31 @@
+// The one message protocol between the page and the engine worker. Both sides import it.
+
+/** Requests carry an id; the worker answers each with exactly one Reply of the same id. */
+export type Request =
+  | { op: 'init'; wasm: string | ArrayBuffer }
+  | { op: 'load'; file: Blob; name: string; key: string }
+  | { op: 'call'; key: string; method: EngineMethod; args: (string | number)[] }
+  | { op: 'export'; key: string }
+  | { op: 'drop'; key: string };
+
+/** Engine methods the page may call, all answering JSON text. */
+export type EngineMethod = 'overview' | 'timeline' | 'tree' | 'state' | 'event' | 'sql' | 'stats';
+
+export type Envelope = { id: number } & Request;
+
+export type Progress = {
+  stage: 'reading' | 'parsing' | 'replaying' | 'storing';
+  bytesRead: number;
+  totalBytes: number;
+  events?: number;
+};
+
+export type EngineError = { code: string; message: string; hint: string };
+
+export type Reply =
+  | { id: number; kind: 'progress'; progress: Progress }
+  | { id: number; kind: 'ok'; json?: string; bytes?: ArrayBuffer }
+  | { id: number; kind: 'error'; error: EngineError };
+
+/** Chunk size for streaming a File into the engine. */
+export const CHUNK_BYTES = 4 << 20;

@@ -1,0 +1,50 @@
+// Formatting for people. The engine's numbers stay exact integers; only the surface rounds.
+
+export function bytes(b: number): string {
+  const a = Math.abs(b);
+  const units: [number, string][] = [
+    [2 ** 40, 'TiB'],
+    [2 ** 30, 'GiB'],
+    [2 ** 20, 'MiB'],
+    [2 ** 10, 'KiB'],
+  ];
+  for (const [u, name] of units) if (a >= u) return `${(b / u).toFixed(a / u >= 100 ? 1 : 2)} ${name}`;
+  return `${b} B`;
+}
+
+export const exact = (b: number) => `${b.toLocaleString('en-US')} B`;
+export const int = (n: number) => n.toLocaleString('en-US');
+export const hex = (n: number) => (n < 0 ? '-0x' + (-n).toString(16) : '0x' + n.toString(16));
+export const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+export const eventLabel = (e: number | null | undefined) =>
+  e === null || e === undefined ? 'window start' : `event ${int(e)}`;
+
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number | boolean | undefined> = {},
+  ...children: (Node | string | null | undefined | false)[]
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false) continue;
+    if (k === 'class') e.className = String(v);
+    else if (k === 'text') e.textContent = String(v);
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children) if (c !== null && c !== undefined && c !== false) e.append(c);
+  return e;
+}
+
+/** A number with its exact byte count on hover. */
+export function bytesSpan(b: number, cls = ''): HTMLElement {
+  return el('span', { class: `bytes ${cls}`, title: exact(b), text: bytes(b) });
+}
+
+export function download(name: string, data: BlobPart, type: string) {
+  const url = URL.createObjectURL(new Blob([data], { type }));
+  const a = el('a', { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}

@@ -1,0 +1,44 @@
+// The view registry: one entry per tab.
+import type { OpenFile } from '../main';
+import type { DeviceOverview } from '../types';
+import { renderOverview } from './overview';
+import { renderTimeline } from './timeline';
+import { renderTree } from './tree';
+import { renderState } from './state';
+import { renderQueries } from './queries';
+import { renderCompare } from './compare';
+
+export interface AppHandle {
+  files: OpenFile[];
+  select(event: number | null, view?: ViewName): void;
+  show(view: ViewName): void;
+  setTemplate(name: string | null): void;
+}
+
+export interface ViewContext {
+  app: AppHandle;
+  file: OpenFile;
+  device: number;
+  deviceOverview: DeviceOverview | undefined;
+  /** Selected event; null = the view's default (the peak for tree and state). */
+  event: number | null;
+  template: string | null;
+  root: HTMLElement;
+}
+
+export const VIEWS = {
+  overview: { title: 'Overview', render: renderOverview },
+  timeline: { title: 'Timeline', render: renderTimeline },
+  tree: { title: 'Memory tree', render: renderTree },
+  state: { title: 'Allocator state', render: renderState },
+  queries: { title: 'Queries', render: renderQueries },
+  compare: { title: 'Compare', render: renderCompare },
+} satisfies Record<string, { title: string; render: (c: ViewContext) => Promise<void> }>;
+
+export type ViewName = keyof typeof VIEWS;
+
+/** The event a tree/state view shows: the selection, or the allocated peak. */
+export function focusEvent(c: ViewContext): number | null {
+  if (c.event !== null) return c.event;
+  return c.deviceOverview?.peaks.allocated.event ?? null;
+}

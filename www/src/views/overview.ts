@@ -1,0 +1,180 @@
+// Overview: health first, then the headline figures of the selected device, then every device.
+import type { ViewContext } from './index';
+import type { DeviceOverview } from '../types';
+import { bytes, bytesSpan, el, eventLabel, int } from '../ui/format';
+
+function card(title: string, value: HTMLElement | string, sub: (Node | string)[] = [], cls = '') {
+  return el(
+    'div',
+    { class: `card ${cls}` },
+    el('div', { class: 'card-title', text: title }),
+    el('div', { class: 'card-value' }, value),
+    el('div', { class: 'card-sub' }, ...sub),
+  );
+}
+
+function eventLink(c: ViewContext, e: number | null) {
+  const a = el('a', { href: '#', class: 'event-link', text: eventLabel(e) });
+  a.addEventListener('click', (ev) => {
+    ev.preventDefault();
+    c.app.select(e, 'timeline');
+  });
+  return a;
+}
+
+function health(c: ViewContext, d: DeviceOverview): HTMLElement {
+  const cons = d.consistency;
+  if (d.events === 0) {
+    return el(
+      'div',
+      { class: 'health ok' },
+      el('strong', { text: 'Dump only. ' }),
+      `No trace events were recorded for device ${d.device}: the figures are the allocator state at dump time (record history with torch.cuda.memory._record_memory_history() to see peaks).`,
+    );
+  }
+  if (cons.ok) {
+    return el(
+      'div',
+      { class: 'health ok' },
+      el('strong', { text: 'Exact. ' }),
+      `The allocator replay reproduces the dump block by block (${int(cons.dump_blocks_matched[0])}/${int(cons.dump_blocks_matched[1])} blocks) using ${d.allocator_rules}.`,
+      cons.ambiguous_bytes > 0
+        ? ` Counters before some frees may be low by up to ${bytes(cons.ambiguous_bytes)} (blocks allocated before the trace window).`
+        : '',
+    );
+  }
+  const n = cons.issues.length + cons.more_issues;
+  return el(
+    'div',
+    { class: 'health warn' },
+    el('strong', { text: `Partial analysis: ${int(n)} event${n === 1 ? '' : 's'} do not fit the allocator state. ` }),
+    'Counters are anchored at the dump and stay exact there; figures between the first issue and the dump may be off.',
+    el(
+      'ul',
+      { class: 'issues' },
+      ...cons.issues
+        .slice(0, 8)
+        .map((i) => el('li', {}, i.event !== null ? eventLink(c, i.event) : 'dump', ` ${i.code}: ${i.message}`)),
+    ),
+  );
+}
+
+export async function renderOverview(c: ViewContext) {
+  const ov = c.file.overview;
+  const d = c.deviceOverview;
+  const root = el('div', { class: 'overview' });
+  root.append(
+    el('h2', { text: c.file.name }),
+    el('p', {
+      class: 'muted',
+      text: `${ov.format ?? ''} snapshot, ${ov.encoding}, ${bytes(ov.source_bytes)} · ${ov.devices.length} device${ov.devices.length === 1 ? '' : 's'}`,
+    }),
+  );
+  if (!d) {
+    root.append(
+      el('div', {
+        class: 'health ok',
+        text: 'This snapshot holds no segments and no trace events: the allocator had nothing reserved when it was dumped.',
+      }),
+    );
+    c.root.append(root);
+    return;
+  }
+  root.append(health(c, d));
+  const p = d.peaks;
+  const frag = d.at_dump.reserved ? (d.at_dump.reserved - d.at_dump.allocated) / d.at_dump.reserved : 0;
+  const span =
+    d.window.first_time_us !== null && d.window.last_time_us !== null
+      ? `${((d.window.last_time_us - d.window.first_time_us) / 1e6).toFixed(3)} s of wall time`
+      : 'no timestamps (event order only)';
+  const cards = el('div', { class: 'cards' });
+  if (d.events > 0) {
+    cards.append(
+      card('Peak allocated', bytesSpan(p.allocated.bytes), ['at ', eventLink(c, p.allocated.event)], 'primary'),
+      card('Peak reserved', bytesSpan(p.reserved.bytes), ['at ', eventLink(c, p.reserved.event)]),
+      card('Peak requested', bytesSpan(p.requested.bytes), [
+        'bytes callers asked for, at ',
+        eventLink(c, p.requested.event),
+      ]),
+      card('Reserved − allocated at the peak', bytesSpan(p.reserved.bytes - p.allocated.bytes), [
+        'cached, not handed out',
+      ]),
+    );
+  }
+  cards.append(
+    card('Allocated at dump', bytesSpan(d.at_dump.allocated), [`active ${bytes(d.at_dump.active)}`]),
+    card('Reserved at dump', bytesSpan(d.at_dump.reserved), [
+      `${int(d.segments_at_dump)} segments`,
+      d.expandable_segments_at_dump ? ` (${d.expandable_segments_at_dump} expandable)` : '',
+    ]),
+    card('Free in reserved memory at dump', el('span', { text: `${(frag * 100).toFixed(1)}%` }), [
+      bytes(d.at_dump.reserved - d.at_dump.allocated),
+    ]),
+    card('Trace window', el('span', { text: int(d.events) + ' events' }), [
+      span,
+      d.window.oom_events ? el('span', { class: 'oom', text: ` · ${d.window.oom_events} OOM` }) : '',
+    ]),
+  );
+  root.append(cards);
+
+  if (d.events > 0) {
+    const actions = el('div', { class: 'actions' });
+    const go = (label: string, view: 'tree' | 'state' | 'timeline', e: number | null) => {
+      const b = el('button', { text: label });
+      b.addEventListener('click', () => c.app.select(e, view));
+      actions.append(b);
+    };
+    go('Who holds the peak? (memory tree)', 'tree', p.allocated.event);
+    go('Allocator state at the peak', 'state', p.allocated.event);
+    go('Timeline', 'timeline', null);
+    root.append(actions);
+  }
+
+  if (ov.devices.length > 1) {
+    const t = el(
+      'table',
+      { class: 'grid' },
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          ...[
+            'device',
+            'events',
+            'peak allocated',
+            'peak reserved',
+            'allocated at dump',
+            'reserved at dump',
+            'replay',
+          ].map((h) => el('th', { text: h })),
+        ),
+      ),
+    );
+    const tb = el('tbody');
+    for (const x of ov.devices) {
+      const tr = el(
+        'tr',
+        { class: x.device === c.device ? 'current' : '' },
+        el('td', { text: String(x.device) }),
+        el('td', { class: 'num', text: int(x.events) }),
+        el('td', { class: 'num' }, x.events ? bytesSpan(x.peaks.allocated.bytes) : '—'),
+        el('td', { class: 'num' }, x.events ? bytesSpan(x.peaks.reserved.bytes) : '—'),
+        el('td', { class: 'num' }, bytesSpan(x.at_dump.allocated)),
+        el('td', { class: 'num' }, bytesSpan(x.at_dump.reserved)),
+        el('td', { text: x.consistency.ok ? 'exact' : 'partial' }),
+      );
+      tb.append(tr);
+    }
+    t.append(tb);
+    root.append(el('h3', { text: 'Devices' }), t);
+  }
+  if (ov.warnings.length) {
+    root.append(
+      el('h3', { text: 'Reader warnings' }),
+      el('ul', { class: 'warnings' }, ...ov.warnings.map((w) => el('li', { text: `${w.code}: ${w.message}` }))),
+    );
+  }
+  c.root.append(root);
+}

@@ -1,0 +1,230 @@
+// Queries: a form per template from the engine's catalogue, and a read-only SQL console. Results
+// appear in a virtualised table with units, exportable as CSV or JSON.
+import type { ViewContext } from './index';
+import type { Rows } from '../types';
+import { bytes, download, el, exact } from '../ui/format';
+
+export interface TemplateParam {
+  name: string;
+  type: 'int' | 'bool' | 'string';
+  default: unknown;
+  required: boolean;
+  choices: string[] | null;
+  description: string;
+}
+export interface TemplateColumn {
+  name: string;
+  unit: string | null;
+}
+export interface Template {
+  name: string;
+  category: string;
+  description: string;
+  params: TemplateParam[];
+  columns: TemplateColumn[];
+}
+
+const EXAMPLE_SQL = `-- The 20 largest blocks alive at the dump, with their allocation sites
+SELECT b.size, b.requested_size, b.state, cs.frames_json
+FROM blocks b
+JOIN segments s ON b.segment_id = s.id
+LEFT JOIN call_stacks cs ON cs.id = b.stack_id
+WHERE b.state = 'active_allocated'
+ORDER BY b.size DESC
+LIMIT 20`;
+
+/** A table that renders only the rows in view, so 100 000 rows scroll smoothly. */
+export function resultTable(rows: Rows, units: Record<string, string | null> = {}): HTMLElement {
+  const ROW_H = 24;
+  const box = el('div', { class: 'result-box' });
+  const head = el(
+    'div',
+    { class: 'result-head' },
+    ...rows.columns.map((c) =>
+      el('div', {
+        class: 'cell',
+        title: units[c] ? `${c} (${units[c]})` : c,
+        text: units[c] ? `${c} [${units[c]}]` : c,
+      }),
+    ),
+  );
+  const body = el('div', { class: 'result-body' });
+  const spacer = el('div', { style: `height:${rows.rows.length * ROW_H}px;position:relative` });
+  body.append(spacer);
+  const fmt = (v: unknown, col: string) => {
+    if (v === null) return el('span', { class: 'null', text: 'NULL' });
+    if (typeof v === 'number' && units[col] === 'bytes') return el('span', { title: exact(v), text: `${bytes(v)}` });
+    const s = String(v);
+    return el('span', { title: s.length > 60 ? s.slice(0, 2000) : '', text: s });
+  };
+  const paint = () => {
+    const top = body.scrollTop;
+    const first = Math.max(0, Math.floor(top / ROW_H) - 5);
+    const last = Math.min(rows.rows.length, first + Math.ceil((body.clientHeight || 480) / ROW_H) + 10);
+    spacer.replaceChildren(
+      ...rows.rows
+        .slice(first, last)
+        .map((r, k) =>
+          el(
+            'div',
+            { class: 'result-row', style: `top:${(first + k) * ROW_H}px` },
+            ...r.map((v, i) =>
+              el('div', { class: typeof v === 'number' ? 'cell num' : 'cell' }, fmt(v, rows.columns[i])),
+            ),
+          ),
+        ),
+    );
+  };
+  body.addEventListener('scroll', paint);
+  box.append(head, body);
+  box.style.setProperty('--cols', String(rows.columns.length));
+  requestAnimationFrame(paint);
+  paint();
+  return box;
+}
+
+function exportButtons(rows: Rows, name: string) {
+  const csv = el('button', { text: 'Export CSV' });
+  csv.addEventListener('click', () => {
+    const q = (v: unknown) =>
+      v === null ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v);
+    download(
+      `${name}.csv`,
+      [rows.columns.join(','), ...rows.rows.map((r) => r.map(q).join(','))].join('\n'),
+      'text/csv',
+    );
+  });
+  const json = el('button', { text: 'Export JSON' });
+  json.addEventListener('click', () => download(`${name}.json`, JSON.stringify(rows, null, 1), 'application/json'));
+  return [csv, json];
+}
+
+export async function renderQueries(c: ViewContext) {
+  const client = c.file.client;
+  const out = el('div', { class: 'results' });
+  const show = (rows: Rows, name: string, units: Record<string, string | null> = {}, ms = 0) => {
+    out.replaceChildren(
+      el(
+        'div',
+        { class: 'toolbar' },
+        el('span', {
+          text: `${rows.returned.toLocaleString()} rows${rows.has_more ? ' (more exist; raise the limit)' : ''} · ${ms.toFixed(0)} ms`,
+        }),
+        el('span', { class: 'spacer' }),
+        ...exportButtons(rows, name),
+      ),
+      resultTable(rows, units),
+    );
+  };
+  const fail = (e: unknown) =>
+    out.replaceChildren(el('div', { class: 'health warn', text: e instanceof Error ? e.message : String(e) }));
+
+  // Templates from the engine's catalogue.
+  let templates: Template[] = [];
+  try {
+    templates = await client.call<Template[]>('catalogue' as never);
+  } catch {
+    templates = [];
+  }
+  const pick = el(
+    'select',
+    { class: 'template-select' },
+    ...templates.map((t) =>
+      el('option', { value: t.name, text: `${t.category} · ${t.name}`, selected: t.name === c.template }),
+    ),
+  );
+  const form = el('form', { class: 'template-form' });
+  const drawForm = () => {
+    const t = templates.find((x) => x.name === pick.value) ?? templates[0];
+    if (!t) return;
+    c.app.setTemplate(t.name);
+    form.replaceChildren(
+      el('p', { class: 'muted', text: t.description }),
+      ...t.params.map((p) => {
+        const input = p.choices
+          ? el(
+              'select',
+              { name: p.name },
+              ...p.choices.map((ch) => el('option', { value: ch, text: ch, selected: ch === p.default })),
+            )
+          : p.type === 'bool'
+            ? el('input', { name: p.name, type: 'checkbox', checked: p.default === true })
+            : el('input', {
+                name: p.name,
+                type: p.type === 'int' ? 'number' : 'text',
+                value: p.default === null || p.default === undefined ? '' : String(p.default),
+                placeholder: p.required ? 'required' : 'optional',
+              });
+        return el('label', { title: p.description }, el('span', { text: p.name }), input);
+      }),
+      el('button', { type: 'submit', class: 'primary', text: 'Run template' }),
+    );
+  };
+  pick.addEventListener('change', drawForm);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const t = templates.find((x) => x.name === pick.value)!;
+    const params: Record<string, unknown> = { device: c.device };
+    for (const p of t.params) {
+      const f = form.elements.namedItem(p.name) as HTMLInputElement | HTMLSelectElement | null;
+      if (!f) continue;
+      if (p.type === 'bool') params[p.name] = (f as HTMLInputElement).checked;
+      else if (f.value !== '') params[p.name] = p.type === 'int' ? Number(f.value) : f.value;
+    }
+    const t0 = performance.now();
+    try {
+      const rows = await client.call<Rows>('query' as never, t.name, JSON.stringify(params));
+      show(rows, t.name, Object.fromEntries(t.columns.map((col) => [col.name, col.unit])), performance.now() - t0);
+    } catch (err) {
+      fail(err);
+    }
+  });
+  drawForm();
+
+  const sql = el('textarea', { class: 'sql', spellcheck: 'false', rows: 8 });
+  sql.value = EXAMPLE_SQL;
+  const limit = el('input', { type: 'number', value: 10000, min: 1, class: 'limit' });
+  const run = el('button', { class: 'primary', text: 'Run SQL (Ctrl+Enter)' });
+  const runSql = async () => {
+    const t0 = performance.now();
+    try {
+      show(
+        await client.call<Rows>('sql', sql.value, Number(limit.value) || 10000, 30000),
+        'query',
+        {},
+        performance.now() - t0,
+      );
+    } catch (err) {
+      fail(err);
+    }
+  };
+  run.addEventListener('click', runSql);
+  sql.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) runSql();
+  });
+  c.root.append(
+    el(
+      'div',
+      { class: 'queries' },
+      el(
+        'div',
+        { class: 'query-forms' },
+        el(
+          'section',
+          {},
+          el('h3', { text: 'Templates' }),
+          templates.length ? pick : el('p', { class: 'muted', text: 'no templates' }),
+          form,
+        ),
+        el(
+          'section',
+          {},
+          el('h3', { text: 'SQL (read-only; schema in docs/schema.md)' }),
+          sql,
+          el('div', { class: 'toolbar' }, el('label', {}, 'row limit ', limit), el('span', { class: 'spacer' }), run),
+        ),
+      ),
+      out,
+    ),
+  );
+}

@@ -1,0 +1,100 @@
+// The engine's Web Worker: streams files into the wasm engine, answers queries. Heavy work never
+// runs on the page's thread.
+import init, { Engine } from '../pkg/snapscope.js';
+import type { Envelope, Reply, EngineError, Progress } from './protocol';
+
+const engines = new Map<string, Engine>();
+let ready: Promise<unknown> | null = null;
+
+const post = (r: Reply, transfer: Transferable[] = []) => (self as unknown as Worker).postMessage(r, transfer);
+
+function asError(e: unknown): EngineError {
+  if (typeof e === 'string') {
+    try {
+      return JSON.parse(e) as EngineError;
+    } catch {
+      return { code: 'ERROR', message: e, hint: '' };
+    }
+  }
+  const msg = e instanceof Error ? e.message : String(e);
+  if (/memory|allocation/i.test(msg)) {
+    return {
+      code: 'OUT_OF_MEMORY',
+      message: msg,
+      hint: 'the snapshot does not fit the 4 GiB of a browser tab; use the native snapscope CLI',
+    };
+  }
+  return {
+    code: 'ENGINE_FAILED',
+    message: msg,
+    hint: 'this is a bug in snapscope; the native CLI may give more detail',
+  };
+}
+
+async function load(id: number, file: Blob, name: string, key: string) {
+  const engine = new Engine();
+  engine.begin(name, file.size);
+  const progress = (p: Progress) => post({ id, kind: 'progress', progress: p });
+  let read = 0;
+  const reader = file.stream().getReader();
+  let lastPost = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    engine.push(value);
+    read += value.byteLength;
+    const now = performance.now();
+    if (now - lastPost > 50) {
+      progress({ stage: 'reading', bytesRead: read, totalBytes: file.size });
+      lastPost = now;
+    }
+  }
+  progress({ stage: 'parsing', bytesRead: read, totalBytes: file.size });
+  const events = engine.parse();
+  progress({ stage: 'replaying', bytesRead: read, totalBytes: file.size, events });
+  engine.replay();
+  progress({ stage: 'storing', bytesRead: read, totalBytes: file.size, events });
+  const overview = engine.store();
+  engines.get(key)?.free();
+  engines.set(key, engine);
+  post({ id, kind: 'ok', json: overview });
+}
+
+self.onmessage = async (ev: MessageEvent<Envelope>) => {
+  const m = ev.data;
+  try {
+    switch (m.op) {
+      case 'init':
+        ready = init({ module_or_path: m.wasm });
+        await ready;
+        post({ id: m.id, kind: 'ok' });
+        break;
+      case 'load':
+        await ready;
+        await load(m.id, m.file, m.name, m.key);
+        break;
+      case 'call': {
+        const e = engines.get(m.key);
+        if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
+        const fn = (e as unknown as Record<string, (...a: unknown[]) => string>)[m.method];
+        const json = m.method === 'stats' ? e.stats() : fn.apply(e, m.args);
+        post({ id: m.id, kind: 'ok', json });
+        break;
+      }
+      case 'export': {
+        const e = engines.get(m.key);
+        if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
+        const bytes = e.exportDb();
+        post({ id: m.id, kind: 'ok', bytes: bytes.buffer as ArrayBuffer }, [bytes.buffer as ArrayBuffer]);
+        break;
+      }
+      case 'drop':
+        engines.get(m.key)?.free();
+        engines.delete(m.key);
+        post({ id: m.id, kind: 'ok' });
+        break;
+    }
+  } catch (e) {
+    post({ id: m.id, kind: 'error', error: asError(e) });
+  }
+};
