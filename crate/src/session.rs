@@ -32,7 +32,7 @@ impl Session {
 
     pub fn tree(&self, device: i64, event: Option<i64>) -> Result<tree::MemoryTree> {
         self.check_event(device, event)?;
-        tree::memory_tree(&self.conn, device, event)
+        tree::memory_tree(&self.conn, device, event, tree::TreeOptions::default())
     }
 
     pub fn state(&self, device: i64, event: Option<i64>) -> Result<state::AllocatorState> {

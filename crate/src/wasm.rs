@@ -139,6 +139,20 @@ impl Engine {
         Ok(json(&rows))
     }
 
+    /// The template catalogue (typed parameters, columns with units).
+    pub fn catalogue(&self) -> String {
+        json(&crate::query::catalogue::catalogue())
+    }
+
+    /// Run a template; `params` is a JSON object.
+    pub fn query(&mut self, name: String, params: String) -> Result<String, JsValue> {
+        let s = self.session.as_mut().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))?;
+        let p: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&params)
+            .map_err(|e| err(Error::new("INVALID_PARAMETER", format!("params must be a JSON object: {e}"), "")))?;
+        let r = crate::query::templates::run(&mut s.conn, &name, &p, sql::Limits { max_rows: 100_000, timeout_ms: 30_000 }).map_err(err)?;
+        Ok(json(&r))
+    }
+
     /// The SnapshotDB as an SQLite file image.
     #[wasm_bindgen(js_name = exportDb)]
     pub fn export_db(&mut self) -> Result<Vec<u8>, JsValue> {

@@ -316,7 +316,7 @@ const api = {
   overview: () => (app.current ? JSON.parse(app.current.overviewJson) : null),
   sql: (text: string, maxRows = 10000) => requireFile().client.call<Rows>('sql', text, maxRows, 30000),
   query: (name: string, params: Record<string, unknown> = {}) =>
-    requireFile().client.call<Rows>('query' as never, name, JSON.stringify(params)),
+    requireFile().client.call<Rows>('query', name, JSON.stringify(params)),
   stats: () => requireFile().client.call<Record<string, number>>('stats'),
   exportDb: () => requireFile().client.exportDb(),
   select: (event: number | null, view?: ViewName) => app.select(event, view),

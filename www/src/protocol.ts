@@ -9,7 +9,8 @@ export type Request =
   | { op: 'drop'; key: string };
 
 /** Engine methods the page may call, all answering JSON text. */
-export type EngineMethod = 'overview' | 'timeline' | 'tree' | 'state' | 'event' | 'sql' | 'stats';
+export type EngineMethod =
+  'overview' | 'timeline' | 'tree' | 'state' | 'event' | 'sql' | 'stats' | 'catalogue' | 'query';
 
 export type Envelope = { id: number } & Request;
 

@@ -36,24 +36,40 @@ pub struct MemoryTree {
     pub nodes: Vec<TreeNode>,
 }
 
+/// Which live blocks a tree covers.
+#[derive(Debug, Clone, Copy)]
+pub struct TreeOptions {
+    /// Include blocks allocated before the window.
+    pub include_static: bool,
+    pub min_size: i64,
+}
+
+impl Default for TreeOptions {
+    fn default() -> Self {
+        TreeOptions { include_static: true, min_size: 0 }
+    }
+}
+
 /// Live blocks (size, requested, stack, allocated-before-window) after `event` (None = window start).
-pub fn live_blocks(conn: &Connection, device: i64, event: Option<i64>) -> Result<Vec<(i64, i64, Option<i64>, bool)>> {
+pub fn live_blocks(conn: &Connection, device: i64, event: Option<i64>, opts: TreeOptions) -> Result<Vec<(i64, i64, Option<i64>, bool)>> {
     let e = event.unwrap_or(-1);
     let mut stmt = conn.prepare_cached(
         "SELECT l.size, l.requested_size, l.stack_id, l.alloc_event IS NULL
          FROM lifetimes l JOIN devices d ON l.device_id = d.id
          WHERE d.device_index = ?1 AND l.orphan = 0
            AND (l.alloc_event IS NULL OR l.alloc_event <= ?2)
-           AND (l.free_completed_event IS NULL OR l.free_completed_event > ?2)",
+           AND (l.free_completed_event IS NULL OR l.free_completed_event > ?2)
+           AND l.size >= ?3 AND (?4 OR l.alloc_event IS NOT NULL)",
     )?;
-    let rows = stmt.query_map(params![device, e], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    let rows =
+        stmt.query_map(params![device, e, opts.min_size, opts.include_static], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
-pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>) -> Result<MemoryTree> {
+pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: TreeOptions) -> Result<MemoryTree> {
     // Aggregate per stack first: stacks are few, blocks many.
     let mut per_stack: HashMap<(Option<i64>, bool), (i64, i64, i64)> = HashMap::new();
-    for (size, req, stack, before) in live_blocks(conn, device, event)? {
+    for (size, req, stack, before) in live_blocks(conn, device, event, opts)? {
         let key = (stack, stack.is_none() && before);
         let e = per_stack.entry(key).or_default();
         e.0 += size;

@@ -1,3 +1,6 @@
-//! Queries over the SnapshotDB: read-only custom SQL (and, built on it, the template catalogue).
+//! Queries over the SnapshotDB: the template catalogue (single source of truth), the template
+//! runner, and read-only custom SQL.
 
+pub mod catalogue;
 pub mod sql;
+pub mod templates;

@@ -128,11 +128,19 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)]) -> Result<()
         for (i, fr) in s.interner.frames.iter().enumerate() {
             f.execute(params![i as i64, fr.filename, fr.line, fr.name])?;
         }
-        let mut cs = tx.prepare("INSERT INTO call_stacks (id, depth, top_frame_id, frames_json) VALUES (?1, ?2, ?3, ?4)")?;
+        let mut cs = tx.prepare("INSERT INTO call_stacks (id, depth, top_frame_id, frames_json, text) VALUES (?1, ?2, ?3, ?4, ?5)")?;
         let mut sf = tx.prepare("INSERT INTO stack_frames (stack_id, position, frame_id) VALUES (?1, ?2, ?3)")?;
         for (i, st) in s.interner.stacks.iter().enumerate() {
             let json = serde_json::Value::Array(st.iter().map(|&fid| frame_json(&s.interner.frames[fid as usize])).collect());
-            cs.execute(params![i as i64, st.len() as i64, st.first().map(|&x| x as i64), json.to_string()])?;
+            let text: Vec<String> = st
+                .iter()
+                .rev()
+                .map(|&fid| {
+                    let f = &s.interner.frames[fid as usize];
+                    format!("{}:{} {}", f.filename, f.line, f.name)
+                })
+                .collect();
+            cs.execute(params![i as i64, st.len() as i64, st.first().map(|&x| x as i64), json.to_string(), text.join("\n")])?;
             for (pos, &fid) in st.iter().enumerate() {
                 sf.execute(params![i as i64, pos as i64, fid as i64])?;
             }

@@ -16,8 +16,9 @@ CREATE TABLE devices (
 
 CREATE TABLE frames (id INTEGER PRIMARY KEY, filename TEXT NOT NULL, line INTEGER NOT NULL, name TEXT NOT NULL);
 
--- One row per distinct stack; frames_json is innermost-first [{"filename","line","name"}, ...].
-CREATE TABLE call_stacks (id INTEGER PRIMARY KEY, depth INTEGER NOT NULL, top_frame_id INTEGER, frames_json TEXT NOT NULL);
+-- One row per distinct stack; frames_json is innermost-first [{"filename","line","name"}, ...];
+-- text is outermost-first, one "filename:line name" per line (pt-snap-cli's callstack text).
+CREATE TABLE call_stacks (id INTEGER PRIMARY KEY, depth INTEGER NOT NULL, top_frame_id INTEGER, frames_json TEXT NOT NULL, text TEXT NOT NULL);
 CREATE TABLE stack_frames (stack_id INTEGER NOT NULL, position INTEGER NOT NULL, frame_id INTEGER NOT NULL,
   PRIMARY KEY (stack_id, position)) WITHOUT ROWID;   -- position 0 = innermost (allocation site)
 

@@ -122,7 +122,7 @@ export async function renderQueries(c: ViewContext) {
   // Templates from the engine's catalogue.
   let templates: Template[] = [];
   try {
-    templates = await client.call<Template[]>('catalogue' as never);
+    templates = await client.call<Template[]>('catalogue');
   } catch {
     templates = [];
   }
@@ -173,7 +173,7 @@ export async function renderQueries(c: ViewContext) {
     }
     const t0 = performance.now();
     try {
-      const rows = await client.call<Rows>('query' as never, t.name, JSON.stringify(params));
+      const rows = await client.call<Rows>('query', t.name, JSON.stringify(params));
       show(rows, t.name, Object.fromEntries(t.columns.map((col) => [col.name, col.unit])), performance.now() - t0);
     } catch (err) {
       fail(err);

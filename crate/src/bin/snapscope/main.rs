@@ -5,7 +5,8 @@ mod output;
 
 use clap::{Parser, Subcommand};
 use snapscope::analysis::overview::{overview, Overview};
-use snapscope::query::sql;
+use snapscope::query::catalogue::catalogue;
+use snapscope::query::{sql, templates};
 use snapscope::{store, Error, Result};
 use std::path::PathBuf;
 
@@ -33,6 +34,35 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Run a query template from the catalogue (list them with --list or `capabilities`).
+    Query {
+        input: Option<PathBuf>,
+        #[arg(short, long)]
+        template: Option<String>,
+        /// Parameters as a JSON object, e.g. '{"event_id": 120, "top_n": 5}'
+        #[arg(long, default_value = "{}")]
+        params: String,
+        #[arg(long)]
+        device: Option<i64>,
+        /// Cut stack text to at most N UTF-8 bytes (adds stack_truncated; stack_id stays whole).
+        #[arg(long)]
+        stack_bytes: Option<i64>,
+        #[arg(long, default_value_t = 10_000)]
+        max_rows: usize,
+        /// Stop the query after this many seconds.
+        #[arg(long, default_value_t = 30.0)]
+        timeout: f64,
+        /// List the templates instead of running one.
+        #[arg(long)]
+        list: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The template catalogue with typed parameters and output columns (for scripts and agents).
+    Capabilities {
+        #[arg(long)]
+        json: bool,
+    },
     /// Run read-only SQL on a snapshot or SnapshotDB (schema: docs/schema.md).
     Sql {
         input: PathBuf,
@@ -50,7 +80,11 @@ enum Cmd {
 fn main() {
     let cli = Cli::parse();
     let as_json = match &cli.cmd {
-        Cmd::Import { json, .. } | Cmd::Overview { json, .. } | Cmd::Sql { json, .. } => *json,
+        Cmd::Import { json, .. }
+        | Cmd::Overview { json, .. }
+        | Cmd::Sql { json, .. }
+        | Cmd::Query { json, .. }
+        | Cmd::Capabilities { json } => *json,
     };
     if let Err(e) = run(cli.cmd) {
         output::fail(&e, as_json);
@@ -104,6 +138,77 @@ fn run(cmd: Cmd) -> Result<()> {
                 output::json(&ov);
             } else {
                 print_overview(&ov);
+            }
+        }
+        Cmd::Query { input, template, params, device, stack_bytes, max_rows, timeout, list, json } => {
+            if list {
+                let list: Vec<_> = catalogue()
+                    .into_iter()
+                    .map(|t| serde_json::json!({"name": t.name, "category": t.category, "description": t.description}))
+                    .collect();
+                if json {
+                    output::json(&serde_json::json!({"ok": true, "schema_version": 1, "templates": list}));
+                } else {
+                    for t in catalogue() {
+                        println!("{:<36} {:<12} {}", t.name, t.category, t.description);
+                    }
+                }
+                return Ok(());
+            }
+            let input = input
+                .ok_or_else(|| Error::new("INVALID_PARAMETER", "query needs a SNAPSHOT or DB", "snapscope query FILE --template NAME"))?;
+            let name = template
+                .ok_or_else(|| Error::new("INVALID_PARAMETER", "--template is required", "list them with `snapscope query --list`"))?;
+            let mut p: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&params).map_err(|e| {
+                Error::new("INVALID_PARAMETER", format!("--params is not a JSON object: {e}"), r#"example: --params '{"event_id": 10}'"#)
+            })?;
+            if let Some(d) = device {
+                p.insert("device".into(), d.into());
+            }
+            if let Some(n) = stack_bytes {
+                p.insert("stack_bytes".into(), n.into());
+            }
+            let mut conn = input::open(&input)?.into_db()?;
+            let r = templates::run(&mut conn, &name, &p, sql::Limits { max_rows, timeout_ms: (timeout * 1000.0) as u64 })?;
+            if json {
+                output::json(&r);
+            } else {
+                println!(
+                    "{}",
+                    r.columns
+                        .iter()
+                        .map(|c| match c.unit {
+                            Some(u) => format!("{} [{u}]", c.name),
+                            None => c.name.to_string(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\t")
+                );
+                for row in &r.rows {
+                    println!("{}", row.iter().map(output::cell).collect::<Vec<_>>().join("\t"));
+                }
+                eprintln!("({} of {} rows)", r.returned, r.total);
+            }
+        }
+        Cmd::Capabilities { json } => {
+            let cat = catalogue();
+            if json {
+                output::json(&serde_json::json!({"ok": true, "schema_version": 1, "engine_version": snapscope::VERSION, "templates": cat,
+                    "analyses": ["overview"], "formats": ["pickle protocol 0-5", "gzip", "json", "TorchScript type-tagged pickle", "SnapshotDB (.db)"]}));
+            } else {
+                for t in cat {
+                    println!("{} ({}): {}", t.name, t.category, t.description);
+                    for p in &t.params {
+                        println!(
+                            "    --params {}: {:?}{} default {} — {}",
+                            p.name,
+                            p.ty,
+                            if p.required { " (required)" } else { "" },
+                            p.default,
+                            p.description
+                        );
+                    }
+                }
             }
         }
         Cmd::Sql { input, query, max_rows, timeout, json } => {

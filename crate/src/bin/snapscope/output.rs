@@ -36,3 +36,14 @@ pub fn bytes(b: i64) -> String {
 pub fn event(e: Option<u32>) -> String {
     e.map(|e| format!("event {e}")).unwrap_or_else(|| "window start".into())
 }
+
+/// One result cell as text (NULL for SQL nulls).
+pub fn cell(c: &snapscope::query::sql::Cell) -> String {
+    use snapscope::query::sql::Cell;
+    match c {
+        Cell::Null => "NULL".into(),
+        Cell::Int(v) => v.to_string(),
+        Cell::Real(v) => v.to_string(),
+        Cell::Text(s) | Cell::Blob(s) => s.replace('\n', " ⏎ "),
+    }
+}
