@@ -10,10 +10,10 @@ export class EngineFailure extends Error {
 
 type Pending = { resolve: (r: Reply) => void; reject: (e: unknown) => void; onProgress?: (p: Progress) => void };
 
-/** How to start the worker: from sibling files, or from sources inlined in a single-file page. */
+/** How to start a worker: its script URL and the compiled engine. */
 export interface Boot {
-  workerUrl(): string;
-  wasm(): string | ArrayBuffer;
+  workerUrl: string;
+  wasm: WebAssembly.Module;
 }
 
 declare global {
@@ -21,22 +21,29 @@ declare global {
   var __SNAPSCOPE_INLINE__: { worker: string; wasm: string } | undefined;
 }
 
-export function defaultBoot(): Boot {
-  const inline = globalThis.__SNAPSCOPE_INLINE__;
-  if (inline) {
-    let url: string | null = null;
-    return {
-      workerUrl: () => (url ??= URL.createObjectURL(new Blob([inline.worker], { type: 'text/javascript' }))),
-      wasm: () => {
-        const bin = atob(inline.wasm);
-        const bytes = new Uint8Array(bin.length);
-        for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-        return bytes.buffer;
-      },
-    };
-  }
-  const base = new URL('.', document.baseURI);
-  return { workerUrl: () => new URL('worker.js', base).href, wasm: () => new URL('snapscope_bg.wasm', base).href };
+let booting: Promise<Boot> | null = null;
+
+/**
+ * Fetch the worker script and compile the wasm once, at page load: later workers start from
+ * memory, so opening a file needs no network (the page keeps working offline).
+ */
+export function boot(): Promise<Boot> {
+  return (booting ??= (async () => {
+    const inline = globalThis.__SNAPSCOPE_INLINE__;
+    if (inline) {
+      const bin = atob(inline.wasm);
+      const bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      const workerUrl = URL.createObjectURL(new Blob([inline.worker], { type: 'text/javascript' }));
+      return { workerUrl, wasm: await WebAssembly.compile(bytes) };
+    }
+    const base = new URL('.', document.baseURI);
+    const [src, wasm] = await Promise.all([
+      fetch(new URL('worker.js', base)).then((r) => r.text()),
+      WebAssembly.compileStreaming(fetch(new URL('snapscope_bg.wasm', base))),
+    ]);
+    return { workerUrl: URL.createObjectURL(new Blob([src], { type: 'text/javascript' })), wasm };
+  })());
 }
 
 export class EngineClient {
@@ -46,7 +53,7 @@ export class EngineClient {
   private ready: Promise<Reply>;
 
   constructor(boot: Boot) {
-    this.worker = new Worker(boot.workerUrl());
+    this.worker = new Worker(boot.workerUrl);
     this.worker.onmessage = (ev: MessageEvent<Reply>) => this.receive(ev.data);
     this.worker.onerror = (ev) =>
       this.failAll({
@@ -54,7 +61,7 @@ export class EngineClient {
         message: ev.message || 'the engine worker failed',
         hint: 'reload the page',
       });
-    this.ready = this.send({ op: 'init', wasm: boot.wasm() });
+    this.ready = this.send({ op: 'init', wasm: boot.wasm });
   }
 
   private receive(r: Reply) {

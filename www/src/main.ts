@@ -1,6 +1,6 @@
 // snapscope's page: open snapshots (drop, picker, ?src=), show them through the views, and expose
 // `window.snapscope` for embedding. Every number comes from the engine worker.
-import { EngineClient, EngineFailure, defaultBoot } from './client';
+import { EngineClient, EngineFailure, boot } from './client';
 import type { Progress } from './protocol';
 import type { Overview, Rows } from './types';
 import { bytes, download, el, int } from './ui/format';
@@ -85,7 +85,7 @@ class App {
   private async openOne(file: Blob, name: string): Promise<Overview | undefined> {
     this.hideError();
     this.setStatus('loading');
-    const client = new EngineClient(defaultBoot());
+    const client = new EngineClient(await boot());
     this.loading = client;
     this.showProgress({ stage: 'reading', bytesRead: 0, totalBytes: file.size }, name);
     try {
@@ -290,7 +290,7 @@ class App {
     this.errorBox.replaceChildren(
       el('strong', { text: 'Could not open the snapshot: ' }),
       el('span', { class: 'msg', text: e.message }),
-      e.hint ? el('div', { class: 'hint', text: e.hint }) : null,
+      e.hint ? el('div', { class: 'hint', text: e.hint }) : '',
       el('code', { text: e.code }),
     );
   }
@@ -327,5 +327,12 @@ function requireFile() {
 }
 (window as unknown as { snapscope: typeof api }).snapscope = api;
 
+boot().catch((e) =>
+  app.showError({
+    code: 'BOOT_FAILED',
+    message: `the engine could not start: ${e}`,
+    hint: 'serve www/dist as static files (application/wasm for .wasm) or open snapscope.html',
+  }),
+);
 const src = new URLSearchParams(location.search).get('src');
 if (src) app.openUrl(src).catch(() => {});

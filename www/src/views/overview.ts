@@ -37,7 +37,9 @@ function health(c: ViewContext, d: DeviceOverview): HTMLElement {
       'div',
       { class: 'health ok' },
       el('strong', { text: 'Exact. ' }),
-      `The allocator replay reproduces the dump block by block (${int(cons.dump_blocks_matched[0])}/${int(cons.dump_blocks_matched[1])} blocks) using ${d.allocator_rules}.`,
+      cons.dump_blocks_matched[1] > 0
+        ? `The allocator replay reproduces the dump block by block (${int(cons.dump_blocks_matched[0])}/${int(cons.dump_blocks_matched[1])} blocks) using ${d.allocator_rules}.`
+        : `The allocator replay ends exactly on the dump's segments (no block was live at the dump) using ${d.allocator_rules}.`,
       cons.ambiguous_bytes > 0
         ? ` Counters before some frees may be low by up to ${bytes(cons.ambiguous_bytes)} (blocks allocated before the trace window).`
         : '',

@@ -16,6 +16,11 @@ export interface TemplateColumn {
   name: string;
   unit: string | null;
 }
+/** A template's answer: like Rows, with typed columns and the exact total. */
+export interface TemplateRows extends Omit<Rows, 'columns'> {
+  columns: TemplateColumn[];
+  total: number;
+}
 export interface Template {
   name: string;
   category: string;
@@ -102,14 +107,16 @@ function exportButtons(rows: Rows, name: string) {
 export async function renderQueries(c: ViewContext) {
   const client = c.file.client;
   const out = el('div', { class: 'results' });
-  const show = (rows: Rows, name: string, units: Record<string, string | null> = {}, ms = 0) => {
+  const show = (rows: Rows, name: string, units: Record<string, string | null> = {}, ms = 0, total?: number) => {
+    const count =
+      total !== undefined && total !== rows.returned
+        ? `${rows.returned.toLocaleString()} of ${total.toLocaleString()} rows`
+        : `${rows.returned.toLocaleString()} rows`;
     out.replaceChildren(
       el(
         'div',
         { class: 'toolbar' },
-        el('span', {
-          text: `${rows.returned.toLocaleString()} rows${rows.has_more ? ' (more exist; raise the limit)' : ''} · ${ms.toFixed(0)} ms`,
-        }),
+        el('span', { text: `${count}${rows.has_more ? ' (more exist; raise the limit)' : ''} · ${ms.toFixed(0)} ms` }),
         el('span', { class: 'spacer' }),
         ...exportButtons(rows, name),
       ),
@@ -173,8 +180,15 @@ export async function renderQueries(c: ViewContext) {
     }
     const t0 = performance.now();
     try {
-      const rows = await client.call<Rows>('query', t.name, JSON.stringify(params));
-      show(rows, t.name, Object.fromEntries(t.columns.map((col) => [col.name, col.unit])), performance.now() - t0);
+      const res = await client.call<TemplateRows>('query', t.name, JSON.stringify(params));
+      const rows: Rows = { ...res, columns: res.columns.map((col) => col.name) };
+      show(
+        rows,
+        t.name,
+        Object.fromEntries(res.columns.map((col) => [col.name, col.unit])),
+        performance.now() - t0,
+        res.total,
+      );
     } catch (err) {
       fail(err);
     }

@@ -148,8 +148,8 @@ export async function renderTimeline(c: ViewContext) {
     data.allocated_max.forEach((v, k) =>
       ctx.fillRect(xs[k], yOf(v), Math.max(1, step), Math.max(1, yOf(data!.allocated_min[k]) - yOf(v))),
     );
-    line(data.allocated_max, COLORS.allocated, 1.8);
     line(data.requested_max, COLORS.requested, 1);
+    line(data.allocated_max, COLORS.allocated, 1.8);
     ctx.lineWidth = 1;
     for (const m of markers) {
       if (m.index < from || m.index > to) continue;

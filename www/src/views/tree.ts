@@ -186,7 +186,7 @@ export async function renderTree(c: ViewContext) {
     side.replaceChildren(
       ...[
         el('h3', { text: n.label }),
-        n.filename ? el('p', { class: 'loc', text: `${n.filename}:${n.line}` }) : null,
+        n.filename ? el('p', { class: 'loc', text: `${n.filename}:${n.line}` }) : '',
         el(
           'table',
           { class: 'kv' },
@@ -212,7 +212,7 @@ export async function renderTree(c: ViewContext) {
         ),
         el('h4', { text: query ? `${matches.size} frames match “${query}”` : `Callees (${kids[selected].length})` }),
         el('table', { class: 'grid compact' }, el('tbody', {}, ...list.map((k) => nodeRow(k, root)))),
-      ].filter((x): x is HTMLElement => x !== null),
+      ],
     );
   }
 

@@ -1,0 +1,256 @@
+// The page in real Chromium: real snapshots through the file input, the same answers as the CLI,
+// every view rendered (screenshots in tests/out/screenshots), export read back by the CLI.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  serve,
+  launch,
+  openFiles,
+  waitReady,
+  shot,
+  CORPUS,
+  FIXTURES,
+  ROOT,
+} from "./harness.mjs";
+
+const CLI = join(ROOT, "target/release/snapscope");
+const cli = (...args) =>
+  JSON.parse(execFileSync(CLI, args, { encoding: "utf8", maxBuffer: 1 << 28 }));
+const HAVE_CORPUS = existsSync(join(CORPUS, "reference.json"));
+const files = HAVE_CORPUS
+  ? [
+      join(
+        CORPUS,
+        "cuda/notHanmin__assignment2-systems/memory_snapshot.pickle",
+      ),
+      join(CORPUS, "npu/snapshot_with_multi_devices.pkl"),
+      join(
+        CORPUS,
+        "cuda/Constructor-Sun__code_location/memory_snapshot.pickle",
+      ),
+    ]
+  : [
+      join(FIXTURES, "cuda_training.pickle"),
+      join(FIXTURES, "multi_device_oom.pickle"),
+      join(FIXTURES, "npu_expandable.pkl"),
+    ];
+
+let server, origin, ctx, page, errors;
+before(async () => {
+  ({ server, origin } = await serve());
+  ctx = await launch();
+  page = await ctx.newPage();
+  errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(origin + "/");
+});
+after(async () => {
+  await ctx?.close();
+  server?.close();
+});
+
+test("the empty page invites a drop and says nothing is uploaded", async () => {
+  assert.equal(
+    await page.evaluate(() => document.documentElement.dataset.snapscope),
+    "empty",
+  );
+  assert.match(
+    await page.textContent(".drop"),
+    /Drop a PyTorch memory snapshot/,
+  );
+  assert.match(await page.textContent(".privacy"), /nothing uploaded/);
+  await shot(page, "00-empty");
+});
+
+test("several snapshots open through the file input; overview() equals the CLI JSON", async () => {
+  assert.equal(await openFiles(page, files), "ready");
+  const names = await page.$$eval("#file-select option", (o) =>
+    o.map((x) => x.textContent),
+  );
+  assert.equal(names.length, files.length);
+  for (const [i, f] of files.entries()) {
+    await page.selectOption("#file-select", String(i));
+    const got = await page.evaluate(() => window.snapscope.overview());
+    assert.deepEqual(got, cli("overview", f, "--json"), f);
+  }
+  await shot(page, "01-overview");
+});
+
+test("multi-device snapshot: the device picker switches devices", async () => {
+  await page.selectOption("#file-select", "1");
+  const opts = await page.$$eval("#device-select option", (o) =>
+    o.map((x) => x.value),
+  );
+  assert.ok(opts.length >= 2, `devices: ${opts}`);
+  await page.selectOption("#device-select", opts[1]);
+  assert.match(await page.textContent("main"), /Peak allocated/i);
+  assert.equal(
+    new URLSearchParams(
+      (await page.evaluate(() => location.hash)).slice(1),
+    ).get("device"),
+    opts[1],
+  );
+  await shot(page, "02-overview-device1");
+});
+
+test("timeline draws and selecting an event shows its stack and counters", async () => {
+  await page.selectOption("#file-select", "0");
+  await page.click("[data-view=timeline]");
+  const canvas = page.locator("canvas.chart");
+  await canvas.waitFor();
+  const box = await canvas.boundingBox();
+  await page.waitForTimeout(300);
+  await page.mouse.click(box.x + box.width * 0.4, box.y + box.height / 2);
+  await page.waitForSelector(".event-panel h3");
+  assert.match(
+    await page.textContent(".event-panel"),
+    /Counters after this event/,
+  );
+  assert.match(await page.evaluate(() => location.hash), /event=\d+/);
+  await shot(page, "03-timeline");
+});
+
+test("memory tree at the peak: flame graph whose root holds the active bytes of that event", async () => {
+  const ov = await page.evaluate(() => window.snapscope.overview());
+  const d = ov.devices[0];
+  await page.evaluate(
+    (e) => window.snapscope.select(e, "tree"),
+    d.peaks.allocated.event,
+  );
+  await page.waitForSelector("canvas.flame");
+  assert.match(await page.textContent(".toolbar"), /allocated peak/);
+  const rows = await page.evaluate(
+    (e) =>
+      window.snapscope.query("active_memory_frame_tree_at_event", {
+        event_id: e,
+      }),
+    d.peaks.allocated.event,
+  );
+  assert.equal(
+    rows.rows[0][8],
+    d.peaks.active.event === d.peaks.allocated.event
+      ? d.peaks.active.bytes
+      : rows.rows[0][8],
+  );
+  // Keyboard navigation and search reach small frames through the side list.
+  await page.focus("canvas.flame");
+  await page.keyboard.press("ArrowDown");
+  await page.fill("input.search", "py");
+  await page.waitForTimeout(200);
+  assert.match(await page.textContent(".tree-side h4"), /frames match/);
+  await shot(page, "04-tree");
+});
+
+test("allocator state at the peak lays out segments with their blocks", async () => {
+  await page.click("[data-view=state]");
+  await page.waitForSelector("canvas.segmap");
+  const text = await page.textContent("main");
+  assert.match(text, /Largest free block/);
+  await shot(page, "05-state");
+});
+
+test("queries: a template form and the SQL console run in the worker", async () => {
+  await page.click("[data-view=queries]");
+  await page.waitForSelector(".template-select");
+  await page.selectOption(".template-select", "memory_peak");
+  await page.click("text=Run template");
+  await page.waitForSelector(".result-row");
+  const ov = await page.evaluate(() => window.snapscope.overview());
+  const peak = await page.evaluate(() =>
+    window.snapscope.query("memory_peak", {}),
+  );
+  assert.equal(peak.rows[0][0], ov.devices[0].peaks.allocated.bytes);
+  const sql = await page.evaluate(() =>
+    window.snapscope.sql("SELECT COUNT(*) FROM traces"),
+  );
+  assert.equal(
+    sql.rows[0][0],
+    ov.devices.reduce((n, d) => n + d.events, 0),
+  );
+  await page.fill(
+    "textarea.sql",
+    "SELECT action, COUNT(*) AS n FROM traces GROUP BY action ORDER BY n DESC",
+  );
+  await page.click("text=Run SQL");
+  await page.waitForTimeout(300);
+  assert.match(await page.textContent(".results"), /alloc/);
+  const bad = await page.evaluate(() =>
+    window.snapscope.query("memory_peak", { nope: 1 }).then(
+      () => "ok",
+      (e) => e.message,
+    ),
+  );
+  assert.match(bad, /unknown parameter/);
+  await shot(page, "06-queries");
+});
+
+test("compare shows two snapshots side by side", async () => {
+  await page.click("[data-view=compare]");
+  await page.waitForSelector("table.grid");
+  assert.match(await page.textContent("main"), /difference/);
+  await shot(page, "07-compare");
+});
+
+test("the exported .db opens with the native CLI", async () => {
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.click("#export-db"),
+  ]);
+  const path = join(
+    mkdtempSync(join(tmpdir(), "snapscope-export-")),
+    "export.db",
+  );
+  await download.saveAs(path);
+  assert.equal(
+    readFileSync(path).subarray(0, 15).toString(),
+    "SQLite format 3",
+  );
+  const fromDb = cli("overview", path, "--json");
+  assert.deepEqual(
+    fromDb,
+    await page.evaluate(() => window.snapscope.overview()),
+  );
+  const n = cli("sql", path, "SELECT COUNT(*) FROM lifetimes", "--json");
+  assert.ok(n.rows[0][0] > 0);
+});
+
+test("stats() reports load stages and the wasm memory high-water mark", async () => {
+  const s = await page.evaluate(() => window.snapscope.stats());
+  for (const k of [
+    "read_ms",
+    "parse_ms",
+    "replay_ms",
+    "store_ms",
+    "total_ms",
+    "wasm_memory_bytes",
+  ])
+    assert.equal(typeof s[k], "number", k);
+  assert.ok(s.wasm_memory_bytes > 1 << 20);
+});
+
+test("the URL hash reopens a view, device and event", async () => {
+  await page.evaluate(() => (location.hash = "#view=state&device=0&event=3"));
+  await page.waitForTimeout(400);
+  assert.match(await page.textContent(".toolbar"), /after event 3(?!\d)/);
+});
+
+test("a broken file shows a clear error on the page", async () => {
+  const p = join(
+    mkdtempSync(join(tmpdir(), "snapscope-bad-")),
+    "broken.pickle",
+  );
+  const fs = await import("node:fs");
+  fs.writeFileSync(p, Buffer.from([0x80, 0x04, 0x95, 1, 2, 3]));
+  await page.setInputFiles("#file-input", p);
+  await waitReady(page);
+  await page.waitForSelector("#error:not([hidden])");
+  const msg = await page.textContent("#error");
+  assert.match(msg, /Could not open the snapshot/);
+  assert.match(msg, /PICKLE_INVALID|byte \d+/);
+  await shot(page, "08-error");
+  assert.deepEqual(errors, []);
+});
