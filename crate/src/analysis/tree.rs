@@ -50,8 +50,14 @@ impl Default for TreeOptions {
     }
 }
 
-/// Live blocks (size, requested, stack, allocated-before-window) after `event` (None = window start).
-pub fn live_blocks(conn: &Connection, device: i64, event: Option<i64>, opts: TreeOptions) -> Result<Vec<(i64, i64, Option<i64>, bool)>> {
+/// A live block: block bytes, requested bytes, stack, allocated before the window.
+pub type LiveBlock = (i64, i64, Option<i64>, bool);
+
+/// A frame on a tree path: its label and (filename, line, name) unless synthetic.
+type PathStep = (String, Option<(String, i64, String)>);
+
+/// Live blocks after `event` (None = window start).
+pub fn live_blocks(conn: &Connection, device: i64, event: Option<i64>, opts: TreeOptions) -> Result<Vec<LiveBlock>> {
     let e = event.unwrap_or(-1);
     let mut stmt = conn.prepare_cached(
         "SELECT l.size, l.requested_size, l.stack_id, l.alloc_event IS NULL
@@ -98,7 +104,7 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
     keys.sort();
     for key in keys {
         let (bytes, req, count) = per_stack[&key];
-        let path: Vec<(String, Option<(String, i64, String)>)> = match key {
+        let path: Vec<PathStep> = match key {
             (Some(stack), _) => frames_of
                 .query_map([stack], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))?
                 .collect::<std::result::Result<Vec<_>, _>>()?

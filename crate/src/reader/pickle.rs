@@ -145,7 +145,7 @@ impl<'a, 'b> Vm<'a, 'b> {
     }
 
     fn set_items(&mut self, at: usize, target: NodeId, items: Vec<NodeId>) -> Result<()> {
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err(self.err(at, "SETITEMS with an odd number of items"));
         }
         match self.arena.node(target) {
@@ -335,7 +335,7 @@ impl<'a, 'b> Vm<'a, 'b> {
                 }
                 b'd' => {
                     let items = self.pop_mark(at)?;
-                    if items.len() % 2 != 0 {
+                    if !items.len().is_multiple_of(2) {
                         return Err(self.err(at, "DICT with an odd number of items"));
                     }
                     let pairs = items.chunks_exact(2).map(|kv| (kv[0], kv[1])).collect();

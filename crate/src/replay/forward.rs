@@ -138,7 +138,7 @@ impl Layout<'_> {
             let npu_aligned = self.rules.pad > 0
                 && (range.expandable || self.rules.expandable)
                 && s >= 2 * MIB
-                && addr % NPU_ALIGN == 0
+                && addr.is_multiple_of(NPU_ALIGN)
                 && addr - free_start < NPU_ALIGN;
             if !npu_aligned {
                 return Err(format!("0x{addr:x} is {} B into a free block (allocations start at a free block's start)", addr - free_start));
@@ -203,10 +203,8 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
                     lay.blocks.insert(e.addr, l);
                 }
             }
-            Action::FreeCompleted | Action::Free if l != NONE => {
-                if lay.blocks.get(&e.addr) == Some(&l) {
-                    lay.blocks.remove(&e.addr);
-                }
+            Action::FreeCompleted | Action::Free if l != NONE && lay.blocks.get(&e.addr) == Some(&l) => {
+                lay.blocks.remove(&e.addr);
             }
             Action::SegmentAlloc | Action::SegmentMap => {
                 let expandable = e.action == Action::SegmentMap;
