@@ -119,6 +119,12 @@ test("?src= refuses another origin", async () => {
   await page.goto(origin + "/?src=http://example.invalid/snap.pickle");
   await page.waitForSelector("#error:not([hidden])");
   assert.match(await page.textContent("#error"), /not on this page's origin/);
-  assert.ok(seen.every((r) => !r.url.startsWith("http") || new URL(r.url).hostname === "127.0.0.1"), seen.map((r) => r.url).join(" "));
+  assert.ok(
+    seen.every(
+      (r) =>
+        !r.url.startsWith("http") || new URL(r.url).hostname === "127.0.0.1",
+    ),
+    seen.map((r) => r.url).join(" "),
+  );
   await page.close();
 });
