@@ -9,6 +9,7 @@ pub mod model;
 pub mod query;
 pub mod reader;
 pub mod replay;
+pub mod report;
 pub mod session;
 pub mod store;
 

@@ -1,7 +1,7 @@
 //! An open snapshot: the replayed snapshot (when read from a pickle) and its SnapshotDB. The CLI
 //! and the wasm facade both work through this, so they answer with the same functions.
 
-use crate::analysis::{event, overview, state, timeline, tree};
+use crate::analysis::{compare, event, findings, fragment, leak, oom, overview, peak, state, timeline, tree};
 use crate::error::{Error, Result};
 use crate::Loaded;
 use rusqlite::Connection;
@@ -53,6 +53,35 @@ impl Session {
         Ok(timeline::downsample(device, &d.series, from, to, buckets))
     }
 
+    pub fn overview(&self) -> Result<overview::Overview> {
+        serde_json::from_str(&self.overview_json()?)
+            .map_err(|e| Error::new("DATABASE_SCHEMA_INVALID", format!("stored overview unreadable: {e}"), "re-import the snapshot"))
+    }
+
+    pub fn devices(&self) -> Result<Vec<i64>> {
+        Ok(self.overview()?.devices.iter().map(|d| d.device).collect())
+    }
+
+    /// Every analysis of one device. `event` picks the event of the peak analysis (default: the
+    /// allocated peak).
+    pub fn analyze(&self, device: i64, event: Option<Option<i64>>) -> Result<DeviceAnalysis> {
+        let ov = self.overview()?.devices.into_iter().find(|d| d.device == device).ok_or_else(|| no_device(device))?;
+        if let Some(Some(e)) = event {
+            self.check_event(device, Some(e))?;
+        }
+        let has_events = ov.events > 0;
+        let peak = if has_events { Some(peak::peak(&self.conn, device, event, 10)?) } else { None };
+        let fragment = fragment::fragmentation(&self.conn, device)?;
+        let leak = if has_events { Some(leak::leak(&self.conn, device, 10)?) } else { None };
+        let oom = oom::oom(&self.conn, device)?;
+        let findings = findings::findings(&ov, peak.as_ref(), &fragment, leak.as_ref(), &oom);
+        Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, findings })
+    }
+
+    pub fn compare(&self, other: &Session) -> Result<compare::Comparison> {
+        compare::compare(&self.conn, &other.conn, 20)
+    }
+
     /// Event indices are validated: an index past the end is an error, not the end state.
     pub fn check_event(&self, device: i64, event: Option<i64>) -> Result<()> {
         let events: Option<i64> = self.conn.query_row("SELECT events FROM devices WHERE device_index = ?1", [device], |r| r.get(0)).ok();
@@ -66,6 +95,19 @@ impl Session {
             _ => Ok(()),
         }
     }
+}
+
+/// All analyses of one device, as `analyze --mode all` prints them.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct DeviceAnalysis {
+    pub device: i64,
+    pub overview: overview::DeviceOverview,
+    /// None without trace events.
+    pub peak: Option<peak::PeakAnalysis>,
+    pub fragment: fragment::Fragmentation,
+    pub leak: Option<leak::LeakAnalysis>,
+    pub oom: oom::OomAnalysis,
+    pub findings: Vec<findings::Finding>,
 }
 
 pub fn no_device(device: i64) -> Error {

@@ -139,6 +139,17 @@ impl Engine {
         Ok(json(&rows))
     }
 
+    /// Every analysis of one device (`analyze --mode all --json`); `event` < 0 = the allocated peak.
+    pub fn analyze(&self, device: i32, event: i32) -> Result<String, JsValue> {
+        let ev = (event >= 0).then_some(Some(event as i64));
+        Ok(json(&self.session()?.analyze(device as i64, ev).map_err(err)?))
+    }
+
+    /// The self-contained HTML report.
+    pub fn report(&self) -> Result<String, JsValue> {
+        crate::report::html(self.session()?, &self.name).map_err(err)
+    }
+
     /// The template catalogue (typed parameters, columns with units).
     pub fn catalogue(&self) -> String {
         json(&crate::query::catalogue::catalogue())

@@ -188,6 +188,55 @@ test("queries: a template form and the SQL console run in the worker", async () 
   await shot(page, "06-queries");
 });
 
+test("peak, leak and OOM views come from the engine analyses", async () => {
+  await page.selectOption("#file-select", "2");
+  const devs = await page.$$eval("#device-select option", (o) =>
+    o.map((x) => x.value),
+  );
+  if (devs.length > 1) await page.selectOption("#device-select", devs[1]);
+  await page.click("[data-view=peak]");
+  await page.waitForSelector("table.groups");
+  assert.match(await page.textContent("main"), /Who holds the memory/);
+  await shot(page, "09-peak");
+  await page.click("[data-view=leaks]");
+  await page.waitForSelector(".floor");
+  assert.match(await page.textContent("main"), /leak candidates/i);
+  await shot(page, "09-leaks");
+  await page.click("[data-view=oom]");
+  await page.waitForTimeout(500);
+  assert.match(
+    await page.textContent("main"),
+    HAVE_CORPUS ? /Out of memory at event \d+/ : /OOM/,
+  );
+  await shot(page, "09-oom");
+  await page.click("[data-view=overview]");
+  await page.waitForSelector(".view-overview h3");
+  await shot(page, "09-findings");
+});
+
+test("the HTML report downloads and opens from file:// without any request", async () => {
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.click("#export-report"),
+  ]);
+  const path = join(
+    mkdtempSync(join(tmpdir(), "snapscope-report-")),
+    "report.html",
+  );
+  await download.saveAs(path);
+  const report = await ctx.newPage();
+  const seen = [];
+  report.on("request", (r) => seen.push(r.url()));
+  await report.goto("file://" + path);
+  assert.match(await report.textContent("h1"), /Memory report/);
+  assert.deepEqual(
+    seen.filter((u) => u !== "file://" + path),
+    [],
+  );
+  await shot(report, "11-report");
+  await report.close();
+});
+
 test("compare shows two snapshots side by side", async () => {
   await page.click("[data-view=compare]");
   await page.waitForSelector("table.grid");

@@ -85,3 +85,44 @@ fn text_overview_is_readable() {
     assert!(out.contains("peak allocated"), "{out}");
     assert!(out.contains("consistent"), "{out}");
 }
+
+#[test]
+fn analyze_query_and_report() {
+    let snap = common::fixtures().join("multi_device_oom.pickle");
+    let s = snap.to_str().unwrap();
+    let (rc, out, err) = snapscope(&["analyze", s, "--mode", "oom", "--device", "1", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["devices"][0]["oom"]["ooms"][0]["verdict"], "one_huge_request");
+    let (rc, out, _) = snapscope(&["analyze", s, "--json"]);
+    assert_eq!(rc, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["devices"].as_array().unwrap().len(), 2);
+    assert!(v["devices"][1]["findings"].as_array().unwrap().iter().any(|f| f["category"] == "oom"));
+    let (rc, out, _) = snapscope(&[
+        "analyze",
+        s,
+        "--mode",
+        "compare",
+        "--ref",
+        common::fixtures().join("cuda_training.pickle").to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(rc, 0);
+    assert!(serde_json::from_str::<Value>(&out).unwrap()["comparison"]["devices"].is_array());
+    let (rc, out, _) = snapscope(&["query", s, "-t", "leak_detection", "--device", "1", "--json"]);
+    assert_eq!(rc, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["template"], "leak_detection");
+    assert_eq!(v["columns"][2]["unit"], "bytes");
+    let (rc, _, err) = snapscope(&["query", s, "-t", "leak_detection", "--params", "{\"x\": 1}", "--json"]);
+    assert_eq!(rc, 1);
+    assert_eq!(serde_json::from_str::<Value>(err.trim()).unwrap()["error"]["code"], "INVALID_PARAMETER");
+    let report = tmp("report.html");
+    let (rc, _, err) = snapscope(&["report", s, "-o", report.to_str().unwrap()]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(std::fs::read_to_string(&report).unwrap().contains("Device 1"));
+    let (rc, out, _) = snapscope(&["capabilities", "--json"]);
+    assert_eq!(rc, 0);
+    assert!(serde_json::from_str::<Value>(&out).unwrap()["templates"].as_array().unwrap().len() >= 17);
+}

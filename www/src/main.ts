@@ -126,6 +126,7 @@ class App {
       b.addEventListener('click', () => input.click());
     document.getElementById('cancel')!.addEventListener('click', () => this.cancelLoad());
     document.getElementById('export-db')!.addEventListener('click', () => this.exportDb());
+    document.getElementById('export-report')!.addEventListener('click', () => this.exportReport());
     this.fileSel.addEventListener('change', () => {
       this.route.file = Number(this.fileSel.value);
       this.route.device = this.current?.overview.devices[0]?.device ?? 0;
@@ -220,6 +221,7 @@ class App {
     );
     this.devSel.hidden = devices.length < 2;
     (document.getElementById('export-db') as HTMLButtonElement).disabled = !f;
+    (document.getElementById('export-report') as HTMLButtonElement).disabled = !f;
     this.nav.replaceChildren(
       ...Object.entries(VIEWS).map(([name, v]) =>
         el('a', {
@@ -247,9 +249,10 @@ class App {
       deviceOverview: devices.find((d) => d.device === this.route.device),
       event: this.route.event,
       template: this.route.template,
-      root: this.main,
+      // A fresh container per render: a slower, older render writes into a detached node.
+      root: el('div', { class: `view view-${this.route.view}` }),
     };
-    this.main.replaceChildren();
+    this.main.replaceChildren(ctx.root);
     VIEWS[this.route.view]
       .render(ctx)
       .catch((e) =>
@@ -297,6 +300,13 @@ class App {
 
   hideError() {
     this.errorBox.hidden = true;
+  }
+
+  async exportReport() {
+    const f = this.current;
+    if (!f) return;
+    const html = await f.client.call<string>('report');
+    download(f.name.replace(/\.(pickle|pkl|json|gz)+$/i, '') + '-report.html', html, 'text/html');
   }
 
   async exportDb() {

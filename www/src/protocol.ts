@@ -10,7 +10,7 @@ export type Request =
 
 /** Engine methods the page may call, all answering JSON text. */
 export type EngineMethod =
-  'overview' | 'timeline' | 'tree' | 'state' | 'event' | 'sql' | 'stats' | 'catalogue' | 'query';
+  'overview' | 'timeline' | 'tree' | 'state' | 'event' | 'sql' | 'stats' | 'catalogue' | 'query' | 'analyze' | 'report';
 
 export type Envelope = { id: number } & Request;
 

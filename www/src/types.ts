@@ -137,3 +137,93 @@ export interface Rows {
   has_more: boolean;
   truncated: boolean;
 }
+export interface Group {
+  label: string;
+  site: string | null;
+  stack_id: number | null;
+  origin: string;
+  blocks: number;
+  bytes: number;
+  requested_bytes: number;
+  share: number;
+}
+export interface PeakAnalysis {
+  device: number;
+  event: number | null;
+  counters_at_event: Counters;
+  reserved_minus_active: number;
+  reserved_minus_allocated: number;
+  live_blocks: number;
+  live_bytes: number;
+  coverage: number;
+  by_stack: Group[];
+  by_top_frame: Group[];
+}
+export interface FragAt {
+  label: string;
+  event: number | null;
+  reserved: number;
+  allocated: number;
+  free_bytes: number;
+  free_blocks: number;
+  largest_free: number;
+  fragmentation: number;
+  rounding_waste: number;
+  pending_free_bytes: number;
+  segments: number;
+}
+export interface StackBytes {
+  label: string;
+  site: string | null;
+  stack_id: number | null;
+  blocks: number;
+  bytes: number;
+  first_event: number | null;
+  last_event: number | null;
+}
+export interface LeakAnalysis {
+  events: number;
+  candidates: number;
+  candidate_bytes: number;
+  candidates_by_stack: StackBytes[];
+  pending_free_blocks: number;
+  pending_free_bytes: number;
+  before_window_blocks: number;
+  before_window_bytes: number;
+  long_lived_blocks: number;
+  long_lived_bytes: number;
+  floor: number[];
+  floor_growth: number;
+  floor_rises_steadily: boolean;
+}
+export interface OomCase {
+  event: number;
+  requested: number;
+  device_free: number | null;
+  counters: Counters;
+  free_in_reserved: number;
+  largest_free_block: number;
+  top_stacks: Group[];
+  events_before: { index: number; action: string; size: number; allocated: number }[];
+  verdict: string;
+  explanation: string;
+  suggestions: string[];
+}
+export interface Finding {
+  device: number;
+  priority: 'high' | 'medium' | 'low' | 'info';
+  category: string;
+  title: string;
+  evidence: string;
+  suggestion: string;
+  expected_effect: string;
+}
+export interface DeviceAnalysis {
+  device: number;
+  overview: DeviceOverview;
+  peak: PeakAnalysis | null;
+  fragment: { device: number; at: FragAt[] };
+  leak: LeakAnalysis | null;
+  oom: { device: number; ooms: OomCase[] };
+  findings: Finding[];
+}

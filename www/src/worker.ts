@@ -77,7 +77,9 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         const e = engines.get(m.key);
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
         const fn = (e as unknown as Record<string, (...a: unknown[]) => string>)[m.method];
-        const json = m.method === 'stats' ? e.stats() : fn.apply(e, m.args);
+        const out = m.method === 'stats' ? e.stats() : fn.apply(e, m.args);
+        // report() answers HTML; everything else JSON text.
+        const json = m.method === 'report' ? JSON.stringify(out) : out;
         post({ id: m.id, kind: 'ok', json });
         break;
       }

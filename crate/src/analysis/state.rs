@@ -2,7 +2,10 @@
 //! with the free space between blocks as free blocks (the allocator merges neighbouring free
 //! blocks, so each gap is one free block).
 
+use super::peak::dev_id;
 use crate::error::Result;
+use crate::model::{Action, Pool};
+use crate::replay::ranges::{Range, RangeSet};
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 
@@ -43,31 +46,49 @@ pub struct AllocatorState {
     pub unplaced_blocks: i64,
 }
 
+/// Reserved ranges right after `event`: the window-start ranges with the segment events up to it
+/// applied by the same code the replay uses.
+pub fn ranges_at(conn: &Connection, device: i64, event: Option<i64>) -> Result<Vec<Range>> {
+    let dev = dev_id(conn, device)?;
+    let mut set = RangeSet::default();
+    let mut stmt =
+        conn.prepare_cached("SELECT address, size, stream, segment_type, is_expandable FROM start_ranges WHERE device_id = ?1")?;
+    for r in stmt.query_map([dev], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?, r.get::<_, bool>(4)?))
+    })? {
+        let (a, size, stream, ty, expandable) = r?;
+        let pool = if ty == "small" { Pool::Small } else { Pool::Large };
+        let _ = set.insert_separate(Range { start: a as u64, size: size as u64, stream: stream as u64, pool, expandable });
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT action, addr, size, stream FROM traces WHERE device_id = ?1 AND trace_index <= ?2
+           AND action IN ('segment_alloc', 'segment_free', 'segment_map', 'segment_unmap') ORDER BY trace_index",
+    )?;
+    for r in stmt.query_map(params![dev, event.unwrap_or(-1)], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?))
+    })? {
+        let (action, a, size, stream) = r?;
+        // Inconsistent events were reported by the replay; the state shows what still applies.
+        let _ = set.apply(Action::parse(&action), a as u64, size as u64, stream as u64);
+    }
+    Ok(set.iter().copied().collect())
+}
+
 pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Result<AllocatorState> {
     let e = event.unwrap_or(-1);
-    let mut segs: Vec<StateSegment> = conn
-        .prepare_cached(
-            "SELECT s.address, s.size, s.stream, s.segment_type, s.is_expandable FROM segment_lives s JOIN devices d ON s.device_id = d.id
-             WHERE d.device_index = ?1 AND (s.alloc_event IS NULL OR s.alloc_event <= ?2) AND (s.free_event IS NULL OR s.free_event > ?2)
-               AND NOT (s.alloc_event IS NULL AND s.free_event IS NOT NULL AND s.is_expandable = 1 AND s.at_dump = 0 AND s.free_event <= ?2)
-             ORDER BY s.address",
-        )?
-        .query_map(params![device, e], |r| {
-            Ok(StateSegment {
-                address: r.get(0)?,
-                size: r.get(1)?,
-                stream: r.get(2)?,
-                segment_type: r.get(3)?,
-                is_expandable: r.get(4)?,
-                blocks: vec![],
-                free_bytes: 0,
-                largest_free: 0,
-            })
-        })?
-        .collect::<std::result::Result<_, _>>()?;
-    // Mapping lives of expandable segments can overlap (an unmapped piece of an older range):
-    // keep the ranges disjoint by dropping any that starts inside the previous one.
-    segs.dedup_by(|b, a| b.address < a.address + a.size);
+    let segs: Vec<StateSegment> = ranges_at(conn, device, event)?
+        .into_iter()
+        .map(|r| StateSegment {
+            address: r.start as i64,
+            size: r.size as i64,
+            stream: r.stream as i64,
+            segment_type: if r.pool == Pool::Small { "small".into() } else { "large".into() },
+            is_expandable: r.expandable,
+            blocks: vec![],
+            free_bytes: 0,
+            largest_free: 0,
+        })
+        .collect();
     let blocks: Vec<StateBlock> = conn
         .prepare_cached(
             "SELECT l.address, l.size, l.requested_size,

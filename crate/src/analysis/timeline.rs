@@ -55,3 +55,37 @@ pub fn downsample(device: i64, s: &Series, from: u32, to: u32, buckets: u32) -> 
     t.to = to;
     t
 }
+
+/// The same buckets from the SnapshotDB (for inputs that are only a database, and the report).
+pub fn from_db(conn: &rusqlite::Connection, device: i64, buckets: i64) -> crate::Result<Timeline> {
+    let dev = super::peak::dev_id(conn, device)?;
+    let events: i64 = conn.query_row("SELECT events FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
+    let mut t = Timeline {
+        device,
+        from: 0,
+        to: events.max(1) as u32 - 1,
+        index: vec![],
+        allocated_min: vec![],
+        allocated_max: vec![],
+        active_max: vec![],
+        reserved_max: vec![],
+        requested_max: vec![],
+    };
+    let mut stmt = conn.prepare(
+        "SELECT MIN(trace_index), MIN(allocated), MAX(allocated), MAX(active), MAX(reserved), MAX(requested) FROM traces
+         WHERE device_id = ?1 GROUP BY (trace_index * ?2) / MAX(?3, 1) ORDER BY 1",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![dev, buckets.max(1), events], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+    })?;
+    for row in rows {
+        let (i, amin, amax, act, res, req) = row?;
+        t.index.push(i as u32);
+        t.allocated_min.push(amin);
+        t.allocated_max.push(amax);
+        t.active_max.push(act);
+        t.reserved_max.push(res);
+        t.requested_max.push(req);
+    }
+    Ok(t)
+}

@@ -3,6 +3,7 @@
 //! node (`total = self + Σ children`) and the root equals the device's `active` counter.
 
 use crate::error::Result;
+use crate::model::Frame;
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -109,6 +110,8 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
                 .query_map([stack], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))?
                 .collect::<std::result::Result<Vec<_>, _>>()?
                 .into_iter()
+                // Allocator and interpreter plumbing is hidden, as memory_viz hides it.
+                .filter(|(f, l, n)| !Frame { filename: f.clone(), line: *l, name: n.clone() }.is_noise())
                 .map(|(f, l, n)| (format!("{n} ({}:{l})", short_file(&f)), Some((f, l, n))))
                 .collect(),
             (None, true) => vec![(BEFORE_WINDOW_NO_STACK.to_string(), None)],

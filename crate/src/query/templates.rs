@@ -136,8 +136,21 @@ pub fn run(conn: &mut Connection, name: &str, params: &Map<String, J>, limits: L
     let mut result = match t.kind {
         Kind::Sql => {
             let sql_text = render_sql(&t, text("order_by").as_deref(), text("order_dir").as_deref());
-            let named: Vec<(&str, Value)> = binds.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-            let rows = sql::run(conn, &sql_text, &named, limits)?;
+            // A template's own `limit` fetches one row more, to tell whether more exist.
+            let want = effective.get("limit").and_then(|v| v.as_i64()).filter(|&l| l >= 0);
+            let named: Vec<(&str, Value)> = binds
+                .iter()
+                .map(|(k, v)| match (k.as_str(), want) {
+                    (":limit", Some(l)) => (k.as_str(), Value::Integer(l + 1)),
+                    _ => (k.as_str(), v.clone()),
+                })
+                .collect();
+            let mut rows = sql::run(conn, &sql_text, &named, limits)?;
+            if let Some(l) = want.map(|l| l as usize).filter(|&l| rows.rows.len() > l) {
+                rows.rows.truncate(l);
+                rows.returned = l;
+                rows.has_more = true;
+            }
             let offset = effective.get("offset").and_then(|v| v.as_i64()).unwrap_or(0);
             let total = if rows.has_more || offset > 0 {
                 let unlimited: Vec<(&str, Value)> = named

@@ -16,6 +16,7 @@ pub(crate) struct Forward {
     pub lifetimes: Vec<Lifetime>,
     pub event_lifetime: Vec<u32>,
     pub segments: Vec<SegmentLife>,
+    pub start_ranges: RangeSet,
     pub dump_blocks_matched: [u64; 2],
     pub ambiguous_bytes: u64,
 }
@@ -169,6 +170,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
         })
         .collect();
     let mut open_segments: HashMap<(u64, u64), usize> = segments.iter().enumerate().map(|(i, s)| ((s.addr, s.size), i)).collect();
+    let kept_start = start_ranges.clone();
     let mut lay = Layout { rules, ranges: start_ranges, blocks: BTreeMap::new(), lifetimes, gap_after: HashMap::new() };
     lay.place_start_blocks(&start_blocks);
 
@@ -207,20 +209,17 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
                 lay.blocks.remove(&e.addr);
             }
             Action::SegmentAlloc | Action::SegmentMap => {
-                let expandable = e.action == Action::SegmentMap;
-                let pool = if e.size == 2 * MIB { Pool::Small } else { Pool::Large };
-                let r = Range { start: e.addr, size: e.size, stream: e.stream, pool, expandable };
-                let done = if expandable { lay.ranges.insert(r) } else { lay.ranges.insert_separate(r) };
-                if let Err(m) = done {
+                if let Err(m) = lay.ranges.apply(e.action, e.addr, e.size, e.stream) {
                     log.add(Some(i), "SEGMENT_INCONSISTENT", format!("{}: {m}", e.action.name()));
                 }
+                let pool = if e.size == 2 * MIB { Pool::Small } else { Pool::Large };
                 open_segments.insert((e.addr, e.size), segments.len());
                 segments.push(SegmentLife {
                     addr: e.addr,
                     size: e.size,
                     stream: e.stream,
                     pool,
-                    expandable,
+                    expandable: e.action == Action::SegmentMap,
                     alloc_event: Some(i as u32),
                     free_event: None,
                     at_dump: false,
@@ -272,7 +271,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
         lt.size_uncertainty = x;
         ambiguous_bytes += x;
     }
-    Forward { lifetimes: lay.lifetimes, event_lifetime, segments, dump_blocks_matched, ambiguous_bytes }
+    Forward { lifetimes: lay.lifetimes, event_lifetime, segments, start_ranges: kept_start, dump_blocks_matched, ambiguous_bytes }
 }
 
 /// The replay must end on the dump: the same ranges and the same blocks with the same sizes.

@@ -114,6 +114,8 @@ pub struct DeviceReplay {
     /// For each event, the lifetime it acts on (alloc/free) or `NONE`.
     pub event_lifetime: Vec<u32>,
     pub segments: Vec<SegmentLife>,
+    /// Reserved ranges before the first event.
+    pub start_ranges: ranges::RangeSet,
     pub series: Series,
     pub consistency: Consistency,
 }
@@ -154,6 +156,7 @@ pub fn replay_device(snap: &Snapshot, rules: &Rules, device: i64) -> DeviceRepla
         lifetimes: fwd.lifetimes,
         event_lifetime: fwd.event_lifetime,
         segments: fwd.segments,
+        start_ranges: fwd.start_ranges,
         series,
         consistency: Consistency {
             ok,

@@ -2,7 +2,7 @@
 //! contiguous mapped ranges that merge when pages are mapped next to each other and split when
 //! pages in the middle are unmapped.
 
-use crate::model::Pool;
+use crate::model::{Action, Pool};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +95,20 @@ impl RangeSet {
             Some(r) if r.size == size => Ok(self.map.remove(&start).unwrap()),
             Some(r) => Err(format!("segment at 0x{start:x} has {} bytes, the event says {size}", r.size)),
             None => Err(format!("no segment starts at 0x{start:x}")),
+        }
+    }
+
+    /// Apply one segment event going forward: segment_alloc adds a segment, segment_map adds a
+    /// mapping (merged with touching mappings), segment_free removes a segment, segment_unmap cuts
+    /// a mapping out. Other actions do nothing.
+    pub fn apply(&mut self, action: Action, addr: u64, size: u64, stream: u64) -> Result<(), String> {
+        let pool = if size == 2 << 20 { Pool::Small } else { Pool::Large };
+        match action {
+            Action::SegmentAlloc => self.insert_separate(Range { start: addr, size, stream, pool, expandable: false }),
+            Action::SegmentMap => self.insert(Range { start: addr, size, stream, pool, expandable: true }),
+            Action::SegmentFree => self.remove_exact(addr, size).map(|_| ()),
+            Action::SegmentUnmap => self.cut(addr, size).map(|_| ()),
+            _ => Ok(()),
         }
     }
 

@@ -128,7 +128,8 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)]) -> Result<()
         for (i, fr) in s.interner.frames.iter().enumerate() {
             f.execute(params![i as i64, fr.filename, fr.line, fr.name])?;
         }
-        let mut cs = tx.prepare("INSERT INTO call_stacks (id, depth, top_frame_id, frames_json, text) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+        let mut cs =
+            tx.prepare("INSERT INTO call_stacks (id, depth, top_frame_id, frames_json, text, site) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
         let mut sf = tx.prepare("INSERT INTO stack_frames (stack_id, position, frame_id) VALUES (?1, ?2, ?3)")?;
         for (i, st) in s.interner.stacks.iter().enumerate() {
             let json = serde_json::Value::Array(st.iter().map(|&fid| frame_json(&s.interner.frames[fid as usize])).collect());
@@ -140,7 +141,8 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)]) -> Result<()
                     format!("{}:{} {}", f.filename, f.line, f.name)
                 })
                 .collect();
-            cs.execute(params![i as i64, st.len() as i64, st.first().map(|&x| x as i64), json.to_string(), text.join("\n")])?;
+            let site = s.interner.site(st).map(|f| f.label()).unwrap_or_default();
+            cs.execute(params![i as i64, st.len() as i64, st.first().map(|&x| x as i64), json.to_string(), text.join("\n"), site])?;
             for (pos, &fid) in st.iter().enumerate() {
                 sf.execute(params![i as i64, pos as i64, fid as i64])?;
             }
@@ -169,6 +171,9 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)]) -> Result<()
             "INSERT INTO segment_lives (device_id, address, size, stream, segment_type, is_expandable, alloc_event, free_event, at_dump) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )?;
         let mut iss = tx.prepare("INSERT INTO issues (device_id, event, code, message) VALUES (?1, ?2, ?3, ?4)")?;
+        let mut sr = tx.prepare(
+            "INSERT INTO start_ranges (device_id, address, size, stream, segment_type, is_expandable) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
 
         let mut seg_id: i64 = 0;
         let mut lifetime_base: i64 = 0;
@@ -293,6 +298,9 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)]) -> Result<()
                     x.free_event,
                     x.at_dump
                 ])?;
+            }
+            for r in d.start_ranges.iter() {
+                sr.execute(params![dev_id, r.start as i64, r.size as i64, r.stream as i64, pool_name(r.pool), r.expandable])?;
             }
             for x in &d.consistency.issues {
                 iss.execute(params![dev_id, x.event, x.code, x.message])?;

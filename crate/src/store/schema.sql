@@ -18,7 +18,8 @@ CREATE TABLE frames (id INTEGER PRIMARY KEY, filename TEXT NOT NULL, line INTEGE
 
 -- One row per distinct stack; frames_json is innermost-first [{"filename","line","name"}, ...];
 -- text is outermost-first, one "filename:line name" per line (pt-snap-cli's callstack text).
-CREATE TABLE call_stacks (id INTEGER PRIMARY KEY, depth INTEGER NOT NULL, top_frame_id INTEGER, frames_json TEXT NOT NULL, text TEXT NOT NULL);
+-- site: the innermost frame that is not allocator/interpreter plumbing, preferring Python code.
+CREATE TABLE call_stacks (id INTEGER PRIMARY KEY, depth INTEGER NOT NULL, top_frame_id INTEGER, frames_json TEXT NOT NULL, text TEXT NOT NULL, site TEXT NOT NULL);
 CREATE TABLE stack_frames (stack_id INTEGER NOT NULL, position INTEGER NOT NULL, frame_id INTEGER NOT NULL,
   PRIMARY KEY (stack_id, position)) WITHOUT ROWID;   -- position 0 = innermost (allocation site)
 
@@ -55,6 +56,10 @@ CREATE TABLE lifetimes (
   stack_id INTEGER, stack_source TEXT NOT NULL,   -- 'alloc' | 'dump_block' | 'free' | 'none'
   size_exact INTEGER NOT NULL, size_uncertainty INTEGER NOT NULL, orphan INTEGER NOT NULL
 );
+
+-- Reserved ranges right before the first event (as the backward replay found them).
+CREATE TABLE start_ranges (device_id INTEGER NOT NULL REFERENCES devices(id), address INTEGER NOT NULL, size INTEGER NOT NULL,
+  stream INTEGER NOT NULL, segment_type TEXT NOT NULL, is_expandable INTEGER NOT NULL);
 
 -- Reserved ranges: cudaMalloc segments and expandable mappings over the window.
 CREATE TABLE segment_lives (

@@ -7,6 +7,9 @@ import { renderTree } from './tree';
 import { renderState } from './state';
 import { renderQueries } from './queries';
 import { renderCompare } from './compare';
+import { renderPeak } from './peak';
+import { renderLeaks } from './leaks';
+import { renderOom } from './oom';
 
 export interface AppHandle {
   files: OpenFile[];
@@ -29,8 +32,11 @@ export interface ViewContext {
 export const VIEWS = {
   overview: { title: 'Overview', render: renderOverview },
   timeline: { title: 'Timeline', render: renderTimeline },
+  peak: { title: 'Peak', render: renderPeak },
   tree: { title: 'Memory tree', render: renderTree },
   state: { title: 'Allocator state', render: renderState },
+  leaks: { title: 'Leaks', render: renderLeaks },
+  oom: { title: 'OOM', render: renderOom },
   queries: { title: 'Queries', render: renderQueries },
   compare: { title: 'Compare', render: renderCompare },
 } satisfies Record<string, { title: string; render: (c: ViewContext) => Promise<void> }>;

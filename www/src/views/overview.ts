@@ -1,6 +1,6 @@
 // Overview: health first, then the headline figures of the selected device, then every device.
 import type { ViewContext } from './index';
-import type { DeviceOverview } from '../types';
+import type { DeviceAnalysis, DeviceOverview } from '../types';
 import { bytes, bytesSpan, el, eventLabel, int } from '../ui/format';
 
 function card(title: string, value: HTMLElement | string, sub: (Node | string)[] = [], cls = '') {
@@ -65,6 +65,7 @@ export async function renderOverview(c: ViewContext) {
   const ov = c.file.overview;
   const d = c.deviceOverview;
   const root = el('div', { class: 'overview' });
+  c.root.append(root);
   root.append(
     el('h2', { text: c.file.name }),
     el('p', {
@@ -79,7 +80,6 @@ export async function renderOverview(c: ViewContext) {
         text: 'This snapshot holds no segments and no trace events: the allocator had nothing reserved when it was dumped.',
       }),
     );
-    c.root.append(root);
     return;
   }
   root.append(health(c, d));
@@ -118,6 +118,27 @@ export async function renderOverview(c: ViewContext) {
     ]),
   );
   root.append(cards);
+
+  const analysis = await c.file.client.call<DeviceAnalysis>('analyze', c.device, -1);
+  root.append(el('h3', { text: 'Findings' }));
+  if (!analysis.findings.length) root.append(el('p', { class: 'muted', text: 'Nothing stands out.' }));
+  for (const f of analysis.findings) {
+    root.append(
+      el(
+        'div',
+        { class: `finding ${f.priority}` },
+        el('div', {}, el('span', { class: 'prio', text: f.priority }), el('b', { text: f.title })),
+        el('div', { class: 'evidence', text: f.evidence }),
+        el(
+          'div',
+          {},
+          el('i', { text: 'Try: ' }),
+          f.suggestion,
+          f.expected_effect ? el('span', { class: 'muted', text: ` — expected: ${f.expected_effect}` }) : '',
+        ),
+      ),
+    );
+  }
 
   if (d.events > 0) {
     const actions = el('div', { class: 'actions' });
@@ -178,5 +199,4 @@ export async function renderOverview(c: ViewContext) {
       el('ul', { class: 'warnings' }, ...ov.warnings.map((w) => el('li', { text: `${w.code}: ${w.message}` }))),
     );
   }
-  c.root.append(root);
 }

@@ -49,3 +49,20 @@ impl Input {
 pub fn source_meta(path: &Path) -> Vec<(&'static str, String)> {
     vec![("source_name", path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())]
 }
+
+/// A session over a snapshot (replayed into memory) or a SnapshotDB.
+pub fn session(path: &Path) -> Result<snapscope::session::Session> {
+    match open(path)? {
+        Input::Db { conn } => snapscope::session::Session::from_db(conn),
+        Input::Snapshot { loaded, path } => snapscope::session::Session::from_loaded(*loaded, &source_meta(&path)),
+    }
+}
+
+/// Write a file atomically: a temporary file beside it, renamed when complete.
+pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    std::fs::write(&tmp, data).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(&path.display().to_string(), e)
+    })
+}

@@ -1,5 +1,6 @@
 //! The `snapscope` command line: the same engine as the page, for terminals, scripts and agents.
 
+mod analyze;
 mod input;
 mod output;
 
@@ -58,6 +59,30 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Analyses per device: overview, peak, fragment, leak, oom, tree, compare (with --ref), or all.
+    Analyze {
+        input: PathBuf,
+        #[arg(long, default_value = "all", value_parser = ["overview", "peak", "fragment", "leak", "oom", "tree", "compare", "all"])]
+        mode: String,
+        /// The other snapshot or DB for --mode compare.
+        #[arg(long = "ref")]
+        reference: Option<PathBuf>,
+        /// Event for peak/tree (default: the allocated peak).
+        #[arg(long)]
+        event: Option<i64>,
+        #[arg(long)]
+        device: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the self-contained HTML report (no network, no scripts).
+    Report {
+        input: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// The template catalogue with typed parameters and output columns (for scripts and agents).
     Capabilities {
         #[arg(long)]
@@ -84,6 +109,8 @@ fn main() {
         | Cmd::Overview { json, .. }
         | Cmd::Sql { json, .. }
         | Cmd::Query { json, .. }
+        | Cmd::Analyze { json, .. }
+        | Cmd::Report { json, .. }
         | Cmd::Capabilities { json } => *json,
     };
     if let Err(e) = run(cli.cmd) {
@@ -190,11 +217,26 @@ fn run(cmd: Cmd) -> Result<()> {
                 eprintln!("({} of {} rows)", r.returned, r.total);
             }
         }
+        Cmd::Analyze { input, mode, reference, event, device, json } => {
+            let session = input::session(&input)?;
+            analyze::run(&session, &mode, reference.as_deref(), event, device, json)?;
+        }
+        Cmd::Report { input, output, json } => {
+            let session = input::session(&input)?;
+            let title = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let html = snapscope::report::html(&session, &title)?;
+            input::write_atomic(&output, html.as_bytes())?;
+            if json {
+                output::json(&serde_json::json!({"ok": true, "schema_version": 1, "report_path": output, "bytes": html.len()}));
+            } else {
+                println!("wrote {} ({} KiB)", output.display(), html.len() / 1024);
+            }
+        }
         Cmd::Capabilities { json } => {
             let cat = catalogue();
             if json {
                 output::json(&serde_json::json!({"ok": true, "schema_version": 1, "engine_version": snapscope::VERSION, "templates": cat,
-                    "analyses": ["overview"], "formats": ["pickle protocol 0-5", "gzip", "json", "TorchScript type-tagged pickle", "SnapshotDB (.db)"]}));
+                    "analyses": ["overview", "peak", "fragment", "leak", "oom", "tree", "compare", "all"], "formats": ["pickle protocol 0-5", "gzip", "json", "TorchScript type-tagged pickle", "SnapshotDB (.db)"]}));
             } else {
                 for t in cat {
                     println!("{} ({}): {}", t.name, t.category, t.description);

@@ -1,0 +1,172 @@
+//! Findings: each is a problem, the evidence (numbers and where they come from), and a
+//! suggestion with a priority, a category and the expected effect.
+
+use super::fragment::Fragmentation;
+use super::leak::LeakAnalysis;
+use super::oom::OomAnalysis;
+use super::overview::DeviceOverview;
+use super::peak::PeakAnalysis;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Finding {
+    pub device: i64,
+    /// high | medium | low | info
+    pub priority: String,
+    /// consistency | oom | leak | fragmentation | peak | history
+    pub category: String,
+    pub title: String,
+    pub evidence: String,
+    pub suggestion: String,
+    pub expected_effect: String,
+}
+
+fn gib(b: i64) -> String {
+    format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+pub fn findings(
+    ov: &DeviceOverview,
+    peak: Option<&PeakAnalysis>,
+    frag: &Fragmentation,
+    leak: Option<&LeakAnalysis>,
+    oom: &OomAnalysis,
+) -> Vec<Finding> {
+    let d = ov.device;
+    let mut f = Vec::new();
+    let mut add = |priority: &str, category: &str, title: String, evidence: String, suggestion: &str, effect: String| {
+        f.push(Finding {
+            device: d,
+            priority: priority.into(),
+            category: category.into(),
+            title,
+            evidence,
+            suggestion: suggestion.into(),
+            expected_effect: effect,
+        });
+    };
+    if !ov.consistency.ok {
+        let n = ov.consistency.issues.len() as u64 + ov.consistency.more_issues;
+        let first = ov.consistency.issues.first().map(|i| format!("first at event {:?}: {}", i.event, i.message)).unwrap_or_default();
+        add(
+            "high",
+            "consistency",
+            format!("{n} events do not fit the allocator state"),
+            first,
+            "treat figures between the first issue and the dump as approximate; check for skip_actions, edited traces or cudaMallocAsync",
+            "knowing which numbers to trust".into(),
+        );
+    }
+    for o in &oom.ooms {
+        add(
+            "high",
+            "oom",
+            format!("Out of memory at event {} ({})", o.event, o.verdict.replace('_', " ")),
+            o.explanation.clone(),
+            o.suggestions.first().map(String::as_str).unwrap_or(""),
+            format!("the {} request fits", gib(o.requested)),
+        );
+    }
+    if let Some(l) = leak {
+        if l.floor_rises_steadily && l.candidate_bytes > 0 {
+            let top = l.candidates_by_stack.first().map(|s| s.site.clone().unwrap_or_else(|| s.label.clone())).unwrap_or_default();
+            add(
+                "high",
+                "leak",
+                format!("Allocated memory floor grows by {} over the window", gib(l.floor_growth)),
+                format!(
+                    "{} blocks ({}) allocated in the window are still allocated at the end; largest site: {top}",
+                    l.candidates,
+                    gib(l.candidate_bytes)
+                ),
+                "drop references to these tensors (detach/.item() for logged values, clear caches)",
+                format!("up to {} less memory at the end, and no slow creep", gib(l.candidate_bytes)),
+            );
+        } else if l.candidate_bytes > 0 && l.events > 0 {
+            add(
+                "info",
+                "leak",
+                format!("{} blocks ({}) allocated in the window are alive at the dump", l.candidates, gib(l.candidate_bytes)),
+                "the allocated floor does not grow steadily: likely live state (activations of the current step, caches), not a leak"
+                    .into(),
+                "check the candidates by stack if the dump was taken between steps",
+                "".into(),
+            );
+        }
+        if l.pending_free_bytes > 0 {
+            add(
+                "low",
+                "leak",
+                format!("{} freed but not yet returned at the dump", gib(l.pending_free_bytes)),
+                format!("{} pending-free blocks (used on other streams, record_stream)", l.pending_free_blocks),
+                "synchronize the side streams or avoid record_stream on large tensors",
+                format!("{} returned sooner", gib(l.pending_free_bytes)),
+            );
+        }
+    }
+    if let Some(at) = frag.at.iter().find(|a| a.label == "allocated_peak").or(frag.at.first()) {
+        if at.reserved > 0 && at.free_bytes as f64 > 0.2 * at.reserved as f64 && at.fragmentation > 0.5 {
+            add(
+                "medium",
+                "fragmentation",
+                format!(
+                    "{:.0}% of reserved memory is free but split into {} pieces",
+                    100.0 * at.free_bytes as f64 / at.reserved as f64,
+                    at.free_blocks
+                ),
+                format!("at {}: {} free, largest piece {}", at.label.replace('_', " "), gib(at.free_bytes), gib(at.largest_free)),
+                "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                format!("up to {} less reserved memory", gib(at.free_bytes - at.largest_free)),
+            );
+        }
+        if at.allocated > 0 && at.rounding_waste as f64 > 0.05 * at.allocated as f64 {
+            add(
+                "low",
+                "fragmentation",
+                format!("{} lost to rounding", gib(at.rounding_waste)),
+                format!(
+                    "{:.1}% of allocated bytes are rounding (block size − requested)",
+                    100.0 * at.rounding_waste as f64 / at.allocated as f64
+                ),
+                "check roundup_power2_divisions and odd tensor sizes",
+                format!("up to {}", gib(at.rounding_waste)),
+            );
+        }
+    }
+    if let Some(p) = peak {
+        if let Some(g) = p.by_stack.first().filter(|g| g.share > 0.4 && g.origin != "other") {
+            let site = g.site.clone().unwrap_or_else(|| g.label.clone());
+            add(
+                "medium",
+                "peak",
+                format!("One allocation site holds {:.0}% of the peak", g.share * 100.0),
+                format!("{} in {} blocks at event {:?}: {site}", gib(g.bytes), g.blocks, p.event),
+                "start there: smaller shapes, lower precision, checkpointing or freeing earlier",
+                format!("the peak drops by up to {}", gib(g.bytes)),
+            );
+        }
+        if p.counters_at_event.reserved > 0 && p.reserved_minus_allocated as f64 > 0.25 * p.counters_at_event.reserved as f64 {
+            add(
+                "low",
+                "peak",
+                format!("{} reserved but not allocated at the peak", gib(p.reserved_minus_allocated)),
+                "cached blocks the allocator keeps for reuse".into(),
+                "expandable_segments:True or a smaller garbage_collection_threshold releases them",
+                format!("up to {} lower reserved peak", gib(p.reserved_minus_allocated)),
+            );
+        }
+    }
+    if ov.events > 0 && ov.window.blocks_before_window > 0 && ov.at_window_start.is_some_and(|s| s.allocated > 0) {
+        add(
+            "info",
+            "history",
+            "The trace starts after allocations were made".into(),
+            format!("{} blocks were allocated before the first recorded event", ov.window.blocks_before_window),
+            "record earlier or with a larger max_entries to see where they came from",
+            "complete allocation stacks".into(),
+        );
+    }
+    let rank = |p: &str| ["high", "medium", "low", "info"].iter().position(|x| *x == p).unwrap_or(4);
+    f.sort_by_key(|x| rank(&x.priority));
+    f
+}

@@ -1,0 +1,96 @@
+//! Fragmentation: at the dump and at the allocated peak, how much reserved memory is free, in how
+//! many pieces, the largest piece (the biggest request served without a new segment), bytes lost
+//! to rounding, and bytes held by pending frees; overall and per segment.
+
+use super::peak::peak_of;
+use super::state::{allocator_state, AllocatorState};
+use crate::error::Result;
+use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SegmentFrag {
+    pub address: i64,
+    pub size: i64,
+    pub free_bytes: i64,
+    pub free_blocks: i64,
+    pub largest_free: i64,
+    pub is_expandable: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FragAt {
+    /// "dump" or "allocated_peak"
+    pub label: String,
+    pub event: Option<i64>,
+    pub reserved: i64,
+    pub allocated: i64,
+    pub free_bytes: i64,
+    pub free_blocks: i64,
+    pub largest_free: i64,
+    /// 1 − largest free block / free bytes: 0 = one contiguous hole, → 1 = many small holes.
+    pub fragmentation: f64,
+    /// Σ (block size − requested size) of allocated blocks.
+    pub rounding_waste: i64,
+    pub pending_free_bytes: i64,
+    pub segments: usize,
+    /// Segments with the most free bytes.
+    pub worst_segments: Vec<SegmentFrag>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Fragmentation {
+    pub device: i64,
+    pub at: Vec<FragAt>,
+}
+
+fn summarize(label: &str, st: &AllocatorState) -> FragAt {
+    let mut segs: Vec<SegmentFrag> = st
+        .segments
+        .iter()
+        .map(|s| SegmentFrag {
+            address: s.address,
+            size: s.size,
+            free_bytes: s.free_bytes,
+            free_blocks: s.blocks.iter().filter(|b| b.state == "inactive").count() as i64,
+            largest_free: s.largest_free,
+            is_expandable: s.is_expandable,
+        })
+        .collect();
+    let free_blocks = segs.iter().map(|s| s.free_blocks).sum();
+    segs.sort_by_key(|s| (-s.free_bytes, s.address));
+    segs.truncate(10);
+    let blocks = st.segments.iter().flat_map(|s| s.blocks.iter());
+    let (mut waste, mut pending) = (0, 0);
+    for b in blocks {
+        match b.state.as_str() {
+            "active_allocated" => waste += b.size - b.requested,
+            "active_pending_free" => pending += b.size,
+            _ => {}
+        }
+    }
+    FragAt {
+        label: label.into(),
+        event: st.event,
+        reserved: st.reserved,
+        allocated: st.allocated,
+        free_bytes: st.free,
+        free_blocks,
+        largest_free: st.largest_free,
+        fragmentation: if st.free > 0 { 1.0 - st.largest_free as f64 / st.free as f64 } else { 0.0 },
+        rounding_waste: waste,
+        pending_free_bytes: pending,
+        segments: st.segments.len(),
+        worst_segments: segs,
+    }
+}
+
+pub fn fragmentation(conn: &Connection, device: i64) -> Result<Fragmentation> {
+    let events: i64 = conn.query_row("SELECT events FROM devices WHERE device_index = ?1", [device], |r| r.get(0))?;
+    let last = (events > 0).then_some(events - 1);
+    let mut at = vec![summarize("dump", &allocator_state(conn, device, last)?)];
+    if let Some(e) = peak_of(conn, device, "allocated")?.event {
+        at.push(summarize("allocated_peak", &allocator_state(conn, device, Some(e as i64))?));
+    }
+    Ok(Fragmentation { device, at })
+}

@@ -1,0 +1,109 @@
+//! Leaks: blocks allocated inside the window and still allocated at the dump (told apart from
+//! pending frees and from memory allocated before the window), long-lived blocks, and whether the
+//! allocated floor grows across the window — all attributed to stacks.
+
+use super::peak::dev_id;
+use super::tree::NO_STACK;
+use crate::error::Result;
+use rusqlite::{params, Connection};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StackBytes {
+    pub label: String,
+    pub site: Option<String>,
+    pub stack_id: Option<i64>,
+    pub blocks: i64,
+    pub bytes: i64,
+    /// First and last allocating events of these blocks.
+    pub first_event: Option<i64>,
+    pub last_event: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LeakAnalysis {
+    pub device: i64,
+    pub events: i64,
+    /// Allocated in the window, still allocated at the dump.
+    pub candidates: i64,
+    pub candidate_bytes: i64,
+    pub candidates_by_stack: Vec<StackBytes>,
+    /// Freed by the program but not yet returned (record_stream, other streams) at the dump.
+    pub pending_free_blocks: i64,
+    pub pending_free_bytes: i64,
+    /// Allocated before the window and still live at the dump (weights, caches).
+    pub before_window_blocks: i64,
+    pub before_window_bytes: i64,
+    /// In-window blocks that lived at least half the window (freed or not).
+    pub long_lived_blocks: i64,
+    pub long_lived_bytes: i64,
+    /// Minimum allocated bytes in each tenth of the window.
+    pub floor: Vec<i64>,
+    /// Last floor − first floor.
+    pub floor_growth: i64,
+    /// The floor never drops and ends higher than it starts.
+    pub floor_rises_steadily: bool,
+}
+
+pub fn leak(conn: &Connection, device: i64, top: usize) -> Result<LeakAnalysis> {
+    let dev = dev_id(conn, device)?;
+    let events: i64 = conn.query_row("SELECT events FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
+    let one = |sql: &str| -> Result<(i64, i64)> {
+        Ok(conn.query_row(sql, params![dev, events], |r| Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.unwrap_or(0))))?)
+    };
+    let (candidates, candidate_bytes) = one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NOT NULL AND state_at_dump = 'active_allocated'")?;
+    let (pending_free_blocks, pending_free_bytes) = one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND state_at_dump = 'active_pending_free'")?;
+    let (before_window_blocks, before_window_bytes) =
+        one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NULL AND free_completed_event IS NULL")?;
+    let (long_lived_blocks, long_lived_bytes) =
+        one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND orphan = 0 AND alloc_event IS NOT NULL AND COALESCE(free_completed_event, ?2) - alloc_event >= ?2 / 2")?;
+    let mut stmt = conn.prepare(
+        "SELECT l.stack_id, COALESCE(cs.text, ?2), COUNT(*), SUM(l.size), MIN(l.alloc_event), MAX(l.alloc_event), cs.site
+         FROM lifetimes l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
+         WHERE l.device_id = ?1 AND l.orphan = 0 AND l.alloc_event IS NOT NULL AND l.state_at_dump = 'active_allocated'
+         GROUP BY l.stack_id ORDER BY SUM(l.size) DESC LIMIT ?3",
+    )?;
+    let candidates_by_stack = stmt
+        .query_map(params![dev, NO_STACK, top as i64], |r| {
+            Ok(StackBytes {
+                stack_id: r.get(0)?,
+                label: r.get(1)?,
+                site: r.get(6)?,
+                blocks: r.get(2)?,
+                bytes: r.get(3)?,
+                first_event: r.get(4)?,
+                last_event: r.get(5)?,
+            })
+        })?
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let floor: Vec<i64> = if events >= 10 {
+        conn.prepare(
+            "SELECT MIN(allocated) FROM traces WHERE device_id = ?1 GROUP BY (trace_index * 10) / ?2 ORDER BY (trace_index * 10) / ?2",
+        )?
+        .query_map(params![dev, events], |r| r.get(0))?
+        .collect::<std::result::Result<_, _>>()?
+    } else {
+        vec![]
+    };
+    let floor_growth = match (floor.first(), floor.last()) {
+        (Some(a), Some(b)) => b - a,
+        _ => 0,
+    };
+    let floor_rises_steadily = floor.len() >= 3 && floor.windows(2).all(|w| w[1] >= w[0]) && floor_growth > 0;
+    Ok(LeakAnalysis {
+        device,
+        events,
+        candidates,
+        candidate_bytes,
+        candidates_by_stack,
+        pending_free_blocks,
+        pending_free_bytes,
+        before_window_blocks,
+        before_window_bytes,
+        long_lived_blocks,
+        long_lived_bytes,
+        floor,
+        floor_growth,
+        floor_rises_steadily,
+    })
+}

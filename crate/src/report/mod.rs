@@ -1,0 +1,184 @@
+//! The self-contained HTML report: one file, no scripts, no network. Top-down: health and
+//! headline cards, then per device the findings, peak attribution, fragmentation, leaks, OOMs.
+
+use crate::analysis::timeline::{from_db, Timeline};
+use crate::error::Result;
+use crate::session::{DeviceAnalysis, Session};
+use std::fmt::Write;
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+fn b(v: i64) -> String {
+    let a = v.unsigned_abs() as f64;
+    for (u, n) in [(1u64 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
+        if a >= u as f64 {
+            return format!("{:.2} {n}", v as f64 / u as f64);
+        }
+    }
+    format!("{v} B")
+}
+
+fn bytes(v: i64) -> String {
+    format!("<span title=\"{v} B\">{}</span>", b(v))
+}
+
+fn ev(e: Option<i64>) -> String {
+    e.map(|e| format!("event {e}")).unwrap_or_else(|| "window start".into())
+}
+
+fn sparkline(t: &Timeline) -> String {
+    if t.index.is_empty() {
+        return String::new();
+    }
+    let (w, h) = (900.0, 160.0);
+    let max = t.reserved_max.iter().chain(&t.active_max).copied().max().unwrap_or(1).max(1) as f64;
+    let n = t.index.len().max(2) as f64 - 1.0;
+    let pts = |v: &[i64]| {
+        v.iter()
+            .enumerate()
+            .map(|(i, &y)| format!("{:.1},{:.1}", i as f64 / n * w, h - y as f64 / max * (h - 4.0)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    format!(
+        "<svg viewBox=\"0 0 {w} {h}\" preserveAspectRatio=\"none\" class=\"spark\" role=\"img\" aria-label=\"memory over the trace\"><polygon fill=\"#cbd5e1\" points=\"0,{h} {} {w},{h}\"/><polyline fill=\"none\" stroke=\"#2563eb\" stroke-width=\"1.5\" points=\"{}\"/></svg><div class=\"muted\">grey: reserved · blue: allocated · x: event 0 … {} · y: 0 … {}</div>",
+        pts(&t.reserved_max),
+        pts(&t.allocated_max),
+        t.to,
+        b(max as i64)
+    )
+}
+
+const CSS: &str = "body{font-family:system-ui,sans-serif;color:#0f172a;background:#f8fafc;margin:0;padding:24px 32px;max-width:1200px}h1{margin:0 0 4px}h2{margin-top:32px;border-bottom:2px solid #e2e8f0;padding-bottom:4px}h3{margin:20px 0 8px}.muted{color:#64748b;font-size:13px}.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(220px,1fr));gap:10px;margin:12px 0}.card{background:#fff;border:1px solid #e2e8f0;border-radius:10px;padding:10px 14px}.card .t{font-size:12px;color:#64748b;text-transform:uppercase}.card .v{font-size:22px;font-weight:650}.ok{background:#ecfdf5;border:1px solid #a7f3d0;padding:10px 14px;border-radius:10px}.warn{background:#fffbeb;border:1px solid #fde68a;padding:10px 14px;border-radius:10px}table{border-collapse:collapse;background:#fff;width:100%;font-size:13px}td,th{border-bottom:1px solid #e2e8f0;padding:5px 8px;text-align:left;vertical-align:top}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.bar{background:#dbeafe;height:10px;border-radius:3px}.f{border-left:4px solid #94a3b8;background:#fff;padding:8px 12px;margin:8px 0;border-radius:6px}.f.high{border-color:#dc2626}.f.medium{border-color:#f59e0b}.f.low{border-color:#2563eb}pre{white-space:pre-wrap;font-size:12px;margin:0}.spark{width:100%;height:160px;background:#fff;border:1px solid #e2e8f0;border-radius:8px}";
+
+pub fn html(s: &Session, title: &str) -> Result<String> {
+    let ov = s.overview()?;
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\"><title>snapscope report: {t}</title><style>{CSS}</style></head><body><h1>Memory report: {t}</h1><div class=\"muted\">snapscope {v} · {f} snapshot, {enc}, {sz} · {n} device(s)</div>",
+        t = esc(title),
+        v = crate::VERSION,
+        f = match ov.format {
+            Some(crate::model::Format::List) => "list",
+            _ => "dict",
+        },
+        enc = esc(&ov.encoding),
+        sz = b(ov.source_bytes as i64),
+        n = ov.devices.len()
+    );
+    if ov.devices.is_empty() {
+        o.push_str("<p class=\"ok\">The snapshot holds no segments and no trace events.</p>");
+    }
+    let analyses: Vec<DeviceAnalysis> = ov.devices.iter().map(|d| s.analyze(d.device, None)).collect::<Result<_>>()?;
+    // Headline cards across devices.
+    o.push_str("<div class=\"cards\">");
+    for a in &analyses {
+        let d = &a.overview;
+        let health = if d.consistency.ok { "exact replay" } else { "partial: trace does not fit the dump" };
+        let _ = write!(
+            o,
+            "<div class=\"card\"><div class=\"t\">device {} · {}</div><div class=\"v\">{}</div><div class=\"muted\">peak allocated at {} · reserved peak {} · {} findings</div></div>",
+            d.device,
+            health,
+            bytes(d.peaks.allocated.bytes),
+            ev(d.peaks.allocated.event.map(|e| e as i64)),
+            b(d.peaks.reserved.bytes),
+            a.findings.len()
+        );
+    }
+    o.push_str("</div>");
+    for a in &analyses {
+        device_section(&mut o, s, a)?;
+    }
+    o.push_str("<p class=\"muted\">Generated by snapscope. Sizes are allocator block bytes; hover a size for the exact byte count.</p></body></html>");
+    Ok(o)
+}
+
+fn device_section(o: &mut String, s: &Session, a: &DeviceAnalysis) -> Result<()> {
+    let d = &a.overview;
+    let _ = write!(o, "<h2>Device {}</h2>", d.device);
+    if d.consistency.ok {
+        let _ = write!(
+            o,
+            "<p class=\"ok\">The allocator replay reproduces the dump exactly ({}/{} blocks; rules: {}).</p>",
+            d.consistency.dump_blocks_matched[0],
+            d.consistency.dump_blocks_matched[1],
+            esc(&d.allocator_rules)
+        );
+    } else {
+        let _ = write!(
+            o,
+            "<div class=\"warn\">Partial analysis: {} events do not fit the allocator state. First: {}</div>",
+            d.consistency.issues.len() as u64 + d.consistency.more_issues,
+            d.consistency.issues.first().map(|i| esc(&i.message)).unwrap_or_default()
+        );
+    }
+    let _ = write!(
+        o,
+        "<div class=\"cards\"><div class=\"card\"><div class=\"t\">peak allocated</div><div class=\"v\">{}</div><div class=\"muted\">at {}</div></div><div class=\"card\"><div class=\"t\">peak reserved</div><div class=\"v\">{}</div><div class=\"muted\">at {}</div></div><div class=\"card\"><div class=\"t\">at dump</div><div class=\"v\">{}</div><div class=\"muted\">allocated of {} reserved</div></div><div class=\"card\"><div class=\"t\">trace</div><div class=\"v\">{}</div><div class=\"muted\">events · {} OOM</div></div></div>",
+        bytes(d.peaks.allocated.bytes),
+        ev(d.peaks.allocated.event.map(|e| e as i64)),
+        bytes(d.peaks.reserved.bytes),
+        ev(d.peaks.reserved.event.map(|e| e as i64)),
+        bytes(d.at_dump.allocated as i64),
+        b(d.at_dump.reserved as i64),
+        d.events,
+        a.oom.ooms.len()
+    );
+    if d.events > 0 {
+        o.push_str(&sparkline(&from_db(&s.conn, d.device, 300)?));
+    }
+    o.push_str("<h3>Suggestions, by priority</h3>");
+    if a.findings.is_empty() {
+        o.push_str("<p class=\"muted\">Nothing stands out.</p>");
+    }
+    for f in &a.findings {
+        let _ = write!(
+            o,
+            "<div class=\"f {}\"><b>[{}] {}</b><div>{}</div><div><i>Try:</i> {}{}</div></div>",
+            f.priority,
+            f.priority,
+            esc(&f.title),
+            esc(&f.evidence),
+            esc(&f.suggestion),
+            if f.expected_effect.is_empty() { String::new() } else { format!(" — expected: {}", esc(&f.expected_effect)) }
+        );
+    }
+    if let Some(p) = &a.peak {
+        let _ = write!(o, "<h3>Who holds the memory at {} (top stacks)</h3><table><tr><th>share</th><th class=\"n\">bytes</th><th class=\"n\">blocks</th><th>stack (outermost first)</th></tr>", ev(p.event));
+        for g in &p.by_stack {
+            let _ = write!(o, "<tr><td style=\"width:120px\"><div class=\"bar\" style=\"width:{:.0}%\"></div>{:.1}%</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td><pre>{}</pre></td></tr>", g.share * 100.0, g.share * 100.0, bytes(g.bytes), g.blocks, esc(&g.label));
+        }
+        let _ = write!(o, "</table><p class=\"muted\">These groups sum to {} = {:.1}% of the active counter at that event; reserved − allocated there: {}.</p>", b(p.live_bytes), p.coverage * 100.0, b(p.reserved_minus_allocated));
+    }
+    o.push_str("<h3>Fragmentation</h3><table><tr><th>when</th><th class=\"n\">reserved</th><th class=\"n\">free</th><th class=\"n\">free pieces</th><th class=\"n\">largest free</th><th class=\"n\">rounding waste</th><th class=\"n\">pending free</th></tr>");
+    for f in &a.fragment.at {
+        let _ = write!(o, "<tr><td>{} ({})</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>", f.label.replace('_', " "), ev(f.event), bytes(f.reserved), bytes(f.free_bytes), f.free_blocks, bytes(f.largest_free), bytes(f.rounding_waste), bytes(f.pending_free_bytes));
+    }
+    o.push_str("</table>");
+    if let Some(l) = &a.leak {
+        let _ = write!(o, "<h3>Leaks</h3><p>{} blocks ({}) allocated in the window are still allocated at the dump; {} pending free ({}); {} blocks ({}) from before the window. Allocated floor per tenth of the window: {}{}.</p>", l.candidates, b(l.candidate_bytes), l.pending_free_blocks, b(l.pending_free_bytes), l.before_window_blocks, b(l.before_window_bytes), l.floor.iter().map(|v| b(*v)).collect::<Vec<_>>().join(" → "), if l.floor_rises_steadily { " (rising steadily)" } else { "" });
+        if !l.candidates_by_stack.is_empty() {
+            o.push_str("<table><tr><th class=\"n\">bytes</th><th class=\"n\">blocks</th><th>events</th><th>stack</th></tr>");
+            for c in &l.candidates_by_stack {
+                let _ = write!(
+                    o,
+                    "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}…{}</td><td><pre>{}</pre></td></tr>",
+                    bytes(c.bytes),
+                    c.blocks,
+                    c.first_event.unwrap_or(0),
+                    c.last_event.unwrap_or(0),
+                    esc(&c.label)
+                );
+            }
+            o.push_str("</table>");
+        }
+    }
+    for c in &a.oom.ooms {
+        let _ = write!(o, "<h3>Out of memory at event {} — {}</h3><p>{}</p><p>Request {}; device free {}; largest free block in reserved memory {}.</p><ul>{}</ul>", c.event, c.verdict.replace('_', " "), esc(&c.explanation), bytes(c.requested), c.device_free.map(b).unwrap_or_else(|| "unknown".into()), b(c.largest_free_block), c.suggestions.iter().map(|x| format!("<li>{}</li>", esc(x))).collect::<String>());
+    }
+    Ok(())
+}

@@ -1,0 +1,156 @@
+//! Analyses on the project's fixtures, against answers worked out from how each fixture was
+//! built (scripts/gen_fixtures.py), and on every corpus file: every mode and template runs, and
+//! attribution conserves bytes.
+
+mod common;
+use snapscope::query::{catalogue::catalogue, sql::Limits, templates};
+use snapscope::session::Session;
+
+fn session(path: &std::path::Path) -> Session {
+    let loaded = snapscope::Loaded::from_bytes(&std::fs::read(path).unwrap()).unwrap();
+    Session::from_loaded(loaded, &[]).unwrap()
+}
+
+const MIB: i64 = 1 << 20;
+
+#[test]
+fn cuda_training_leaks_fragmentation_and_tree() {
+    let s = session(&common::fixtures().join("cuda_training.pickle"));
+    let a = s.analyze(0, None).unwrap();
+    // Weights (4000 B → 4096) and one 700 B (→ 1024) tensor per iteration stay alive.
+    let leak = a.leak.as_ref().unwrap();
+    assert_eq!((leak.candidates, leak.candidate_bytes), (4, 4096 + 3 * 1024));
+    assert_eq!(leak.pending_free_bytes, 0);
+    assert!(leak.floor_growth > 0);
+    // At the dump: 2 MiB small + 20 MiB large segment; the large one is entirely free.
+    let dump = &a.fragment.at[0];
+    assert_eq!(dump.label, "dump");
+    assert_eq!(dump.reserved, 22 * MIB);
+    assert_eq!(dump.allocated, 7168);
+    assert_eq!(dump.free_bytes, 22 * MIB - 7168);
+    assert_eq!(dump.largest_free, 20 * MIB);
+    assert_eq!(dump.free_blocks, 2);
+    assert_eq!(dump.rounding_waste, (4096 - 4000) + 3 * (1024 - 700));
+    // The peak: the groups sum to the active counter, and the tree's root too.
+    let p = a.peak.as_ref().unwrap();
+    assert_eq!(p.event, Some(19));
+    assert_eq!(p.live_bytes, p.counters_at_event.active);
+    assert_eq!(p.by_stack.iter().map(|g| g.bytes).sum::<i64>(), p.counters_at_event.active);
+    let tree = s.tree(0, Some(19)).unwrap();
+    assert_eq!(tree.nodes[0].total_bytes, p.counters_at_event.active);
+    for n in &tree.nodes {
+        let children: i64 = tree.nodes.iter().filter(|c| c.parent == Some(n.id)).map(|c| c.total_bytes).sum();
+        assert_eq!(n.total_bytes, n.self_bytes + children, "node {} conserves bytes", n.label);
+    }
+    assert!(a.oom.ooms.is_empty());
+}
+
+#[test]
+fn multi_device_oom_verdict_and_pending_free() {
+    let s = session(&common::fixtures().join("multi_device_oom.pickle"));
+    let a = s.analyze(1, None).unwrap();
+    assert_eq!(a.oom.ooms.len(), 1);
+    let o = &a.oom.ooms[0];
+    assert_eq!(o.event, 2);
+    assert_eq!(o.requested, 40 * MIB);
+    assert_eq!(o.device_free, Some(6 * MIB));
+    assert_eq!(o.counters.allocated, 12 * MIB);
+    assert_eq!(o.free_in_reserved, 8 * MIB);
+    assert_eq!(o.largest_free_block, 8 * MIB);
+    // 40 MiB is more than half of 20 MiB reserved + 6 MiB free.
+    assert_eq!(o.verdict, "one_huge_request");
+    assert!(a.findings.iter().any(|f| f.category == "oom" && f.priority == "high"));
+    let leak = a.leak.unwrap();
+    assert_eq!((leak.pending_free_blocks, leak.pending_free_bytes), (1, 12 * MIB));
+    let st = s.state(1, Some(4)).unwrap();
+    assert_eq!((st.allocated, st.active, st.reserved), (8 * MIB, 20 * MIB, 20 * MIB));
+}
+
+#[test]
+fn compare_finds_the_changed_device() {
+    let a = session(&common::fixtures().join("cuda_training.pickle"));
+    let b = session(&common::fixtures().join("multi_device_oom.pickle"));
+    let c = a.compare(&b).unwrap();
+    assert_eq!(c.devices.len(), 2);
+    assert!(c.devices[1].peaks_a.is_none() && c.devices[1].peaks_b.is_some());
+    assert!(c.devices[1].stacks.iter().all(|s| s.change == "new"));
+    assert_eq!(c.devices[0].allocated_peak_delta, Some(0));
+}
+
+#[test]
+fn report_is_self_contained() {
+    let s = session(&common::fixtures().join("multi_device_oom.pickle"));
+    let html = snapscope::report::html(&s, "multi <device>").unwrap();
+    assert!(html.contains("multi &lt;device&gt;"), "titles are escaped");
+    assert!(html.contains("Out of memory at event 2"));
+    for banned in ["<script", "http://", "https://", "src=\""] {
+        assert!(!html.contains(banned), "report must not load anything: found {banned}");
+    }
+}
+
+fn default_params(t: &snapscope::query::catalogue::Template, event: i64) -> serde_json::Map<String, serde_json::Value> {
+    let mut p = serde_json::Map::new();
+    if t.params.iter().any(|x| x.name == "event_id") {
+        p.insert("event_id".into(), event.into());
+    }
+    p
+}
+
+#[test]
+fn every_mode_and_template_runs_on_every_corpus_file() {
+    let Some(dir) = common::corpus() else { return };
+    let reference: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("reference.json")).unwrap()).unwrap();
+    for rel in reference.as_object().unwrap().keys() {
+        let mut s = session(&dir.join(rel));
+        for d in s.devices().unwrap() {
+            let a = s.analyze(d, None).unwrap_or_else(|e| panic!("{rel} d{d}: {e}"));
+            if let Some(p) = &a.peak {
+                assert_eq!(p.by_stack.iter().map(|g| g.bytes).sum::<i64>(), p.live_bytes, "{rel} d{d}");
+                if a.overview.consistency.ok {
+                    assert_eq!(p.live_bytes, p.counters_at_event.active, "{rel} d{d}: attribution covers the active counter");
+                    let st = s.state(d, p.event).unwrap();
+                    assert_eq!(st.allocated, p.counters_at_event.allocated, "{rel} d{d}: state at the peak");
+                    assert_eq!(st.reserved, p.counters_at_event.reserved, "{rel} d{d}: reserved ranges at the peak");
+                    assert_eq!(st.unplaced_blocks, 0, "{rel} d{d}");
+                }
+            }
+            let event = a.peak.as_ref().and_then(|p| p.event).unwrap_or(0);
+            let _ = s.tree(d, a.peak.as_ref().and_then(|p| p.event)).unwrap();
+            for t in catalogue() {
+                let mut p = default_params(&t, event);
+                p.insert("device".into(), d.into());
+                let r = templates::run(&mut s.conn, t.name, &p, Limits::default());
+                match r {
+                    Ok(_) => {}
+                    // Dump-only devices have no events to name.
+                    Err(e) if a.overview.events == 0 && e.code == "EVENT_OUT_OF_RANGE" => {}
+                    Err(e) => panic!("{rel} d{d} {}: {e}", t.name),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn template_parameters_are_validated() {
+    let mut s = session(&common::fixtures().join("cuda_training.pickle"));
+    let run =
+        |s: &mut Session, name: &str, p: serde_json::Value| templates::run(&mut s.conn, name, p.as_object().unwrap(), Limits::default());
+    assert_eq!(run(&mut s, "nope", serde_json::json!({})).unwrap_err().code, "TEMPLATE_NOT_FOUND");
+    let e = run(&mut s, "memory_peak", serde_json::json!({"bogus": 1})).unwrap_err();
+    assert_eq!(e.code, "INVALID_PARAMETER");
+    assert!(e.hint.contains("start_id"), "{}", e.hint);
+    assert_eq!(run(&mut s, "active_blocks_at_event", serde_json::json!({})).unwrap_err().code, "INVALID_PARAMETER");
+    assert_eq!(run(&mut s, "active_blocks_at_event", serde_json::json!({"event_id": 99999})).unwrap_err().code, "EVENT_OUT_OF_RANGE");
+    assert_eq!(run(&mut s, "allocation", serde_json::json!({"order_by": "nonsense"})).unwrap_err().code, "INVALID_PARAMETER");
+    assert_eq!(run(&mut s, "memory_peak", serde_json::json!({"device": 7})).unwrap_err().code, "DEVICE_NOT_FOUND");
+    let r = run(&mut s, "allocation", serde_json::json!({"order_by": "allocated", "order_dir": "desc", "limit": 3})).unwrap();
+    assert_eq!((r.returned, r.total, r.has_more), (3, 24, true));
+    let r = run(&mut s, "event", serde_json::json!({"limit": 2, "stack_bytes": 10})).unwrap();
+    assert_eq!(r.columns.last().unwrap().name, "stack_truncated");
+    for row in &r.rows {
+        if let snapscope::query::sql::Cell::Text(t) = &row[8] {
+            assert!(t.len() <= 10);
+        }
+    }
+}

@@ -1,0 +1,87 @@
+// Leaks: what was allocated in the window and is still allocated at the dump, whether the
+// allocated floor keeps rising, and by which stacks.
+import type { ViewContext } from './index';
+import type { DeviceAnalysis } from '../types';
+import { bytes, bytesSpan, el, int } from '../ui/format';
+import { groupTable } from '../ui/groups';
+
+export async function renderLeaks(c: ViewContext) {
+  const d = c.deviceOverview;
+  if (!d || d.events === 0) {
+    c.root.append(
+      el('div', { class: 'health ok', text: 'No trace events for this device: leaks need an allocation history.' }),
+    );
+    return;
+  }
+  const a = await c.file.client.call<DeviceAnalysis>('analyze', c.device, -1);
+  const l = a.leak!;
+  const max = Math.max(1, ...l.floor);
+  const floor = el(
+    'div',
+    { class: 'floor' },
+    ...l.floor.map((v, i) =>
+      el('div', {
+        class: 'floor-bar',
+        title: `tenth ${i + 1}: ${bytes(v)}`,
+        style: `height:${Math.max(2, (v / max) * 100)}%`,
+      }),
+    ),
+  );
+  c.root.append(
+    el(
+      'div',
+      { class: l.floor_rises_steadily && l.candidate_bytes > 0 ? 'health warn' : 'health ok' },
+      el('strong', {
+        text:
+          l.floor_rises_steadily && l.candidate_bytes > 0
+            ? 'The allocated floor rises steadily. '
+            : 'No steady growth. ',
+      }),
+      `${int(l.candidates)} blocks (${bytes(l.candidate_bytes)}) allocated inside the window are still allocated at the dump; the lowest allocated level rose by ${bytes(l.floor_growth)} from the first to the last tenth of the window.`,
+    ),
+    el(
+      'div',
+      { class: 'cards' },
+      el(
+        'div',
+        { class: 'card primary' },
+        el('div', { class: 'card-title', text: 'leak candidates' }),
+        el('div', { class: 'card-value' }, bytesSpan(l.candidate_bytes)),
+        el('div', { class: 'card-sub', text: `${int(l.candidates)} blocks allocated in the window, alive at the end` }),
+      ),
+      el(
+        'div',
+        { class: 'card' },
+        el('div', { class: 'card-title', text: 'pending free at dump' }),
+        el('div', { class: 'card-value' }, bytesSpan(l.pending_free_bytes)),
+        el('div', {
+          class: 'card-sub',
+          text: `${int(l.pending_free_blocks)} blocks freed but waiting on other streams`,
+        }),
+      ),
+      el(
+        'div',
+        { class: 'card' },
+        el('div', { class: 'card-title', text: 'from before the window' }),
+        el('div', { class: 'card-value' }, bytesSpan(l.before_window_bytes)),
+        el('div', {
+          class: 'card-sub',
+          text: `${int(l.before_window_blocks)} blocks live throughout (weights, caches)`,
+        }),
+      ),
+      el(
+        'div',
+        { class: 'card' },
+        el('div', { class: 'card-title', text: 'long-lived' }),
+        el('div', { class: 'card-value' }, bytesSpan(l.long_lived_bytes)),
+        el('div', { class: 'card-sub', text: `${int(l.long_lived_blocks)} in-window blocks alive ≥ half the window` }),
+      ),
+    ),
+    el('h3', { text: 'Allocated floor per tenth of the window' }),
+    floor,
+    el('h3', { text: 'Leak candidates by allocation site' }),
+    l.candidates_by_stack.length
+      ? groupTable(l.candidates_by_stack, l.candidate_bytes)
+      : el('p', { class: 'muted', text: 'none' }),
+  );
+}
