@@ -10,6 +10,8 @@ step setup; scripts/setup.sh
 step "fixtures are what scripts/gen_fixtures.py writes"
 tmp=$(mktemp -d); python3 scripts/gen_fixtures.py "$tmp" >/dev/null
 diff -r -q "$tmp" fixtures --exclude=bad >/dev/null || { echo "fixtures/ is stale: run scripts/gen_fixtures.py"; diff -r -q "$tmp" fixtures --exclude=bad; exit 1; }
+python3 scripts/gen_bad_fixtures.py "$tmp/bad" >/dev/null
+diff -r -q "$tmp/bad" fixtures/bad || { echo "fixtures/bad is stale: run scripts/gen_bad_fixtures.py"; exit 1; }
 rm -rf "$tmp"
 step build; scripts/build.sh
 step lint

@@ -56,24 +56,23 @@ export function serve() {
 }
 
 export async function launch() {
-  const context = await chromium.launchPersistentContext(
-    mkdtempSync(join(tmpdir(), "snapscope-chromium-")),
-    {
-      executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-      headless: true,
-      viewport: { width: 1280, height: 800 },
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--allow-file-access-from-files",
-      ],
-    },
-  );
+  const profileDir = mkdtempSync(join(tmpdir(), "snapscope-chromium-"));
+  const context = await chromium.launchPersistentContext(profileDir, {
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--allow-file-access-from-files",
+    ],
+  });
+  context.profileDir = profileDir;
   return context;
 }
 

@@ -303,3 +303,24 @@ test("a broken file shows a clear error on the page", async () => {
   await shot(page, "08-error");
   assert.deepEqual(errors, []);
 });
+
+test("hostile and broken files show their error on the page, never a blank page", async () => {
+  for (const [file, code] of [
+    ["os_system.pickle", "PICKLE_UNSAFE"],
+    ["gzip_bomb.pickle.gz", "INPUT_TOO_LARGE"],
+    ["malformed.json", "JSON_INVALID"],
+    ["not_a_snapshot.pickle", "SNAPSHOT_INVALID"],
+    ["truncated.pickle", "PICKLE_INVALID"],
+  ]) {
+    await page.setInputFiles("#file-input", join(FIXTURES, "bad", file));
+    await page.waitForFunction(
+      (c) =>
+        document.querySelector("#error:not([hidden])")?.textContent.includes(c),
+      code,
+      { timeout: 20000 },
+    );
+    assert.match(await page.textContent("#error"), new RegExp(code), file);
+  }
+  await shot(page, "12-unsafe-error");
+  assert.deepEqual(errors, []);
+});

@@ -137,13 +137,20 @@ impl<'a> Arena<'a> {
         }
     }
 
-    /// A JSON rendering of a small value (settings, unknown keys), bounded in depth and size so a
-    /// hostile or cyclic graph cannot blow the stack.
+    /// A JSON rendering of a small value (settings, unknown keys). Bounded in depth and in total
+    /// nodes rendered: shared objects repeat, so a small pickle can describe an exponentially
+    /// large tree (or a cycle), and this must stay cheap whatever the file says.
     pub fn to_json(&self, id: NodeId, depth: u32) -> serde_json::Value {
+        let mut budget: u32 = 20_000;
+        self.to_json_bounded(id, depth, &mut budget)
+    }
+
+    fn to_json_bounded(&self, id: NodeId, depth: u32, budget: &mut u32) -> serde_json::Value {
         use serde_json::Value as J;
-        if depth > 32 {
+        if depth > 32 || *budget == 0 {
             return J::String("…".into());
         }
+        *budget -= 1;
         match self.node(id) {
             Node::None | Node::TypeTagFn => J::Null,
             Node::Bool(b) => J::Bool(b),
@@ -153,19 +160,36 @@ impl<'a> Arena<'a> {
                 u64::try_from(v).map(J::from).unwrap_or_else(|_| J::String(v.to_string()))
             }
             Node::Float(f) => serde_json::Number::from_f64(f).map(J::Number).unwrap_or(J::Null),
-            Node::Str(i) => J::String(self.strs[i as usize].to_string()),
+            Node::Str(i) => {
+                let text = &self.strs[i as usize];
+                // Long strings spend the budget too (a shared string may repeat many times).
+                *budget = budget.saturating_sub((text.len() / 256) as u32);
+                J::String(text.chars().take(10_000).collect())
+            }
             Node::Bytes(i) => J::String(format!("<{} bytes>", self.bytes[i as usize].len())),
             Node::List(_) | Node::Tuple(_) | Node::Set(_) => {
-                J::Array(self.as_seq(id).unwrap_or(&[]).iter().take(10_000).map(|&c| self.to_json(c, depth + 1)).collect())
+                let mut out = Vec::new();
+                for &c in self.as_seq(id).unwrap_or(&[]) {
+                    if *budget == 0 {
+                        break;
+                    }
+                    out.push(self.to_json_bounded(c, depth + 1, budget));
+                }
+                J::Array(out)
             }
             Node::Dict(_) => {
                 let mut m = serde_json::Map::new();
-                for &(k, v) in self.as_dict(id).unwrap_or(&[]).iter().take(10_000) {
-                    let key = match self.as_str(k) {
-                        Some(s) => s.to_string(),
-                        None => self.to_json(k, depth + 1).to_string(),
+                for &(k, v) in self.as_dict(id).unwrap_or(&[]) {
+                    if *budget == 0 {
+                        break;
+                    }
+                    // Keys stay scalar: rendering a container key as text could grow without bound.
+                    let key = match (self.as_str(k), self.as_int(k)) {
+                        (Some(s), _) => s.to_string(),
+                        (None, Some(v)) => v.to_string(),
+                        _ => format!("<{}>", self.type_name(k)),
                     };
-                    m.insert(key, self.to_json(v, depth + 1));
+                    m.insert(key, self.to_json_bounded(v, depth + 1, budget));
                 }
                 J::Object(m)
             }

@@ -14,6 +14,13 @@ pub fn decode(arena: &Arena, root: NodeId, snap: &mut Snapshot) -> Result<()> {
     match arena.node(root) {
         Node::Dict(_) => d.top_dict(root)?,
         Node::List(_) => {
+            let items = arena.as_seq(root).unwrap_or(&[]);
+            if !items.is_empty() && !items.iter().any(|&i| arena.as_dict(i).is_some()) {
+                return Err(Error::snapshot(format!(
+                    "the file holds a list of {}, not a list of segment dicts (torch.cuda.memory_snapshot())",
+                    arena.type_name(items[0])
+                )));
+            }
             d.snap.format = Some(Format::List);
             d.segments(root)?;
         }
@@ -62,8 +69,14 @@ impl Decoder<'_, '_> {
         let segs = self.a.get(root, "segments");
         let traces = self.a.get(root, "device_traces");
         if segs.is_none() && traces.is_none() {
-            let keys: Vec<String> =
-                self.a.as_dict(root).unwrap_or(&[]).iter().take(8).map(|&(k, _)| self.a.to_json(k, 0).to_string()).collect();
+            let keys: Vec<String> = self
+                .a
+                .as_dict(root)
+                .unwrap_or(&[])
+                .iter()
+                .take(8)
+                .map(|&(k, _)| self.a.as_str(k).map(|s| format!("{s:?}")).unwrap_or_else(|| format!("<{}>", self.a.type_name(k))))
+                .collect();
             return Err(Error::snapshot(format!(
                 "the top-level dict has neither 'segments' nor 'device_traces' (its keys: {})",
                 keys.join(", ")

@@ -67,11 +67,19 @@ impl Layout<'_> {
         self.gap_after.remove(&l);
     }
 
-    fn place_start_blocks(&mut self, start_blocks: &[u32]) {
+    fn place_start_blocks(&mut self, start_blocks: &[u32], log: &mut IssueLog) {
         for &l in start_blocks {
             let lt = &mut self.lifetimes[l as usize];
             if !lt.size_known {
                 lt.size = self.rules.round_size(lt.requested);
+            }
+            if self.ranges.containing(lt.addr).is_none() {
+                let first = lt.free_requested_event.or(lt.free_completed_event).map(|e| e as usize);
+                log.add(
+                    first,
+                    "BLOCK_OUTSIDE_SEGMENTS",
+                    format!("the block at 0x{:x}, alive before the window, lies outside every segment reserved then (a missing alloc or segment event?)", lt.addr),
+                );
             }
             self.blocks.insert(lt.addr, l);
         }
@@ -172,7 +180,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
     let mut open_segments: HashMap<(u64, u64), usize> = segments.iter().enumerate().map(|(i, s)| ((s.addr, s.size), i)).collect();
     let kept_start = start_ranges.clone();
     let mut lay = Layout { rules, ranges: start_ranges, blocks: BTreeMap::new(), lifetimes, gap_after: HashMap::new() };
-    lay.place_start_blocks(&start_blocks);
+    lay.place_start_blocks(&start_blocks, log);
 
     for (i, e) in trace.events.iter().enumerate() {
         let l = event_lifetime[i];

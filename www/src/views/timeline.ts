@@ -90,6 +90,7 @@ export async function renderTimeline(c: ViewContext) {
     if (ticket === pending) {
       data = t;
       draw();
+      performance.mark('snapscope:timeline-drawn');
     }
   }
 
