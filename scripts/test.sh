@@ -21,6 +21,8 @@ cargo clippy -j 2 --release --target wasm32-unknown-unknown --lib -- -D warnings
 (cd www && npx prettier --check "src/**/*.ts" build.mjs "../tests/browser/**/*.mjs" >/dev/null && npx tsc --noEmit -p .)
 step "native tests"
 cargo test -j 2 --release
+step "interop: pt-snap-cli 0.4.1 reads snapscope's export"
+python3 tests/interop/test_ptsnap.py
 step "browser tests (chromium)"
 node --test --test-concurrency=1 tests/browser/
 step "done"

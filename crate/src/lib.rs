@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod error;
+pub mod export;
 pub mod model;
 pub mod query;
 pub mod reader;

@@ -3,6 +3,9 @@
 mod analyze;
 mod input;
 mod output;
+mod skills;
+mod slice;
+mod workflow;
 
 use clap::{Parser, Subcommand};
 use snapscope::analysis::overview::{overview, Overview};
@@ -26,12 +29,76 @@ enum Cmd {
         /// Output database (default: ./<snapshot file name>.db)
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Import only this device.
+        #[arg(long)]
+        device: Option<i64>,
+        /// Rebuild even if the database is up to date.
+        #[arg(long)]
+        force: bool,
+        /// Do not make the new database this folder's focus.
+        #[arg(long)]
+        no_focus: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a SnapshotDB's metadata (source, hash, engine version, device selection).
+    Metadata {
+        db: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remember a database (and device) for this folder: later commands may omit the file.
+    Focus {
+        db: Option<PathBuf>,
+        #[arg(long)]
+        device: Option<i64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cut a snapshot down: events A..B (or a time_us range) of one device, with the segments and
+    /// blocks as they stand after B, as a valid pickle; or one file per device.
+    Slice {
+        snapshot: PathBuf,
+        /// Event range A..B, both ends included.
+        #[arg(long)]
+        events: Option<String>,
+        /// time_us range T0..T1 (both ends included).
+        #[arg(long = "time-us")]
+        time_us: Option<String>,
+        #[arg(long)]
+        device: Option<i64>,
+        /// Write OUT-dev<N>.pickle for every device instead of one range.
+        #[arg(long)]
+        split_devices: bool,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Agent playbooks (markdown skills): list them, or install them into .claude/.codex/.agents.
+    Skill {
+        #[arg(value_parser = ["list", "install"])]
+        action: String,
+        #[arg(long, default_value = "project", value_parser = ["project", "user"])]
+        scope: String,
+        #[arg(long, default_value = "all", value_parser = ["claude", "codex", "agents", "all"])]
+        host: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export for other tools: --format pt-snap writes pt-snap-cli's SnapshotDB layout.
+    Export {
+        input: Option<PathBuf>,
+        #[arg(long, default_value = "pt-snap", value_parser = ["pt-snap"])]
+        format: String,
+        #[arg(short, long)]
+        output: PathBuf,
         #[arg(long)]
         json: bool,
     },
     /// Per-device dump figures, peaks and replay consistency of a snapshot or SnapshotDB.
     Overview {
-        input: PathBuf,
+        input: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -61,7 +128,7 @@ enum Cmd {
     },
     /// Analyses per device: overview, peak, fragment, leak, oom, tree, compare (with --ref), or all.
     Analyze {
-        input: PathBuf,
+        input: Option<PathBuf>,
         #[arg(long, default_value = "all", value_parser = ["overview", "peak", "fragment", "leak", "oom", "tree", "compare", "all"])]
         mode: String,
         /// The other snapshot or DB for --mode compare.
@@ -77,7 +144,7 @@ enum Cmd {
     },
     /// Write the self-contained HTML report (no network, no scripts).
     Report {
-        input: PathBuf,
+        input: Option<PathBuf>,
         #[arg(short, long)]
         output: PathBuf,
         #[arg(long)]
@@ -90,7 +157,7 @@ enum Cmd {
     },
     /// Run read-only SQL on a snapshot or SnapshotDB (schema: docs/schema.md).
     Sql {
-        input: PathBuf,
+        input: Option<PathBuf>,
         query: String,
         #[arg(long, default_value_t = 10_000)]
         max_rows: usize,
@@ -103,6 +170,11 @@ enum Cmd {
 }
 
 fn main() {
+    // Like other Unix tools: a closed pipe (`| head`) ends the program quietly.
+    // SAFETY: restoring the default disposition of SIGPIPE at start-up, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let as_json = match &cli.cmd {
         Cmd::Import { json, .. }
@@ -111,6 +183,11 @@ fn main() {
         | Cmd::Query { json, .. }
         | Cmd::Analyze { json, .. }
         | Cmd::Report { json, .. }
+        | Cmd::Metadata { json, .. }
+        | Cmd::Focus { json, .. }
+        | Cmd::Export { json, .. }
+        | Cmd::Slice { json, .. }
+        | Cmd::Skill { json, .. }
         | Cmd::Capabilities { json } => *json,
     };
     if let Err(e) = run(cli.cmd) {
@@ -120,37 +197,136 @@ fn main() {
 
 fn run(cmd: Cmd) -> Result<()> {
     match cmd {
-        Cmd::Import { snapshot, output, json } => {
-            let loaded = input::load_snapshot(&snapshot)?;
+        Cmd::Import { snapshot, output, device, force, no_focus, json } => {
             let out = output.unwrap_or_else(|| {
                 PathBuf::from(format!(
                     "{}.db",
                     snapshot.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "snapshot".into())
                 ))
             });
-            if out.canonicalize().ok() == snapshot.canonicalize().ok() {
+            if out.canonicalize().ok().is_some() && out.canonicalize().ok() == snapshot.canonicalize().ok() {
                 return Err(Error::new(
                     "INVALID_PARAMETER",
                     "the output path is the input snapshot",
                     "choose another -o path; snapscope never writes to its input",
                 ));
             }
-            store::write_file(&loaded, &input::source_meta(&snapshot), &out)?;
-            let ov = overview(&loaded);
+            workflow::import(&snapshot, &out, device, force, no_focus, json)?;
+        }
+        Cmd::Metadata { db, json } => {
+            let (path, _, from_focus) = workflow::resolve(db, None)?;
+            let conn = store::open_file(&path)?;
+            let mut m = workflow::metadata_object(&conn)?;
             if json {
-                output::json(
-                    &serde_json::json!({"ok": true, "schema_version": 1, "db_path": out, "devices": ov.devices.len(), "events": ov.devices.iter().map(|d| d.events).sum::<usize>()}),
-                );
+                m["ok"] = true.into();
+                m["schema_version"] = 1.into();
+                m["db_path"] = path.display().to_string().into();
+                if from_focus {
+                    m["focus_source"] = "project".into();
+                }
+                output::json(&m);
             } else {
-                println!(
-                    "wrote {} ({} devices, {} events)",
-                    out.display(),
-                    ov.devices.len(),
-                    ov.devices.iter().map(|d| d.events).sum::<usize>()
-                );
+                for (k, v) in m.as_object().unwrap() {
+                    println!("{k:<20} {}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+                }
+            }
+        }
+        Cmd::Focus { db, device, json } => {
+            match db {
+                Some(db) => {
+                    store::open_file(&db)?;
+                    workflow::write_focus(&db, device)?;
+                }
+                None if device.is_some() => {
+                    let (db, _) = workflow::read_focus()?
+                        .ok_or_else(|| Error::new("FOCUS_NOT_CONFIGURED", "no focus to change", "snapscope focus DB [--device N]"))?;
+                    workflow::write_focus(&db, device)?;
+                }
+                None => {}
+            }
+            let f = workflow::read_focus()?;
+            if json {
+                output::json(&serde_json::json!({"ok": true, "schema_version": 1, "focus_file": workflow::FOCUS_FILE,
+                    "db_path": f.as_ref().map(|x| x.0.clone()), "device_id": f.as_ref().and_then(|x| x.1)}));
+            } else {
+                match f {
+                    Some((db, d)) => {
+                        println!("focus: {} (device {})", db.display(), d.map(|d| d.to_string()).unwrap_or_else(|| "first".into()))
+                    }
+                    None => println!("no focus in this folder"),
+                }
+            }
+        }
+        Cmd::Slice { snapshot, events, time_us, device, split_devices, output, json } => {
+            let session = input::session(&snapshot)?;
+            let mut written = Vec::new();
+            if split_devices {
+                let stem = output.with_extension("");
+                for d in session.devices()? {
+                    let n = session.loaded.as_ref().and_then(|l| l.snapshot.trace(d)).map(|t| t.events.len() as i64).unwrap_or(0);
+                    let path = PathBuf::from(format!("{}-dev{d}.pickle", stem.display()));
+                    let count = if n > 0 { slice::write(&session, d, 0, n - 1, &path)? } else { 0 };
+                    if n == 0 {
+                        continue;
+                    }
+                    written.push(serde_json::json!({"device": d, "path": path, "events": count}));
+                }
+            } else {
+                let d = templates::resolve_device(&session.conn, device)?;
+                let (a, b) = match (&events, &time_us) {
+                    (Some(r), None) => slice::parse_range(r)?,
+                    (None, Some(r)) => {
+                        let (t0, t1) = slice::parse_range(r)?;
+                        slice::time_range(&session.loaded.as_ref().unwrap().snapshot, d, t0, t1)?
+                    }
+                    _ => {
+                        return Err(Error::new(
+                            "INVALID_PARAMETER",
+                            "give exactly one of --events A..B, --time-us T0..T1, --split-devices",
+                            "snapscope slice SNAP --events 100..200 -o out.pickle",
+                        ))
+                    }
+                };
+                let count = slice::write(&session, d, a, b, &output)?;
+                written.push(serde_json::json!({"device": d, "path": output, "events": count, "first_event": a, "last_event": b}));
+            }
+            if json {
+                output::json(&serde_json::json!({"ok": true, "schema_version": 1, "written": written}));
+            } else {
+                for w in &written {
+                    println!("wrote {} ({} events of device {})", w["path"].as_str().unwrap_or(""), w["events"], w["device"]);
+                }
+            }
+        }
+        Cmd::Skill { action, scope, host, json } => match action.as_str() {
+            "install" => skills::install(&scope, &host, json)?,
+            _ => skills::list(&scope, json)?,
+        },
+        Cmd::Export { input, format: _, output, json } => {
+            let (path, _, _) = workflow::resolve(input, None)?;
+            let conn = match input::open(&path)? {
+                input::Input::Db { .. } => {
+                    // Read the DB through a writable in-memory connection; the file stays read-only.
+                    let c = rusqlite::Connection::open_in_memory()?;
+                    c.execute("ATTACH DATABASE ?1 AS src", [format!("file:{}?mode=ro", path.display())])
+                        .or_else(|_| c.execute("ATTACH DATABASE ?1 AS src", [path.display().to_string()]))?;
+                    c
+                }
+                input::Input::Snapshot { loaded, path } => {
+                    let mut meta = input::source_meta(&path);
+                    meta.push(("source_sha256", workflow::sha256_hex(&input::read_file(&path)?)));
+                    store::to_memory(&loaded, &meta)?
+                }
+            };
+            snapscope::export::ptsnap::export(&conn, &output, &workflow::now_iso())?;
+            if json {
+                output::json(&serde_json::json!({"ok": true, "schema_version": 1, "format": "pt-snap", "output": output}));
+            } else {
+                println!("wrote {} (pt-snap-cli SnapshotDB layout)", output.display());
             }
         }
         Cmd::Overview { input, json } => {
+            let (input, _, from_focus) = workflow::resolve(input, None)?;
             let ov: Overview = match input::open(&input)? {
                 input::Input::Snapshot { loaded, .. } => overview(&loaded),
                 input::Input::Db { conn, .. } => {
@@ -161,7 +337,11 @@ fn run(cmd: Cmd) -> Result<()> {
                     })?
                 }
             };
-            if json {
+            if json && from_focus {
+                let mut v = serde_json::to_value(&ov).expect("serializable");
+                v["focus_source"] = "project".into();
+                output::json(&v);
+            } else if json {
                 output::json(&ov);
             } else {
                 print_overview(&ov);
@@ -182,8 +362,7 @@ fn run(cmd: Cmd) -> Result<()> {
                 }
                 return Ok(());
             }
-            let input = input
-                .ok_or_else(|| Error::new("INVALID_PARAMETER", "query needs a SNAPSHOT or DB", "snapscope query FILE --template NAME"))?;
+            let (input, device, from_focus) = workflow::resolve(input, device)?;
             let name = template
                 .ok_or_else(|| Error::new("INVALID_PARAMETER", "--template is required", "list them with `snapscope query --list`"))?;
             let mut p: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&params).map_err(|e| {
@@ -198,7 +377,11 @@ fn run(cmd: Cmd) -> Result<()> {
             let mut conn = input::open(&input)?.into_db()?;
             let r = templates::run(&mut conn, &name, &p, sql::Limits { max_rows, timeout_ms: (timeout * 1000.0) as u64 })?;
             if json {
-                output::json(&r);
+                let mut v = serde_json::to_value(&r).expect("serializable");
+                if from_focus {
+                    v["focus_source"] = "project".into();
+                }
+                output::json(&v);
             } else {
                 println!(
                     "{}",
@@ -218,10 +401,12 @@ fn run(cmd: Cmd) -> Result<()> {
             }
         }
         Cmd::Analyze { input, mode, reference, event, device, json } => {
+            let (input, device, _) = workflow::resolve(input, device)?;
             let session = input::session(&input)?;
             analyze::run(&session, &mode, reference.as_deref(), event, device, json)?;
         }
         Cmd::Report { input, output, json } => {
+            let (input, _, _) = workflow::resolve(input, None)?;
             let session = input::session(&input)?;
             let title = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let html = snapscope::report::html(&session, &title)?;
@@ -254,6 +439,7 @@ fn run(cmd: Cmd) -> Result<()> {
             }
         }
         Cmd::Sql { input, query, max_rows, timeout, json } => {
+            let (input, _, _) = workflow::resolve(input, None)?;
             let mut conn = input::open(&input)?.into_db()?;
             let rows = sql::run(&mut conn, &query, &[], sql::Limits { max_rows, timeout_ms: (timeout * 1000.0) as u64 })?;
             if json {

@@ -1,0 +1,3 @@
+//! Writing what other tools read: pt-snap-cli's SnapshotDB layout, and snapshot slices.
+
+pub mod ptsnap;
