@@ -18,19 +18,25 @@ pub struct Timeline {
     pub requested_max: Vec<i64>,
 }
 
+impl Timeline {
+    fn empty(device: i64, from: u32, to: u32) -> Timeline {
+        Timeline {
+            device,
+            from,
+            to,
+            index: vec![],
+            allocated_min: vec![],
+            allocated_max: vec![],
+            active_max: vec![],
+            reserved_max: vec![],
+            requested_max: vec![],
+        }
+    }
+}
+
 /// Events `from..=to` (clamped) in at most `buckets` buckets.
 pub fn downsample(device: i64, s: &Series, from: u32, to: u32, buckets: u32) -> Timeline {
-    let mut t = Timeline {
-        device,
-        from,
-        to,
-        index: vec![],
-        allocated_min: vec![],
-        allocated_max: vec![],
-        active_max: vec![],
-        reserved_max: vec![],
-        requested_max: vec![],
-    };
+    let mut t = Timeline::empty(device, from, to);
     if s.is_empty() {
         return t;
     }
@@ -60,17 +66,7 @@ pub fn downsample(device: i64, s: &Series, from: u32, to: u32, buckets: u32) -> 
 pub fn from_db(conn: &rusqlite::Connection, device: i64, buckets: i64) -> crate::Result<Timeline> {
     let dev = super::peak::dev_id(conn, device)?;
     let events: i64 = conn.query_row("SELECT events FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
-    let mut t = Timeline {
-        device,
-        from: 0,
-        to: events.max(1) as u32 - 1,
-        index: vec![],
-        allocated_min: vec![],
-        allocated_max: vec![],
-        active_max: vec![],
-        reserved_max: vec![],
-        requested_max: vec![],
-    };
+    let mut t = Timeline::empty(device, 0, events.max(1) as u32 - 1);
     let mut stmt = conn.prepare(
         "SELECT MIN(trace_index), MIN(allocated), MAX(allocated), MAX(active), MAX(reserved), MAX(requested) FROM traces
          WHERE device_id = ?1 GROUP BY (trace_index * ?2) / MAX(?3, 1) ORDER BY 1",

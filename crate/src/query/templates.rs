@@ -133,7 +133,7 @@ pub fn run(conn: &mut Connection, name: &str, params: &Map<String, J>, limits: L
     let text = |k: &str| effective.get(k).and_then(|v| v.as_str()).map(str::to_string);
     let stack_bytes = effective.get("stack_bytes").and_then(|v| v.as_i64()).unwrap_or(-1);
 
-    let mut result = match t.kind {
+    let (rows, total, has_more, truncated) = match t.kind {
         Kind::Sql => {
             let sql_text = render_sql(&t, text("order_by").as_deref(), text("order_dir").as_deref());
             // A template's own `limit` fetches one row more, to tell whether more exist.
@@ -169,20 +169,8 @@ pub fn run(conn: &mut Connection, name: &str, params: &Map<String, J>, limits: L
             } else {
                 rows.returned as u64
             };
-            TemplateResult {
-                ok: true,
-                schema_version: 1,
-                template: t.name,
-                device,
-                effective_params: effective.clone(),
-                columns: t.columns.clone(),
-                truncated: rows.has_more || offset > 0,
-                has_more: rows.has_more,
-                returned: rows.returned,
-                rows: rows.rows,
-                total,
-                total_is_exact: true,
-            }
+            let truncated = rows.has_more || offset > 0;
+            (rows.rows, total, rows.has_more, truncated)
         }
         Kind::FrameTree => {
             let event = effective.get("event_id").and_then(|v| v.as_i64());
@@ -216,21 +204,22 @@ pub fn run(conn: &mut Connection, name: &str, params: &Map<String, J>, limits: L
             let total = all.len() as u64;
             let has_more = all.len() > limits.max_rows;
             let rows: Vec<_> = all.into_iter().take(limits.max_rows).collect();
-            TemplateResult {
-                ok: true,
-                schema_version: 1,
-                template: t.name,
-                device,
-                effective_params: effective.clone(),
-                columns: t.columns.clone(),
-                returned: rows.len(),
-                rows,
-                total,
-                has_more,
-                truncated: has_more,
-                total_is_exact: true,
-            }
+            (rows, total, has_more, has_more)
         }
+    };
+    let mut result = TemplateResult {
+        ok: true,
+        schema_version: 1,
+        template: t.name,
+        device,
+        effective_params: effective,
+        columns: t.columns.clone(),
+        returned: rows.len(),
+        rows,
+        total,
+        has_more,
+        truncated,
+        total_is_exact: true,
     };
     if stack_bytes >= 0 {
         cut_stacks(&mut result, stack_bytes as usize);

@@ -27,6 +27,21 @@ pub struct Rules {
     pub pad_certain: bool,
 }
 
+impl Default for Rules {
+    /// CUDA's defaults: no pad, plain 512-byte rounding, unlimited splitting, 20 MiB oversize.
+    fn default() -> Self {
+        Rules {
+            pad: 0,
+            divisions: [0; 16],
+            max_split_size: u64::MAX,
+            max_non_split_rounding: 20 * MIB,
+            expandable: false,
+            source: String::new(),
+            pad_certain: true,
+        }
+    }
+}
+
 impl Rules {
     /// Rounded block size for a request of `r` bytes (`round_size` in the allocators).
     pub fn round_size(&self, r: u64) -> u64 {
@@ -64,15 +79,7 @@ impl Rules {
     /// (PyTorch 2.3+), otherwise from the dump itself (torch_npu pads, expandable segments in
     /// use). Per device, because merged files can hold devices of different runs.
     pub fn infer(snap: &Snapshot, device: i64) -> Rules {
-        let mut rules = Rules {
-            pad: 0,
-            divisions: [0; 16],
-            max_split_size: u64::MAX,
-            max_non_split_rounding: 20 * MIB,
-            expandable: false,
-            source: String::new(),
-            pad_certain: true,
-        };
+        let mut rules = Rules::default();
         let mut notes = Vec::new();
         if let Some(s) = snap.allocator_settings.as_ref().filter(|s| s.as_object().is_some_and(|o| !o.is_empty())) {
             rules.expandable = s.get("expandable_segments").and_then(|v| v.as_bool()).unwrap_or(false);
@@ -168,15 +175,7 @@ mod tests {
     use super::*;
 
     fn rules(pad: u64) -> Rules {
-        Rules {
-            pad,
-            divisions: [0; 16],
-            max_split_size: u64::MAX,
-            max_non_split_rounding: 20 * MIB,
-            expandable: false,
-            source: String::new(),
-            pad_certain: true,
-        }
+        Rules { pad, ..Rules::default() }
     }
 
     #[test]

@@ -48,3 +48,19 @@ export function download(name: string, data: BlobPart, type: string) {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
+
+/** A headline card: title, value, an optional line below. */
+export function card(
+  title: string,
+  value: HTMLElement | string,
+  sub: Node | string | (Node | string)[] = '',
+  cls = '',
+): HTMLElement {
+  return el(
+    'div',
+    { class: `card ${cls}` },
+    el('div', { class: 'card-title', text: title }),
+    el('div', { class: 'card-value' }, value),
+    el('div', { class: 'card-sub' }, ...(Array.isArray(sub) ? sub : [sub])),
+  );
+}

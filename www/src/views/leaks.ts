@@ -2,7 +2,7 @@
 // allocated floor keeps rising, and by which stacks.
 import type { ViewContext } from './index';
 import type { DeviceAnalysis } from '../types';
-import { bytes, bytesSpan, el, int } from '../ui/format';
+import { bytes, bytesSpan, card, el, int } from '../ui/format';
 import { groupTable } from '../ui/groups';
 
 export async function renderLeaks(c: ViewContext) {
@@ -42,39 +42,26 @@ export async function renderLeaks(c: ViewContext) {
     el(
       'div',
       { class: 'cards' },
-      el(
-        'div',
-        { class: 'card primary' },
-        el('div', { class: 'card-title', text: 'leak candidates' }),
-        el('div', { class: 'card-value' }, bytesSpan(l.candidate_bytes)),
-        el('div', { class: 'card-sub', text: `${int(l.candidates)} blocks allocated in the window, alive at the end` }),
+      card(
+        'leak candidates',
+        bytesSpan(l.candidate_bytes),
+        `${int(l.candidates)} blocks allocated in the window, alive at the end`,
+        'primary',
       ),
-      el(
-        'div',
-        { class: 'card' },
-        el('div', { class: 'card-title', text: 'pending free at dump' }),
-        el('div', { class: 'card-value' }, bytesSpan(l.pending_free_bytes)),
-        el('div', {
-          class: 'card-sub',
-          text: `${int(l.pending_free_blocks)} blocks freed but waiting on other streams`,
-        }),
+      card(
+        'pending free at dump',
+        bytesSpan(l.pending_free_bytes),
+        `${int(l.pending_free_blocks)} blocks freed but waiting on other streams`,
       ),
-      el(
-        'div',
-        { class: 'card' },
-        el('div', { class: 'card-title', text: 'from before the window' }),
-        el('div', { class: 'card-value' }, bytesSpan(l.before_window_bytes)),
-        el('div', {
-          class: 'card-sub',
-          text: `${int(l.before_window_blocks)} blocks live throughout (weights, caches)`,
-        }),
+      card(
+        'from before the window',
+        bytesSpan(l.before_window_bytes),
+        `${int(l.before_window_blocks)} blocks live throughout (weights, caches)`,
       ),
-      el(
-        'div',
-        { class: 'card' },
-        el('div', { class: 'card-title', text: 'long-lived' }),
-        el('div', { class: 'card-value' }, bytesSpan(l.long_lived_bytes)),
-        el('div', { class: 'card-sub', text: `${int(l.long_lived_blocks)} in-window blocks alive ≥ half the window` }),
+      card(
+        'long-lived',
+        bytesSpan(l.long_lived_bytes),
+        `${int(l.long_lived_blocks)} in-window blocks alive ≥ half the window`,
       ),
     ),
     el('h3', { text: 'Allocated floor per tenth of the window' }),

@@ -2,7 +2,7 @@
 // just before, and the engine's verdict and suggestions.
 import type { ViewContext } from './index';
 import type { DeviceAnalysis } from '../types';
-import { bytes, bytesSpan, el, int } from '../ui/format';
+import { bytes, bytesSpan, card, el, int } from '../ui/format';
 import { groupTable } from '../ui/groups';
 
 export async function renderOom(c: ViewContext) {
@@ -34,31 +34,13 @@ export async function renderOom(c: ViewContext) {
       el(
         'div',
         { class: 'cards' },
-        el(
-          'div',
-          { class: 'card primary' },
-          el('div', { class: 'card-title', text: 'request' }),
-          el('div', { class: 'card-value' }, bytesSpan(o.requested)),
-        ),
-        el(
-          'div',
-          { class: 'card' },
-          el('div', { class: 'card-title', text: 'device free' }),
-          el('div', { class: 'card-value' }, o.device_free === null ? '—' : bytesSpan(o.device_free)),
-        ),
-        el(
-          'div',
-          { class: 'card' },
-          el('div', { class: 'card-title', text: 'allocated / reserved' }),
-          el('div', { class: 'card-value' }, bytesSpan(o.counters.allocated)),
-          el('div', { class: 'card-sub', text: `of ${bytes(o.counters.reserved)} reserved` }),
-        ),
-        el(
-          'div',
-          { class: 'card' },
-          el('div', { class: 'card-title', text: 'largest free block' }),
-          el('div', { class: 'card-value' }, bytesSpan(o.largest_free_block)),
-          el('div', { class: 'card-sub', text: `${bytes(o.free_in_reserved)} free in reserved segments` }),
+        card('request', bytesSpan(o.requested), '', 'primary'),
+        card('device free', o.device_free === null ? '—' : bytesSpan(o.device_free)),
+        card('allocated / reserved', bytesSpan(o.counters.allocated), `of ${bytes(o.counters.reserved)} reserved`),
+        card(
+          'largest free block',
+          bytesSpan(o.largest_free_block),
+          `${bytes(o.free_in_reserved)} free in reserved segments`,
         ),
       ),
       el('div', { class: 'actions' }, go),

@@ -1,17 +1,7 @@
 // Overview: health first, then the headline figures of the selected device, then every device.
 import type { ViewContext } from './index';
 import type { DeviceAnalysis, DeviceOverview } from '../types';
-import { bytes, bytesSpan, el, eventLabel, int } from '../ui/format';
-
-function card(title: string, value: HTMLElement | string, sub: (Node | string)[] = [], cls = '') {
-  return el(
-    'div',
-    { class: `card ${cls}` },
-    el('div', { class: 'card-title', text: title }),
-    el('div', { class: 'card-value' }, value),
-    el('div', { class: 'card-sub' }, ...sub),
-  );
-}
+import { bytes, bytesSpan, card, el, eventLabel, int } from '../ui/format';
 
 function eventLink(c: ViewContext, e: number | null) {
   const a = el('a', { href: '#', class: 'event-link', text: eventLabel(e) });

@@ -2,7 +2,7 @@
 // The groups sum to the active counter at that event.
 import { focusEvent, type ViewContext } from './index';
 import type { DeviceAnalysis } from '../types';
-import { bytes, bytesSpan, el, eventLabel } from '../ui/format';
+import { bytes, bytesSpan, card, el, eventLabel } from '../ui/format';
 import { groupTable } from '../ui/groups';
 
 export async function renderPeak(c: ViewContext) {
@@ -43,19 +43,16 @@ export async function renderPeak(c: ViewContext) {
     el(
       'div',
       { class: 'cards' },
-      el(
-        'div',
-        { class: 'card primary' },
-        el('div', { class: 'card-title', text: 'allocated' }),
-        el('div', { class: 'card-value' }, bytesSpan(p.counters_at_event.allocated)),
-        el('div', { class: 'card-sub', text: `active ${bytes(p.counters_at_event.active)}` }),
+      card(
+        'allocated',
+        bytesSpan(p.counters_at_event.allocated),
+        `active ${bytes(p.counters_at_event.active)}`,
+        'primary',
       ),
-      el(
-        'div',
-        { class: 'card' },
-        el('div', { class: 'card-title', text: 'reserved' }),
-        el('div', { class: 'card-value' }, bytesSpan(p.counters_at_event.reserved)),
-        el('div', { class: 'card-sub', text: `${bytes(p.reserved_minus_allocated)} cached, not allocated` }),
+      card(
+        'reserved',
+        bytesSpan(p.counters_at_event.reserved),
+        `${bytes(p.reserved_minus_allocated)} cached, not allocated`,
       ),
       el(
         'div',

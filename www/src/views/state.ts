@@ -3,7 +3,7 @@
 // Shows where memory is fragmented and the largest free block a request could get.
 import { focusEvent, type ViewContext } from './index';
 import type { AllocatorState, StateBlock } from '../types';
-import { bytes, bytesSpan, el, eventLabel, exact, hex, int } from '../ui/format';
+import { bytes, bytesSpan, card, el, eventLabel, exact, hex, int } from '../ui/format';
 
 const ROW = 18;
 const COLORS: Record<string, string> = {
@@ -43,34 +43,10 @@ export async function renderState(c: ViewContext) {
     el(
       'div',
       { class: 'cards' },
-      el(
-        'div',
-        { class: 'card' },
-        el('div', { class: 'card-title', text: 'Reserved' }),
-        el('div', { class: 'card-value' }, bytesSpan(st.reserved)),
-        el('div', { class: 'card-sub', text: `${int(st.segments.length)} segments` }),
-      ),
-      el(
-        'div',
-        { class: 'card' },
-        el('div', { class: 'card-title', text: 'Allocated' }),
-        el('div', { class: 'card-value' }, bytesSpan(st.allocated)),
-        el('div', { class: 'card-sub', text: `active ${bytes(st.active)}` }),
-      ),
-      el(
-        'div',
-        { class: 'card' },
-        el('div', { class: 'card-title', text: 'Free in reserved segments' }),
-        el('div', { class: 'card-value' }, bytesSpan(st.free)),
-        el('div', { class: 'card-sub', text: `${(frag * 100).toFixed(1)}% of reserved` }),
-      ),
-      el(
-        'div',
-        { class: 'card' },
-        el('div', { class: 'card-title', text: 'Largest free block' }),
-        el('div', { class: 'card-value' }, bytesSpan(st.largest_free)),
-        el('div', { class: 'card-sub', text: 'the biggest request served without a new segment' }),
-      ),
+      card('Reserved', bytesSpan(st.reserved), `${int(st.segments.length)} segments`),
+      card('Allocated', bytesSpan(st.allocated), `active ${bytes(st.active)}`),
+      card('Free in reserved segments', bytesSpan(st.free), `${(frag * 100).toFixed(1)}% of reserved`),
+      card('Largest free block', bytesSpan(st.largest_free), 'the biggest request served without a new segment'),
     ),
     st.unplaced_blocks
       ? el('div', {
