@@ -126,7 +126,7 @@ for (const mb of sizes) {
   const file = snapshot(mb);
   const bytes = statSync(file).size;
   const events = Number(/(\d+)/.exec(String(mb))[1]) * EVENTS_PER_MB;
-  const native = { overview_s: timeNative(['overview', file, '--json']), import_s: timeNative(['import', file, '-o', join(ROOT, `bench-out/big${mb}.db`)]) };
+  const native = { overview_s: timeNative(['overview', file, '--json']), import_s: timeNative(['import', file, '-o', join(ROOT, `bench-out/big${mb}.db`), '--force', '--no-focus']) };
   const browser = await browserRun(origin, file);
   rows.push({ mb, bytes, events, native, browser });
   console.log(JSON.stringify(rows.at(-1)));

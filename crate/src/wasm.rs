@@ -29,6 +29,8 @@ struct Stats {
     parse_ms: f64,
     replay_ms: f64,
     store_ms: f64,
+    /// Until the overview could be shown (read + parse + replay).
+    first_view_ms: f64,
     total_ms: f64,
     events: usize,
     wasm_memory_bytes: f64,
@@ -86,16 +88,20 @@ impl Engine {
         Ok(self.stats.events)
     }
 
-    /// Replay every device's allocator trace.
-    pub fn replay(&mut self) -> Result<(), JsValue> {
+    /// Replay every device's allocator trace. Returns the overview JSON, which needs no
+    /// database: the page shows it while `store()` builds the SnapshotDB.
+    pub fn replay(&mut self) -> Result<String, JsValue> {
         let t = now();
         let snap = self.snapshot.take().ok_or_else(|| err(not_loading()))?;
-        self.loaded = Some(Loaded::from_snapshot(snap));
+        let loaded = Loaded::from_snapshot(snap);
+        let overview = json(&crate::analysis::overview::overview(&loaded));
+        self.loaded = Some(loaded);
         self.stats.replay_ms = now() - t;
-        Ok(())
+        self.stats.first_view_ms = now() - self.started;
+        Ok(overview)
     }
 
-    /// Build the in-memory SnapshotDB. Returns the overview JSON.
+    /// Build the in-memory SnapshotDB (templates, SQL and the analyses run on it).
     pub fn store(&mut self) -> Result<String, JsValue> {
         let t = now();
         let loaded = self.loaded.take().ok_or_else(|| err(not_loading()))?;

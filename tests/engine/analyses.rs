@@ -105,6 +105,13 @@ fn every_mode_and_template_runs_on_every_corpus_file() {
         for d in s.devices().unwrap() {
             let a = s.analyze(d, None).unwrap_or_else(|e| panic!("{rel} d{d}: {e}"));
             if let Some(p) = &a.peak {
+                // The SQL peaks (one MAX() scan each) equal the replay's, ties included.
+                let o = &a.overview.peaks;
+                assert_eq!(
+                    (p.peaks.allocated, p.peaks.active, p.peaks.reserved, p.peaks.requested),
+                    (o.allocated, o.active, o.reserved, o.requested),
+                    "{rel} d{d}"
+                );
                 assert_eq!(p.by_stack.iter().map(|g| g.bytes).sum::<i64>(), p.live_bytes, "{rel} d{d}");
                 if a.overview.consistency.ok {
                     assert_eq!(p.live_bytes, p.counters_at_event.active, "{rel} d{d}: attribution covers the active counter");

@@ -31,6 +31,9 @@ function asError(e: unknown): EngineError {
   };
 }
 
+/** Per snapshot: resolves once its SnapshotDB is built (calls that need SQL wait for it). */
+const stored = new Map<string, Promise<void>>();
+
 async function load(id: number, file: Blob, name: string, key: string) {
   const engine = new Engine();
   engine.begin(name, file.size);
@@ -52,12 +55,21 @@ async function load(id: number, file: Blob, name: string, key: string) {
   progress({ stage: 'parsing', bytesRead: read, totalBytes: file.size });
   const events = engine.parse();
   progress({ stage: 'replaying', bytesRead: read, totalBytes: file.size, events });
-  engine.replay();
-  progress({ stage: 'storing', bytesRead: read, totalBytes: file.size, events });
-  const overview = engine.store();
+  // The overview needs no database: answer with it now, then build the SnapshotDB.
+  const overview = engine.replay();
   engines.get(key)?.free();
   engines.set(key, engine);
+  let done!: () => void;
+  let failed!: (e: unknown) => void;
+  stored.set(key, new Promise<void>((res, rej) => ((done = res), (failed = rej))));
   post({ id, kind: 'ok', json: overview });
+  await new Promise((r) => setTimeout(r, 0));
+  try {
+    engine.store();
+    done();
+  } catch (e) {
+    failed(e);
+  }
 }
 
 self.onmessage = async (ev: MessageEvent<Envelope>) => {
@@ -74,6 +86,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         await load(m.id, m.file, m.name, m.key);
         break;
       case 'call': {
+        if (m.method !== 'stats' && m.method !== 'catalogue') await stored.get(m.key);
         const e = engines.get(m.key);
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
         const fn = (e as unknown as Record<string, (...a: unknown[]) => string>)[m.method];
@@ -84,6 +97,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         break;
       }
       case 'export': {
+        await stored.get(m.key);
         const e = engines.get(m.key);
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
         const bytes = e.exportDb();

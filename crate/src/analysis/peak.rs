@@ -88,13 +88,18 @@ pub fn peak_of(conn: &Connection, device: i64, counter: &str) -> Result<Peak> {
         "allocated" | "active" | "reserved" | "requested" => counter,
         _ => "allocated",
     };
+    // One scan, no sort: the bare trace_index comes from the first row (in event order) that
+    // holds the maximum.
     let best: Option<(i64, i64)> = conn
         .query_row(
-            &format!("SELECT {col}, trace_index FROM traces WHERE device_id = ?1 ORDER BY {col} DESC, trace_index LIMIT 1"),
+            &format!(
+                "SELECT MAX({col}), trace_index FROM (SELECT {col}, trace_index FROM traces WHERE device_id = ?1 ORDER BY trace_index)"
+            ),
             [dev],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)),
         )
-        .optional()?;
+        .optional()?
+        .and_then(|(b, e)| Some((b?, e?)));
     let s = match col {
         "allocated" => start.allocated,
         "active" => start.active,

@@ -249,11 +249,13 @@ pub fn catalogue() -> Vec<Template> {
                 ("peak_requested_event_id", E),
             ]),
             kind: Kind::Sql,
+            // One MAX() scan per counter: SQLite takes the bare trace_index from the first row
+            // holding the maximum, and the scan runs in event order, so ties go to the earliest.
             sql: "WITH w AS (SELECT trace_index, allocated, active, reserved, requested FROM traces WHERE device_id = {DEV}
-                    AND (:start_id IS NULL OR trace_index >= :start_id) AND (:end_id IS NULL OR trace_index <= :end_id)),
-                  pa AS (SELECT * FROM w ORDER BY allocated DESC, trace_index LIMIT 1), pc AS (SELECT * FROM w ORDER BY active DESC, trace_index LIMIT 1),
-                  pr AS (SELECT * FROM w ORDER BY reserved DESC, trace_index LIMIT 1), pq AS (SELECT * FROM w ORDER BY requested DESC, trace_index LIMIT 1)
-                  SELECT pa.allocated, pa.trace_index, pc.active, pc.trace_index, pr.reserved, pr.trace_index, pq.requested, pq.trace_index FROM pa, pc, pr, pq",
+                    AND (:start_id IS NULL OR trace_index >= :start_id) AND (:end_id IS NULL OR trace_index <= :end_id) ORDER BY trace_index),
+                  pa AS (SELECT MAX(allocated) AS v, trace_index AS i FROM w), pc AS (SELECT MAX(active) AS v, trace_index AS i FROM w),
+                  pr AS (SELECT MAX(reserved) AS v, trace_index AS i FROM w), pq AS (SELECT MAX(requested) AS v, trace_index AS i FROM w)
+                  SELECT pa.v, pa.i, pc.v, pc.i, pr.v, pr.i, pq.v, pq.i FROM pa, pc, pr, pq",
         },
         Template {
             name: "allocator_gap",
