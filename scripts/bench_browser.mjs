@@ -9,29 +9,44 @@
 // the engine's stage timings, latency of the peak / leak / memory-tree queries, timeline zoom
 // latency (wheel → redrawn, p95), the wasm memory high-water mark and the peak RSS of all the
 // browser's processes; natively: `snapscope overview` and `snapscope import` wall time.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { serve, launch, ROOT } from '../tests/browser/harness.mjs';
+import { execFileSync, spawnSync } from "node:child_process";
+import {
+  existsSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+  mkdirSync,
+} from "node:fs";
+import { join } from "node:path";
+import { serve, launch, ROOT } from "../tests/browser/harness.mjs";
 
 const arg = (k, d) => {
   const i = process.argv.indexOf(k);
   return i > 0 ? process.argv[i + 1] : d;
 };
-const sizes = arg('--sizes', '10,100,1000').split(',').map(Number);
-const outFile = arg('--out', join(ROOT, 'bench-out/bench.json'));
+const sizes = arg("--sizes", "10,100,1000").split(",").map(Number);
+const outFile = arg("--out", join(ROOT, "bench-out/bench.json"));
 const EVENTS_PER_MB = 11000;
-mkdirSync(join(ROOT, 'bench-out'), { recursive: true });
+mkdirSync(join(ROOT, "bench-out"), { recursive: true });
 
 function snapshot(mb) {
   const p = join(ROOT, `bench-out/big${mb}.pickle`);
-  if (!existsSync(p)) execFileSync('python3', [join(ROOT, 'scripts/gen_big.py'), String(mb * EVENTS_PER_MB), p], { stdio: 'inherit' });
+  if (!existsSync(p))
+    execFileSync(
+      "python3",
+      [join(ROOT, "scripts/gen_big.py"), String(mb * EVENTS_PER_MB), p],
+      { stdio: "inherit" },
+    );
   return p;
 }
 
 function timeNative(args) {
   const t0 = performance.now();
-  const r = spawnSync(join(ROOT, 'target/release/snapscope'), args, { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const r = spawnSync(join(ROOT, "target/release/snapscope"), args, {
+    encoding: "utf8",
+    maxBuffer: 1 << 30,
+  });
   if (r.status !== 0) throw new Error(r.stderr);
   return (performance.now() - t0) / 1000;
 }
@@ -39,10 +54,13 @@ function timeNative(args) {
 /** Sum of RSS of the processes whose command line names this browser's profile directory. */
 function browserRss(profile) {
   let sum = 0;
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(profile)) continue;
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(profile))
+        continue;
+      const m = /VmRSS:\s+(\d+) kB/.exec(
+        readFileSync(`/proc/${pid}/status`, "utf8"),
+      );
       if (m) sum += Number(m[1]) * 1024;
     } catch {
       /* process ended */
@@ -51,24 +69,29 @@ function browserRss(profile) {
   return sum;
 }
 
-const pct = (xs, p) => xs.slice().sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+const pct = (xs, p) =>
+  xs.slice().sort((a, b) => a - b)[
+    Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))
+  ];
 
 async function browserRun(origin, file) {
   const ctx = await launch();
   const profile = ctx.profileDir;
   const page = await ctx.newPage();
-  await page.goto(origin + '/');
-  await page.waitForFunction(() => document.documentElement.dataset.snapscope === 'empty');
+  await page.goto(origin + "/");
+  await page.waitForFunction(
+    () => document.documentElement.dataset.snapscope === "empty",
+  );
   // Read-only floor: stream the same File on the page and do nothing with it.
   await page.evaluate(() => {
-    const i = document.createElement('input');
-    i.type = 'file';
-    i.id = 'floor-input';
+    const i = document.createElement("input");
+    i.type = "file";
+    i.id = "floor-input";
     document.body.append(i);
   });
-  await page.setInputFiles('#floor-input', file);
+  await page.setInputFiles("#floor-input", file);
   const floorMs = await page.evaluate(async () => {
-    const f = document.getElementById('floor-input').files[0];
+    const f = document.getElementById("floor-input").files[0];
     const t0 = performance.now();
     const r = f.stream().getReader();
     let n = 0;
@@ -80,39 +103,72 @@ async function browserRun(origin, file) {
     return performance.now() - t0;
   });
   let peakRss = 0;
-  const sampler = setInterval(() => (peakRss = Math.max(peakRss, browserRss(profile))), 100);
+  const sampler = setInterval(
+    () => (peakRss = Math.max(peakRss, browserRss(profile))),
+    100,
+  );
   const t0 = performance.now();
-  await page.setInputFiles('#file-input', file);
-  await page.waitForFunction(() => ['ready', 'error'].includes(document.documentElement.dataset.snapscope), null, { timeout: 600000 });
-  await page.waitForSelector('.view-overview .cards', { timeout: 600000 });
+  await page.setInputFiles("#file-input", file);
+  await page.waitForFunction(
+    () =>
+      ["ready", "error"].includes(document.documentElement.dataset.snapscope),
+    null,
+    { timeout: 600000 },
+  );
+  await page.waitForSelector(".view-overview .cards", { timeout: 600000 });
   const firstViewMs = performance.now() - t0;
-  const status = await page.evaluate(() => document.documentElement.dataset.snapscope);
-  const result = { floor_ms: Math.round(floorMs), first_view_ms: Math.round(firstViewMs), status };
-  if (status === 'ready') {
+  const status = await page.evaluate(
+    () => document.documentElement.dataset.snapscope,
+  );
+  const result = {
+    floor_ms: Math.round(floorMs),
+    first_view_ms: Math.round(firstViewMs),
+    status,
+  };
+  if (status === "ready") {
     result.stats = await page.evaluate(() => window.snapscope.stats());
     const ov = await page.evaluate(() => window.snapscope.overview());
     const peak = ov.devices[0].peaks.allocated.event;
-    const time = (fn, arg) => page.evaluate(async ([fn, arg]) => { const t = performance.now(); await window.snapscope.query(fn, arg); return performance.now() - t; }, [fn, arg]);
-    result.peak_query_ms = Math.round(await time('memory_peak', {}));
-    result.leak_query_ms = Math.round(await time('leak_detection', { limit: 100 }));
-    result.tree_query_ms = Math.round(await time('active_memory_frame_tree_at_event', { event_id: peak }));
+    const time = (fn, arg) =>
+      page.evaluate(
+        async ([fn, arg]) => {
+          const t = performance.now();
+          await window.snapscope.query(fn, arg);
+          return performance.now() - t;
+        },
+        [fn, arg],
+      );
+    result.peak_query_ms = Math.round(await time("memory_peak", {}));
+    result.leak_query_ms = Math.round(
+      await time("leak_detection", { limit: 100 }),
+    );
+    result.tree_query_ms = Math.round(
+      await time("active_memory_frame_tree_at_event", { event_id: peak }),
+    );
     // Timeline: wheel zoom steps, each until the chart is redrawn.
-    await page.click('[data-view=timeline]');
-    await page.waitForSelector('canvas.chart');
+    await page.click("[data-view=timeline]");
+    await page.waitForSelector("canvas.chart");
     await page.waitForTimeout(500);
-    const box = await page.locator('canvas.chart').boundingBox();
+    const box = await page.locator("canvas.chart").boundingBox();
     const lat = [];
     for (let k = 0; k < 20; k++) {
-      const before = await page.evaluate(() => performance.getEntriesByName('snapscope:timeline-drawn').length);
+      const before = await page.evaluate(
+        () => performance.getEntriesByName("snapscope:timeline-drawn").length,
+      );
       const t = performance.now();
       await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2);
       await page.mouse.wheel(0, k < 10 ? -200 : 200);
-      await page.waitForFunction((n) => performance.getEntriesByName('snapscope:timeline-drawn').length > n, before, { timeout: 60000 });
+      await page.waitForFunction(
+        (n) =>
+          performance.getEntriesByName("snapscope:timeline-drawn").length > n,
+        before,
+        { timeout: 60000 },
+      );
       lat.push(performance.now() - t);
     }
     result.timeline_zoom_p95_ms = Math.round(pct(lat, 95));
   } else {
-    result.error = await page.textContent('#error');
+    result.error = await page.textContent("#error");
   }
   clearInterval(sampler);
   result.browser_peak_rss_mib = Math.round(peakRss / 2 ** 20);
@@ -126,21 +182,36 @@ for (const mb of sizes) {
   const file = snapshot(mb);
   const bytes = statSync(file).size;
   const events = Number(/(\d+)/.exec(String(mb))[1]) * EVENTS_PER_MB;
-  const native = { overview_s: timeNative(['overview', file, '--json']), import_s: timeNative(['import', file, '-o', join(ROOT, `bench-out/big${mb}.db`), '--force', '--no-focus']) };
+  const native = {
+    overview_s: timeNative(["overview", file, "--json"]),
+    import_s: timeNative([
+      "import",
+      file,
+      "-o",
+      join(ROOT, `bench-out/big${mb}.db`),
+      "--force",
+      "--no-focus",
+    ]),
+  };
   const browser = await browserRun(origin, file);
   rows.push({ mb, bytes, events, native, browser });
   console.log(JSON.stringify(rows.at(-1)));
 }
 server.close();
-writeFileSync(outFile, JSON.stringify({ date: new Date().toISOString(), rows }, null, 1));
+writeFileSync(
+  outFile,
+  JSON.stringify({ date: new Date().toISOString(), rows }, null, 1),
+);
 
-console.log('\n| snapshot | read floor (File.stream) | first view | load ÷ floor | parse | replay | store | peak / leak / tree query | timeline zoom p95 | wasm memory | browser RSS | native overview / import |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log(
+  "\n| snapshot | read floor (File.stream) | first view | load ÷ floor | parse | replay | store | peak / leak / tree query | timeline zoom p95 | wasm memory | browser RSS | native overview / import |",
+);
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
   const b = r.browser;
   const s = b.stats ?? {};
   const mib = (x) => `${(x / 2 ** 20).toFixed(0)} MiB`;
   console.log(
-    `| ${mib(r.bytes)} | ${b.floor_ms} ms | ${b.status === 'ready' ? (b.first_view_ms / 1000).toFixed(2) + ' s' : 'FAILED: ' + (b.error ?? '').slice(0, 80)} | ${b.status === 'ready' ? (b.first_view_ms / Math.max(1, b.floor_ms)).toFixed(1) + '×' : '—'} | ${s.parse_ms?.toFixed(0) ?? '—'} ms | ${s.replay_ms?.toFixed(0) ?? '—'} ms | ${s.store_ms?.toFixed(0) ?? '—'} ms | ${b.peak_query_ms ?? '—'} / ${b.leak_query_ms ?? '—'} / ${b.tree_query_ms ?? '—'} ms | ${b.timeline_zoom_p95_ms ?? '—'} ms | ${s.wasm_memory_bytes ? mib(s.wasm_memory_bytes) : '—'} | ${b.browser_peak_rss_mib} MiB | ${r.native.overview_s.toFixed(2)} s / ${r.native.import_s.toFixed(2)} s |`,
+    `| ${mib(r.bytes)} | ${b.floor_ms} ms | ${b.status === "ready" ? (b.first_view_ms / 1000).toFixed(2) + " s" : "FAILED: " + (b.error ?? "").slice(0, 80)} | ${b.status === "ready" ? (b.first_view_ms / Math.max(1, b.floor_ms)).toFixed(1) + "×" : "—"} | ${s.parse_ms?.toFixed(0) ?? "—"} ms | ${s.replay_ms?.toFixed(0) ?? "—"} ms | ${s.store_ms?.toFixed(0) ?? "—"} ms | ${b.peak_query_ms ?? "—"} / ${b.leak_query_ms ?? "—"} / ${b.tree_query_ms ?? "—"} ms | ${b.timeline_zoom_p95_ms ?? "—"} ms | ${s.wasm_memory_bytes ? mib(s.wasm_memory_bytes) : "—"} | ${b.browser_peak_rss_mib} MiB | ${r.native.overview_s.toFixed(2)} s / ${r.native.import_s.toFixed(2)} s |`,
   );
 }
