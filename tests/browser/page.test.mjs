@@ -110,8 +110,27 @@ test("timeline draws and selecting an event shows its stack and counters", async
     await page.textContent(".event-panel"),
     /Counters after this event/,
   );
-  assert.match(await page.evaluate(() => location.hash), /event=\d+/);
+  const hash = await page.evaluate(() => location.hash);
+  assert.match(hash, /event=\d+/);
   await shot(page, "03-timeline");
+  // The selection follows to the other views.
+  const selected = /event=(\d+)/.exec(hash)[1];
+  await page.click("[data-view=tree]");
+  await page.waitForSelector("canvas.flame");
+  assert.match(
+    await page.textContent(".toolbar"),
+    new RegExp(
+      `after event ${Number(selected).toLocaleString("en-US")}(?!\\d)`,
+    ),
+  );
+  await page.click("[data-view=state]");
+  await page.waitForSelector("canvas.segmap");
+  assert.match(
+    await page.textContent(".toolbar"),
+    new RegExp(
+      `after event ${Number(selected).toLocaleString("en-US")}(?!\\d)`,
+    ),
+  );
 });
 
 test("memory tree at the peak: flame graph whose root holds the active bytes of that event", async () => {

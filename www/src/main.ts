@@ -194,6 +194,13 @@ class App {
     this.render();
   }
 
+  /** Select an event without re-rendering the current view (the chart already shows it). */
+  setEvent(event: number | null) {
+    this.route.event = event;
+    this.writeHash();
+    this.renderTabs();
+  }
+
   setTemplate(name: string | null) {
     this.route.template = name;
     this.writeHash();
@@ -222,16 +229,7 @@ class App {
     this.devSel.hidden = devices.length < 2;
     (document.getElementById('export-db') as HTMLButtonElement).disabled = !f;
     (document.getElementById('export-report') as HTMLButtonElement).disabled = !f;
-    this.nav.replaceChildren(
-      ...Object.entries(VIEWS).map(([name, v]) =>
-        el('a', {
-          href: `#view=${name}&device=${this.route.device}`,
-          class: name === this.route.view ? 'active' : '',
-          'data-view': name,
-          text: v.title,
-        }),
-      ),
-    );
+    this.renderTabs();
     this.writeHash();
     if (!f) {
       this.main.replaceChildren();
@@ -258,6 +256,20 @@ class App {
       .catch((e) =>
         this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' }),
       );
+  }
+
+  private renderTabs() {
+    const ev = this.route.event === null ? '' : `&event=${this.route.event}`;
+    this.nav.replaceChildren(
+      ...Object.entries(VIEWS).map(([name, v]) =>
+        el('a', {
+          href: `#view=${name}&device=${this.route.device}${ev}`,
+          class: name === this.route.view ? 'active' : '',
+          'data-view': name,
+          text: v.title,
+        }),
+      ),
+    );
   }
 
   // ---- progress & errors -------------------------------------------------------------------

@@ -15,6 +15,7 @@ export interface AppHandle {
   files: OpenFile[];
   select(event: number | null, view?: ViewName): void;
   show(view: ViewName): void;
+  setEvent(event: number | null): void;
   setTemplate(name: string | null): void;
 }
 

@@ -270,7 +270,7 @@ export async function renderTimeline(c: ViewContext) {
   async function showEvent(i: number) {
     const detail = await c.file.client.call<EventDetail>('event', c.device, i);
     side.replaceChildren(eventPanel(detail, c));
-    history.replaceState(null, '', location.hash.replace(/&event=\d+|$/, `&event=${i}`));
+    c.app.setEvent(i);
   }
 
   new ResizeObserver(() => fetchData()).observe(canvas);
