@@ -50,7 +50,8 @@ impl Session {
             .as_ref()
             .ok_or_else(|| Error::new("UNSUPPORTED", "timelines need the snapshot itself", "open the snapshot, not the SnapshotDB"))?;
         let d = l.device(device).ok_or_else(|| no_device(device))?;
-        Ok(timeline::downsample(device, &d.series, from, to, buckets))
+        let times: Vec<Option<i64>> = l.snapshot.trace(device).map(|t| t.events.iter().map(|e| e.time_us).collect()).unwrap_or_default();
+        Ok(timeline::downsample(device, &d.series, &times, from, to, buckets))
     }
 
     pub fn overview(&self) -> Result<overview::Overview> {

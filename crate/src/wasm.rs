@@ -151,6 +151,22 @@ impl Engine {
         Ok(json(&self.session()?.analyze(device as i64, ev).map_err(err)?))
     }
 
+    /// Live bytes per stack at the allocated peak of `device`: {label: bytes} (for compare).
+    #[wasm_bindgen(js_name = peakStacks)]
+    pub fn peak_stacks(&self, device: i32) -> Result<String, JsValue> {
+        let (_, stacks) = crate::analysis::compare::at_peak(&self.session()?.conn, device as i64).map_err(err)?;
+        Ok(json(&stacks))
+    }
+
+    /// Stacks at this snapshot's peak against another's (`peakStacks` of the other file).
+    #[wasm_bindgen(js_name = compareStacks)]
+    pub fn compare_stacks(&self, device: i32, other: String) -> Result<String, JsValue> {
+        let (_, mine) = crate::analysis::compare::at_peak(&self.session()?.conn, device as i64).map_err(err)?;
+        let theirs: std::collections::BTreeMap<String, i64> = serde_json::from_str(&other)
+            .map_err(|e| err(Error::new("INVALID_PARAMETER", format!("stacks must be a JSON object: {e}"), "")))?;
+        Ok(json(&crate::analysis::compare::diff_stacks(&mine, &theirs, 20)))
+    }
+
     /// The self-contained HTML report.
     pub fn report(&self) -> Result<String, JsValue> {
         crate::report::html(self.session()?, &self.name).map_err(err)

@@ -10,7 +10,19 @@ export type Request =
 
 /** Engine methods the page may call, all answering JSON text. */
 export type EngineMethod =
-  'overview' | 'timeline' | 'tree' | 'state' | 'event' | 'sql' | 'stats' | 'catalogue' | 'query' | 'analyze' | 'report';
+  | 'overview'
+  | 'timeline'
+  | 'tree'
+  | 'state'
+  | 'event'
+  | 'sql'
+  | 'stats'
+  | 'catalogue'
+  | 'query'
+  | 'analyze'
+  | 'report'
+  | 'peakStacks'
+  | 'compareStacks';
 
 export type Envelope = { id: number } & Request;
 

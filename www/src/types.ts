@@ -58,6 +58,7 @@ export interface Timeline {
   active_max: number[];
   reserved_max: number[];
   requested_max: number[];
+  time_us: (number | null)[];
 }
 export interface TreeNode {
   id: number;

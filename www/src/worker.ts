@@ -1,6 +1,6 @@
 // The engine's Web Worker: streams files into the wasm engine, answers queries. Heavy work never
 // runs on the page's thread.
-import init, { Engine } from '../pkg/snapscope.js';
+import init, { Engine, wasmMemoryBytes } from '../pkg/snapscope.js';
 import type { Envelope, Reply, EngineError, Progress } from './protocol';
 
 const engines = new Map<string, Engine>();
@@ -17,7 +17,14 @@ function asError(e: unknown): EngineError {
     }
   }
   const msg = e instanceof Error ? e.message : String(e);
-  if (/memory|allocation/i.test(msg)) {
+  // A failed allocation in Rust aborts, which wasm reports as an `unreachable` trap.
+  let nearLimit = false;
+  try {
+    nearLimit = wasmMemoryBytes() > 3.5 * 2 ** 30;
+  } catch {
+    nearLimit = true;
+  }
+  if (/memory|allocation/i.test(msg) || (/unreachable/i.test(msg) && nearLimit)) {
     return {
       code: 'OUT_OF_MEMORY',
       message: msg,

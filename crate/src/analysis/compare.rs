@@ -37,7 +37,7 @@ fn devices(conn: &Connection) -> Result<Vec<i64>> {
 }
 
 /// Live bytes per stack label at the allocated peak.
-fn at_peak(conn: &Connection, device: i64) -> Result<(PeakSet, BTreeMap<String, i64>)> {
+pub fn at_peak(conn: &Connection, device: i64) -> Result<(PeakSet, BTreeMap<String, i64>)> {
     let peaks = peak_set(conn, device)?;
     let (groups, _, _) = live_groups(conn, device, peaks.allocated.event.map(|e| e as i64), "stack", usize::MAX)?;
     let mut m = BTreeMap::new();
@@ -45,6 +45,35 @@ fn at_peak(conn: &Connection, device: i64) -> Result<(PeakSet, BTreeMap<String, 
         *m.entry(g.label).or_insert(0) += g.bytes;
     }
     Ok((peaks, m))
+}
+
+/// Stacks of A and B by live bytes: new, vanished, changed, largest change first.
+pub fn diff_stacks(ma: &BTreeMap<String, i64>, mb: &BTreeMap<String, i64>, top: usize) -> Vec<StackDelta> {
+    let mut stacks: Vec<StackDelta> = ma
+        .keys()
+        .chain(mb.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|k| {
+            let (x, y) = (ma.get(k).copied(), mb.get(k).copied());
+            let change = match (x, y) {
+                (None, Some(_)) => "new",
+                (Some(_), None) => "vanished",
+                (Some(x), Some(y)) if x != y => "changed",
+                _ => "same",
+            };
+            StackDelta {
+                label: k.clone(),
+                bytes_a: x.unwrap_or(0),
+                bytes_b: y.unwrap_or(0),
+                delta: y.unwrap_or(0) - x.unwrap_or(0),
+                change: change.into(),
+            }
+        })
+        .collect();
+    stacks.sort_by_key(|s| (-s.delta.abs(), s.label.clone()));
+    stacks.truncate(top);
+    stacks
 }
 
 pub fn compare(a: &Connection, b: &Connection, top: usize) -> Result<Comparison> {
@@ -57,32 +86,7 @@ pub fn compare(a: &Connection, b: &Connection, top: usize) -> Result<Comparison>
         let pa = if devices(a)?.contains(&d) { Some(at_peak(a, d)?) } else { None };
         let pb = if devices(b)?.contains(&d) { Some(at_peak(b, d)?) } else { None };
         let empty = BTreeMap::new();
-        let ma = pa.as_ref().map(|p| &p.1).unwrap_or(&empty);
-        let mb = pb.as_ref().map(|p| &p.1).unwrap_or(&empty);
-        let mut stacks: Vec<StackDelta> = ma
-            .keys()
-            .chain(mb.keys())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .map(|k| {
-                let (x, y) = (ma.get(k).copied(), mb.get(k).copied());
-                let change = match (x, y) {
-                    (None, Some(_)) => "new",
-                    (Some(_), None) => "vanished",
-                    (Some(x), Some(y)) if x != y => "changed",
-                    _ => "same",
-                };
-                StackDelta {
-                    label: k.clone(),
-                    bytes_a: x.unwrap_or(0),
-                    bytes_b: y.unwrap_or(0),
-                    delta: y.unwrap_or(0) - x.unwrap_or(0),
-                    change: change.into(),
-                }
-            })
-            .collect();
-        stacks.sort_by_key(|s| (-s.delta.abs(), s.label.clone()));
-        stacks.truncate(top);
+        let stacks = diff_stacks(pa.as_ref().map(|p| &p.1).unwrap_or(&empty), pb.as_ref().map(|p| &p.1).unwrap_or(&empty), top);
         out.push(DeviceComparison {
             device: d,
             allocated_peak_delta: match (&pa, &pb) {

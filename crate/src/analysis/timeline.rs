@@ -16,6 +16,8 @@ pub struct Timeline {
     pub active_max: Vec<i64>,
     pub reserved_max: Vec<i64>,
     pub requested_max: Vec<i64>,
+    /// time_us of each bucket's first event (when the trace has timestamps).
+    pub time_us: Vec<Option<i64>>,
 }
 
 impl Timeline {
@@ -30,12 +32,13 @@ impl Timeline {
             active_max: vec![],
             reserved_max: vec![],
             requested_max: vec![],
+            time_us: vec![],
         }
     }
 }
 
-/// Events `from..=to` (clamped) in at most `buckets` buckets.
-pub fn downsample(device: i64, s: &Series, from: u32, to: u32, buckets: u32) -> Timeline {
+/// Events `from..=to` (clamped) in at most `buckets` buckets; `times` are the events' time_us.
+pub fn downsample(device: i64, s: &Series, times: &[Option<i64>], from: u32, to: u32, buckets: u32) -> Timeline {
     let mut t = Timeline::empty(device, from, to);
     if s.is_empty() {
         return t;
@@ -55,6 +58,7 @@ pub fn downsample(device: i64, s: &Series, from: u32, to: u32, buckets: u32) -> 
         t.active_max.push(*s.active[r.clone()].iter().max().unwrap());
         t.reserved_max.push(*s.reserved[r.clone()].iter().max().unwrap());
         t.requested_max.push(*s.requested[r].iter().max().unwrap());
+        t.time_us.push(times.get(i as usize).copied().flatten());
         i += per;
     }
     t.from = from;
@@ -68,7 +72,7 @@ pub fn from_db(conn: &rusqlite::Connection, device: i64, buckets: i64) -> crate:
     let events: i64 = conn.query_row("SELECT events FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
     let mut t = Timeline::empty(device, 0, events.max(1) as u32 - 1);
     let mut stmt = conn.prepare(
-        "SELECT MIN(trace_index), MIN(allocated), MAX(allocated), MAX(active), MAX(reserved), MAX(requested) FROM traces
+        "SELECT MIN(trace_index), MIN(allocated), MAX(allocated), MAX(active), MAX(reserved), MAX(requested), MIN(time_us) FROM traces
          WHERE device_id = ?1 GROUP BY (trace_index * ?2) / MAX(?3, 1) ORDER BY 1",
     )?;
     let rows = stmt.query_map(rusqlite::params![dev, buckets.max(1), events], |r| {

@@ -1,6 +1,14 @@
 // Compare: two opened snapshots side by side (another run, another rank), device by device.
 import type { ViewContext } from './index';
 import type { DeviceOverview } from '../types';
+
+interface StackDelta {
+  label: string;
+  bytes_a: number;
+  bytes_b: number;
+  delta: number;
+  change: string;
+}
 import { bytes, bytesSpan, el, int } from '../ui/format';
 
 export async function renderCompare(c: ViewContext) {
@@ -18,7 +26,7 @@ export async function renderCompare(c: ViewContext) {
   }
   const pick = el('select', {}, ...others.map(({ f, i }) => el('option', { value: i, text: f.name })));
   const out = el('div');
-  const draw = () => {
+  const draw = async () => {
     const other = c.app.files[Number(pick.value)];
     const rows: [string, (d: DeviceOverview) => number][] = [
       ['events', (d) => d.events],
@@ -83,8 +91,51 @@ export async function renderCompare(c: ViewContext) {
         );
       }),
     );
+    // Who holds the peak, stack by stack: the engine diffs the other file's attribution.
+    for (const dev of devices) {
+      if (!c.file.overview.devices.some((d) => d.device === dev && d.events > 0)) continue;
+      if (!other.overview.devices.some((d) => d.device === dev && d.events > 0)) continue;
+      const theirs = await other.client.call<Record<string, number>>('peakStacks', dev);
+      const diff = await c.file.client.call<StackDelta[]>('compareStacks', dev, JSON.stringify(theirs));
+      out.append(
+        el('h4', { text: `device ${dev}: live memory at the allocated peak, by stack (largest change first)` }),
+        el(
+          'table',
+          { class: 'grid compact' },
+          el(
+            'thead',
+            {},
+            el(
+              'tr',
+              {},
+              ...['change', c.file.name, other.name, 'difference', 'stack (innermost frame)'].map((h) =>
+                el('th', { text: h }),
+              ),
+            ),
+          ),
+          el(
+            'tbody',
+            {},
+            ...diff.map((d) =>
+              el(
+                'tr',
+                {},
+                el('td', { text: d.change }),
+                el('td', { class: 'num' }, bytesSpan(d.bytes_a)),
+                el('td', { class: 'num' }, bytesSpan(d.bytes_b)),
+                el('td', {
+                  class: `num ${d.delta > 0 ? 'worse' : d.delta < 0 ? 'better' : ''}`,
+                  text: `${d.delta > 0 ? '+' : ''}${bytes(d.delta)}`,
+                }),
+                el('td', { title: d.label, text: d.label.split('\n').pop() ?? d.label }),
+              ),
+            ),
+          ),
+        ),
+      );
+    }
   };
-  pick.addEventListener('change', draw);
+  pick.addEventListener('change', () => void draw());
   c.root.append(el('div', { class: 'toolbar' }, el('b', { text: `${c.file.name} compared with ` }), pick), out);
-  draw();
+  await draw();
 }

@@ -17,7 +17,8 @@ const COLORS = {
 
 interface Marker {
   index: number;
-  kind: 'oom' | 'snapshot';
+  kind: 'oom' | 'snapshot' | 'annotation';
+  label?: string;
 }
 
 export async function renderTimeline(c: ViewContext) {
@@ -40,6 +41,8 @@ export async function renderTimeline(c: ViewContext) {
       el('span', {}, el('i', { style: `background:${COLORS[k]}` }), k),
     ),
     el('span', {}, el('i', { style: 'background:#dc2626' }), 'OOM'),
+    el('span', {}, el('i', { style: 'background:#7c3aed' }), 'snapshot'),
+    el('span', {}, el('i', { style: 'background:#0d9488' }), 'annotation'),
     el('span', { class: 'muted', text: 'wheel: zoom · drag: pan · click: select · double-click: reset' }),
   );
   const canvas = el('canvas', { class: 'chart', tabindex: 0 });
@@ -56,6 +59,29 @@ export async function renderTimeline(c: ViewContext) {
     10000,
   );
   for (const [i, a] of mrows.rows) markers.push({ index: i, kind: a as Marker['kind'] });
+  // external_annotations carry wall-clock times: each is drawn at the first event at or after it.
+  const arows = await c.file.client.call<{ rows: [number | null, string, string][] }>(
+    'sql',
+    `SELECT (SELECT MIN(t.trace_index) FROM traces t WHERE t.device_id = d.id AND t.time_us >= a.time_us), a.name, a.stage
+     FROM annotations a JOIN devices d ON d.device_index = ${c.device} WHERE a.device_index IS NULL OR a.device_index = ${c.device} ORDER BY 1`,
+    5000,
+    10000,
+  );
+  for (const [i, name, stage] of arows.rows)
+    if (i !== null) markers.push({ index: i, kind: 'annotation', label: `${name} ${stage}` });
+  const hasTime = d.window.first_time_us !== null;
+  let byTime = false;
+  const axis = el('button', {
+    text: 'x: events',
+    title: 'switch the x axis between event index and wall-clock time',
+    hidden: !hasTime,
+  });
+  axis.addEventListener('click', () => {
+    byTime = !byTime;
+    axis.textContent = byTime ? 'x: time' : 'x: events';
+    draw();
+  });
+  legend.append(axis);
 
   let from = 0;
   let to = total - 1;
@@ -94,8 +120,36 @@ export async function renderTimeline(c: ViewContext) {
     }
   }
 
-  const xOf = (i: number, w: number) => pad.l + ((i - from) / Math.max(1, to - from)) * (w - pad.l - pad.r);
-  const iOf = (x: number, w: number) => Math.round(from + ((x - pad.l) / (w - pad.l - pad.r)) * (to - from));
+  /** The time of event i, interpolated between bucket starts (time mode only). */
+  const timeOf = (i: number): number | null => {
+    if (!data || !data.time_us.length) return null;
+    let k = 0;
+    while (k + 1 < data.index.length && data.index[k + 1] <= i) k++;
+    const t0 = data.time_us[k];
+    const t1 = k + 1 < data.index.length ? data.time_us[k + 1] : data.time_us[k];
+    if (t0 === null || t1 === null) return null;
+    const i1 = k + 1 < data.index.length ? data.index[k + 1] : data.index[k] + 1;
+    return t0 + ((t1 - t0) * (i - data.index[k])) / Math.max(1, i1 - data.index[k]);
+  };
+  const xOf = (i: number, w: number) => {
+    if (byTime && data) {
+      const [a, b, t] = [data.time_us[0], data.time_us[data.time_us.length - 1], timeOf(i)];
+      if (a !== null && b !== null && t !== null && b > a) return pad.l + ((t - a) / (b - a)) * (w - pad.l - pad.r);
+    }
+    return pad.l + ((i - from) / Math.max(1, to - from)) * (w - pad.l - pad.r);
+  };
+  const iOf = (x: number, w: number) => {
+    if (byTime && data) {
+      // Time mode: the last bucket that starts left of x.
+      let best = data.index[0];
+      for (const i of data.index) {
+        if (xOf(i, w) > x) break;
+        best = i;
+      }
+      return best;
+    }
+    return Math.round(from + ((x - pad.l) / (w - pad.l - pad.r)) * (to - from));
+  };
 
   function draw() {
     const { w, h } = size();
@@ -116,9 +170,14 @@ export async function renderTimeline(c: ViewContext) {
       ctx.stroke();
       ctx.fillText(bytes(v), 4, y + 4);
     }
+    const [ta, tb] = [data.time_us[0], data.time_us[data.time_us.length - 1]];
     for (let k = 0; k <= 5; k++) {
-      const i = Math.round(from + ((to - from) / 5) * k);
-      ctx.fillText(int(i), Math.min(w - 60, xOf(i, w) - 10), h - 8);
+      const x = pad.l + ((w - pad.l - pad.r) / 5) * k;
+      const label =
+        byTime && ta !== null && tb !== null
+          ? `+${((((tb - ta) / 5) * k) / 1e3).toFixed(1)} ms`
+          : int(Math.round(from + ((to - from) / 5) * k));
+      ctx.fillText(label, Math.min(w - 60, Math.max(pad.l, x - 10)), h - 8);
     }
     const xs = data.index.map((i) => xOf(i, w));
     const step = xs.length > 1 ? xs[1] - xs[0] : w - pad.l - pad.r;
@@ -155,7 +214,7 @@ export async function renderTimeline(c: ViewContext) {
     for (const m of markers) {
       if (m.index < from || m.index > to) continue;
       const x = xOf(m.index, w);
-      ctx.strokeStyle = m.kind === 'oom' ? '#dc2626' : '#7c3aed';
+      ctx.strokeStyle = m.kind === 'oom' ? '#dc2626' : m.kind === 'annotation' ? '#0d9488' : '#7c3aed';
       ctx.setLineDash(m.kind === 'oom' ? [] : [3, 3]);
       ctx.beginPath();
       ctx.moveTo(x, pad.t);
@@ -165,6 +224,9 @@ export async function renderTimeline(c: ViewContext) {
       if (m.kind === 'oom') {
         ctx.fillStyle = '#dc2626';
         ctx.fillText('OOM', x + 3, pad.t + 10);
+      } else if (m.kind === 'annotation' && m.label) {
+        ctx.fillStyle = '#0d9488';
+        ctx.fillText(m.label, x + 3, pad.t + 22);
       }
     }
     const sel = c.event;
