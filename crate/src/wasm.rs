@@ -125,6 +125,13 @@ impl Engine {
         Ok(json(&self.session()?.timeline(device as i64, from, to, buckets).map_err(err)?))
     }
 
+    /// Stacked live allocations of events `from..=to` in `columns` columns, the `max_blocks`
+    /// largest blocks drawn one by one.
+    pub fn bands(&self, device: i32, from: u32, to: u32, columns: u32, max_blocks: u32) -> Result<String, JsValue> {
+        let loaded = self.session()?.loaded.as_ref().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "")))?;
+        Ok(json(&crate::analysis::bands::bands(loaded, device as i64, from, to, columns, max_blocks as usize).map_err(err)?))
+    }
+
     /// Device and event indices are plain JS numbers; `event` < 0 means before the first event.
     pub fn tree(&self, device: i32, event: i32) -> Result<String, JsValue> {
         Ok(json(&self.session()?.tree(device as i64, (event >= 0).then_some(event as i64)).map_err(err)?))

@@ -133,6 +133,17 @@ test("timeline draws and selecting an event shows its stack and counters", async
   );
 });
 
+test("allocations view stacks the live blocks over time", async () => {
+  await page.click("[data-view=allocations]");
+  await page.waitForSelector("canvas.chart");
+  await page.waitForFunction(() =>
+    /blocks drawn one by one/.test(
+      document.querySelector(".readout")?.textContent ?? "",
+    ),
+  );
+  await shot(page, "03b-allocations");
+});
+
 test("memory tree at the peak: flame graph whose root holds the active bytes of that event", async () => {
   const ov = await page.evaluate(() => window.snapscope.overview());
   const d = ov.devices[0];

@@ -161,3 +161,24 @@ fn template_parameters_are_validated() {
         }
     }
 }
+
+#[test]
+fn stacked_bands_add_up_to_the_active_counter_in_every_column() {
+    for (name, max_blocks) in [("cuda_training.pickle", 2), ("cuda_training.pickle", 1000), ("npu_expandable.pkl", 1000)] {
+        let loaded = snapscope::Loaded::from_bytes(&std::fs::read(common::fixtures().join(name)).unwrap()).unwrap();
+        let n = loaded.devices[0].events as u32;
+        let b = snapscope::analysis::bands::bands(&loaded, 0, 0, n - 1, 50, max_blocks).unwrap();
+        assert!(b.blocks.len() <= max_blocks);
+        for c in 0..b.column_event.len() {
+            let (s, e) = (b.column_start[c] as usize, b.column_start[c + 1] as usize);
+            let drawn: u64 = (s..e).map(|k| b.blocks[b.entry_block[k] as usize].size).sum();
+            assert_eq!(drawn + b.other_bytes[c], b.active[c], "{name} column {c}");
+            // Stacked without gaps, in allocation order.
+            let mut bottom = 0;
+            for k in s..e {
+                assert_eq!(b.entry_bottom[k], bottom);
+                bottom += b.blocks[b.entry_block[k] as usize].size;
+            }
+        }
+    }
+}

@@ -22,7 +22,8 @@ export type EngineMethod =
   | 'analyze'
   | 'report'
   | 'peakStacks'
-  | 'compareStacks';
+  | 'compareStacks'
+  | 'bands';
 
 export type Envelope = { id: number } & Request;
 

@@ -10,6 +10,7 @@ import { renderCompare } from './compare';
 import { renderPeak } from './peak';
 import { renderLeaks } from './leaks';
 import { renderOom } from './oom';
+import { renderAllocations } from './allocations';
 
 export interface AppHandle {
   files: OpenFile[];
@@ -33,6 +34,7 @@ export interface ViewContext {
 export const VIEWS = {
   overview: { title: 'Overview', render: renderOverview },
   timeline: { title: 'Timeline', render: renderTimeline },
+  allocations: { title: 'Allocations', render: renderAllocations },
   peak: { title: 'Peak', render: renderPeak },
   tree: { title: 'Memory tree', render: renderTree },
   state: { title: 'Allocator state', render: renderState },
