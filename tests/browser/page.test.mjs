@@ -355,3 +355,28 @@ test("hostile and broken files show their error on the page, never a blank page"
   await shot(page, "12-unsafe-error");
   assert.deepEqual(errors, []);
 });
+
+test("a load can be cancelled and the page stays usable", async () => {
+  const big = join(
+    mkdtempSync(join(tmpdir(), "snapscope-cancel-")),
+    "big.pickle",
+  );
+  execFileSync("python3", [join(ROOT, "scripts/gen_big.py"), "400000", big]);
+  await page.setInputFiles("#file-input", big);
+  await page.waitForSelector("#progress:not([hidden])");
+  await page.click("#cancel");
+  await page.waitForFunction(() =>
+    document
+      .querySelector("#error:not([hidden])")
+      ?.textContent.includes("cancelled"),
+  );
+  assert.ok(await page.isHidden("#progress"));
+  assert.notEqual(
+    await page.evaluate(() => window.snapscope.overview()?.source_bytes),
+    (await import("node:fs")).statSync(big).size,
+  );
+  assert.equal(
+    await openFiles(page, [join(FIXTURES, "npu_expandable.pkl")]),
+    "ready",
+  );
+});

@@ -108,6 +108,11 @@ fn a_one_megabyte_random_file_fails_fast_in_the_cli() {
         std::process::Command::new(env!("CARGO_BIN_EXE_snapscope")).args(["overview", path.to_str().unwrap(), "--json"]).output().unwrap();
     assert!(t0.elapsed() < Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(1));
+    // Peak memory of the largest child this test process waited for (the CLI just run).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct we own.
+    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) }, 0);
+    assert!(usage.ru_maxrss < 1 << 20, "peak RSS {} KiB must stay under 1 GiB", usage.ru_maxrss);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
     let _ = std::fs::remove_file(path);
 }
