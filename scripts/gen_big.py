@@ -83,6 +83,15 @@ def main():
             ev("free_requested", addr, req, fr)
             ev("free_completed", addr, req, fr)
             alloc[0] -= r512(req)
+        # Every 500 iterations the kept tensors are released (a cache cleared), so the plan's
+        # slots never all fill up.
+        if it % 500 == 0:
+            for addr, req in list(survivors.items()):
+                fr = list(rnd.choice(stacks))
+                ev("free_requested", addr, req, fr)
+                ev("free_completed", addr, req, fr)
+                alloc[0] -= r512(req)
+            survivors.clear()
         if it % 200 == 0 and not survivors:
             for b in bases:
                 ev("segment_free", b, seg_size, [])
