@@ -50,8 +50,9 @@ impl Session {
             .as_ref()
             .ok_or_else(|| Error::new("UNSUPPORTED", "timelines need the snapshot itself", "open the snapshot, not the SnapshotDB"))?;
         let d = l.device(device).ok_or_else(|| no_device(device))?;
-        let times: Vec<Option<i64>> = l.snapshot.trace(device).map(|t| t.events.iter().map(|e| e.time_us).collect()).unwrap_or_default();
-        Ok(timeline::downsample(device, &d.series, &times, from, to, buckets))
+        let trace = l.snapshot.trace(device);
+        let time_of = |i: usize| trace.and_then(|t| t.events.get(i)).and_then(|e| e.time_us);
+        Ok(timeline::downsample(device, &d.series, time_of, from, to, buckets))
     }
 
     pub fn overview(&self) -> Result<overview::Overview> {

@@ -37,8 +37,8 @@ impl Timeline {
     }
 }
 
-/// Events `from..=to` (clamped) in at most `buckets` buckets; `times` are the events' time_us.
-pub fn downsample(device: i64, s: &Series, times: &[Option<i64>], from: u32, to: u32, buckets: u32) -> Timeline {
+/// Events `from..=to` (clamped) in at most `buckets` buckets; `time_of(i)` is event i's time_us.
+pub fn downsample(device: i64, s: &Series, time_of: impl Fn(usize) -> Option<i64>, from: u32, to: u32, buckets: u32) -> Timeline {
     let mut t = Timeline::empty(device, from, to);
     if s.is_empty() {
         return t;
@@ -58,7 +58,7 @@ pub fn downsample(device: i64, s: &Series, times: &[Option<i64>], from: u32, to:
         t.active_max.push(*s.active[r.clone()].iter().max().unwrap());
         t.reserved_max.push(*s.reserved[r.clone()].iter().max().unwrap());
         t.requested_max.push(*s.requested[r].iter().max().unwrap());
-        t.time_us.push(times.get(i as usize).copied().flatten());
+        t.time_us.push(time_of(i as usize));
         i += per;
     }
     t.from = from;

@@ -4,6 +4,7 @@
 // selects its allocation event.
 import type { ViewContext } from './index';
 import { bytes, el, eventLabel, exact, hex, int } from '../ui/format';
+import { fitCanvas } from '../ui/canvas';
 
 interface BandBlock {
   lifetime: number;
@@ -64,18 +65,7 @@ export async function renderAllocations(c: ViewContext) {
   let data: Bands | null = null;
   let ticket = 0;
 
-  const size = () => {
-    const w = canvas.clientWidth || 900;
-    const h = canvas.clientHeight || 420;
-    const dpr = window.devicePixelRatio || 1;
-    // Assigning the size clears the canvas: only when it changed.
-    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
-      canvas.width = Math.round(w * dpr);
-      canvas.height = Math.round(h * dpr);
-    }
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    return { w, h };
-  };
+  const size = () => fitCanvas(canvas, g, 420);
 
   async function fetchData() {
     const { w } = size();

@@ -5,6 +5,7 @@
 import type { ViewContext } from './index';
 import type { EventDetail, Timeline } from '../types';
 import { bytes, el, eventLabel, int } from '../ui/format';
+import { fitCanvas } from '../ui/canvas';
 import { eventPanel } from '../ui/event-panel';
 
 const COLORS = {
@@ -91,17 +92,7 @@ export async function renderTimeline(c: ViewContext) {
   const ctx = canvas.getContext('2d')!;
   const pad = { l: 72, r: 12, t: 10, b: 26 };
 
-  const size = () => {
-    const w = canvas.clientWidth || 900;
-    const h = canvas.clientHeight || 360;
-    const dpr = window.devicePixelRatio || 1;
-    if (canvas.width !== Math.round(w * dpr)) {
-      canvas.width = Math.round(w * dpr);
-      canvas.height = Math.round(h * dpr);
-    }
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    return { w, h };
-  };
+  const size = () => fitCanvas(canvas, ctx, 360);
 
   async function fetchData() {
     const { w } = size();
