@@ -64,3 +64,13 @@ export function card(
     el('div', { class: 'card-sub' }, ...(Array.isArray(sub) ? sub : [sub])),
   );
 }
+
+/** A table with a header row; `rows` are the <tr> elements of its body. */
+export function gridTable(headers: string[], rows: HTMLElement[], cls = 'grid'): HTMLElement {
+  return el(
+    'table',
+    { class: cls },
+    el('thead', {}, el('tr', {}, ...headers.map((h) => el('th', { text: h })))),
+    el('tbody', {}, ...rows),
+  );
+}

@@ -9,7 +9,7 @@ interface StackDelta {
   delta: number;
   change: string;
 }
-import { bytes, bytesSpan, el, int } from '../ui/format';
+import { bytes, bytesSpan, el, gridTable, int } from '../ui/format';
 
 export async function renderCompare(c: ViewContext) {
   const others = c.app.files.map((f, i) => ({ f, i })).filter(({ f }) => f !== c.file);
@@ -49,44 +49,27 @@ export async function renderCompare(c: ViewContext) {
           'section',
           {},
           el('h3', { text: `device ${dev}` }),
-          el(
-            'table',
-            { class: 'grid' },
-            el(
-              'thead',
-              {},
-              el(
+          gridTable(
+            ['', c.file.name, other.name, 'difference'],
+            rows.map(([label, get]) => {
+              const va = a ? get(a) : null;
+              const vb = b ? get(b) : null;
+              const isBytes = label !== 'events' && label !== 'segments at dump';
+              const cell = (v: number | null) =>
+                el('td', { class: 'num' }, v === null ? '—' : isBytes ? bytesSpan(v) : int(v));
+              const diff = va !== null && vb !== null ? vb - va : null;
+              return el(
                 'tr',
                 {},
-                el('th', { text: '' }),
-                el('th', { text: c.file.name }),
-                el('th', { text: other.name }),
-                el('th', { text: 'difference' }),
-              ),
-            ),
-            el(
-              'tbody',
-              {},
-              ...rows.map(([label, get]) => {
-                const va = a ? get(a) : null;
-                const vb = b ? get(b) : null;
-                const isBytes = label !== 'events' && label !== 'segments at dump';
-                const cell = (v: number | null) =>
-                  el('td', { class: 'num' }, v === null ? '—' : isBytes ? bytesSpan(v) : int(v));
-                const diff = va !== null && vb !== null ? vb - va : null;
-                return el(
-                  'tr',
-                  {},
-                  el('th', { text: label }),
-                  cell(va),
-                  cell(vb),
-                  el('td', {
-                    class: `num ${diff && diff > 0 ? 'worse' : diff && diff < 0 ? 'better' : ''}`,
-                    text: diff === null ? '—' : `${diff > 0 ? '+' : ''}${isBytes ? bytes(diff) : int(diff)}`,
-                  }),
-                );
-              }),
-            ),
+                el('th', { text: label }),
+                cell(va),
+                cell(vb),
+                el('td', {
+                  class: `num ${diff && diff > 0 ? 'worse' : diff && diff < 0 ? 'better' : ''}`,
+                  text: diff === null ? '—' : `${diff > 0 ? '+' : ''}${isBytes ? bytes(diff) : int(diff)}`,
+                }),
+              );
+            }),
           ),
         );
       }),
@@ -99,38 +82,23 @@ export async function renderCompare(c: ViewContext) {
       const diff = await c.file.client.call<StackDelta[]>('compareStacks', dev, JSON.stringify(theirs));
       out.append(
         el('h4', { text: `device ${dev}: live memory at the allocated peak, by stack (largest change first)` }),
-        el(
-          'table',
-          { class: 'grid compact' },
-          el(
-            'thead',
-            {},
+        gridTable(
+          ['change', c.file.name, other.name, 'difference', 'stack (innermost frame)'],
+          diff.map((d) =>
             el(
               'tr',
               {},
-              ...['change', c.file.name, other.name, 'difference', 'stack (innermost frame)'].map((h) =>
-                el('th', { text: h }),
-              ),
+              el('td', { text: d.change }),
+              el('td', { class: 'num' }, bytesSpan(d.bytes_a)),
+              el('td', { class: 'num' }, bytesSpan(d.bytes_b)),
+              el('td', {
+                class: `num ${d.delta > 0 ? 'worse' : d.delta < 0 ? 'better' : ''}`,
+                text: `${d.delta > 0 ? '+' : ''}${bytes(d.delta)}`,
+              }),
+              el('td', { title: d.label, text: d.label.split('\n').pop() ?? d.label }),
             ),
           ),
-          el(
-            'tbody',
-            {},
-            ...diff.map((d) =>
-              el(
-                'tr',
-                {},
-                el('td', { text: d.change }),
-                el('td', { class: 'num' }, bytesSpan(d.bytes_a)),
-                el('td', { class: 'num' }, bytesSpan(d.bytes_b)),
-                el('td', {
-                  class: `num ${d.delta > 0 ? 'worse' : d.delta < 0 ? 'better' : ''}`,
-                  text: `${d.delta > 0 ? '+' : ''}${bytes(d.delta)}`,
-                }),
-                el('td', { title: d.label, text: d.label.split('\n').pop() ?? d.label }),
-              ),
-            ),
-          ),
+          'grid compact',
         ),
       );
     }

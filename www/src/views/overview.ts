@@ -1,7 +1,7 @@
 // Overview: health first, then the headline figures of the selected device, then every device.
 import type { ViewContext } from './index';
 import type { DeviceAnalysis, DeviceOverview } from '../types';
-import { bytes, bytesSpan, card, el, eventLabel, int } from '../ui/format';
+import { bytes, bytesSpan, card, el, eventLabel, gridTable, int } from '../ui/format';
 
 function eventLink(c: ViewContext, e: number | null) {
   const a = el('a', { href: '#', class: 'event-link', text: eventLabel(e) });
@@ -144,28 +144,16 @@ export async function renderOverview(c: ViewContext) {
   }
 
   if (ov.devices.length > 1) {
-    const t = el(
-      'table',
-      { class: 'grid' },
-      el(
-        'thead',
-        {},
-        el(
-          'tr',
-          {},
-          ...[
-            'device',
-            'events',
-            'peak allocated',
-            'peak reserved',
-            'allocated at dump',
-            'reserved at dump',
-            'replay',
-          ].map((h) => el('th', { text: h })),
-        ),
-      ),
-    );
-    const tb = el('tbody');
+    const headers = [
+      'device',
+      'events',
+      'peak allocated',
+      'peak reserved',
+      'allocated at dump',
+      'reserved at dump',
+      'replay',
+    ];
+    const rows: HTMLElement[] = [];
     for (const x of ov.devices) {
       const tr = el(
         'tr',
@@ -178,10 +166,9 @@ export async function renderOverview(c: ViewContext) {
         el('td', { class: 'num' }, bytesSpan(x.at_dump.reserved)),
         el('td', { text: x.consistency.ok ? 'exact' : 'partial' }),
       );
-      tb.append(tr);
+      rows.push(tr);
     }
-    t.append(tb);
-    root.append(el('h3', { text: 'Devices' }), t);
+    root.append(el('h3', { text: 'Devices' }), gridTable(headers, rows));
   }
   if (ov.warnings.length) {
     root.append(
