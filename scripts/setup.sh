@@ -14,6 +14,8 @@ command -v llvm-ar >/dev/null || command -v llvm-ar-14 >/dev/null || need+=(llvm
 command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
 command -v python3 >/dev/null || need+=(python3)
+# The interop test makes a virtualenv for pt-snap-cli; Debian's python3 needs python3-venv for it.
+python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
 if ((${#need[@]})); then
   say "apt-get install ${need[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
