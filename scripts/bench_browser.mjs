@@ -167,6 +167,14 @@ async function browserRun(origin, file) {
       lat.push(performance.now() - t);
     }
     result.timeline_zoom_p95_ms = Math.round(pct(lat, 95));
+    // Frame time measured in the page: engine answer + redraw, per zoom step.
+    const frames = await page.evaluate(() =>
+      performance
+        .getEntriesByName("snapscope:timeline-drawn")
+        .slice(1)
+        .map((e) => e.detail.engine_ms + e.detail.draw_ms),
+    );
+    result.timeline_frame_p95_ms = Math.round(pct(frames, 95));
   } else {
     result.error = await page.textContent("#error");
   }
@@ -204,7 +212,7 @@ writeFileSync(
 );
 
 console.log(
-  "\n| snapshot | read floor (File.stream) | first view | load ÷ floor | parse | replay | store | peak / leak / tree query | timeline zoom p95 | wasm memory | browser RSS | native overview / import |",
+  "\n| snapshot | read floor (File.stream) | first view | load ÷ floor | parse | replay | store | peak / leak / tree query | zoom frame p95 (end-to-end) | wasm memory | browser RSS | native overview / import |",
 );
 console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
@@ -212,6 +220,6 @@ for (const r of rows) {
   const s = b.stats ?? {};
   const mib = (x) => `${(x / 2 ** 20).toFixed(0)} MiB`;
   console.log(
-    `| ${mib(r.bytes)} | ${b.floor_ms} ms | ${b.status === "ready" ? (b.first_view_ms / 1000).toFixed(2) + " s" : "FAILED: " + (b.error ?? "").slice(0, 80)} | ${b.status === "ready" ? (b.first_view_ms / Math.max(1, b.floor_ms)).toFixed(1) + "×" : "—"} | ${s.parse_ms?.toFixed(0) ?? "—"} ms | ${s.replay_ms?.toFixed(0) ?? "—"} ms | ${s.store_ms?.toFixed(0) ?? "—"} ms | ${b.peak_query_ms ?? "—"} / ${b.leak_query_ms ?? "—"} / ${b.tree_query_ms ?? "—"} ms | ${b.timeline_zoom_p95_ms ?? "—"} ms | ${s.wasm_memory_bytes ? mib(s.wasm_memory_bytes) : "—"} | ${b.browser_peak_rss_mib} MiB | ${r.native.overview_s.toFixed(2)} s / ${r.native.import_s.toFixed(2)} s |`,
+    `| ${mib(r.bytes)} | ${b.floor_ms} ms | ${b.status === "ready" ? (b.first_view_ms / 1000).toFixed(2) + " s" : "FAILED: " + (b.error ?? "").slice(0, 80)} | ${b.status === "ready" ? (b.first_view_ms / Math.max(1, b.floor_ms)).toFixed(1) + "×" : "—"} | ${s.parse_ms?.toFixed(0) ?? "—"} ms | ${s.replay_ms?.toFixed(0) ?? "—"} ms | ${s.store_ms?.toFixed(0) ?? "—"} ms | ${b.peak_query_ms ?? "—"} / ${b.leak_query_ms ?? "—"} / ${b.tree_query_ms ?? "—"} ms | ${b.timeline_frame_p95_ms ?? "—"} ms (${b.timeline_zoom_p95_ms ?? "—"} ms) | ${s.wasm_memory_bytes ? mib(s.wasm_memory_bytes) : "—"} | ${b.browser_peak_rss_mib} MiB | ${r.native.overview_s.toFixed(2)} s / ${r.native.import_s.toFixed(2)} s |`,
   );
 }

@@ -97,6 +97,7 @@ export async function renderTimeline(c: ViewContext) {
   async function fetchData() {
     const { w } = size();
     const ticket = ++pending;
+    const asked = performance.now();
     const t = await c.file.client.call<Timeline>(
       'timeline',
       c.device,
@@ -105,9 +106,12 @@ export async function renderTimeline(c: ViewContext) {
       Math.max(50, Math.floor(w - pad.l - pad.r)),
     );
     if (ticket === pending) {
+      const answered = performance.now();
       data = t;
       draw();
-      performance.mark('snapscope:timeline-drawn');
+      performance.mark('snapscope:timeline-drawn', {
+        detail: { engine_ms: answered - asked, draw_ms: performance.now() - answered },
+      });
     }
   }
 
