@@ -108,6 +108,19 @@ impl Engine {
         let session = Session::from_loaded(loaded, &[("source_name", self.name.clone())]).map_err(err)?;
         self.stats.store_ms = now() - t;
         self.stats.total_ms = now() - self.started;
+        web_sys::console::info_1(
+            &format!(
+                "snapscope: {} ({} bytes, {} events) read {:.0} ms, parsed {:.0} ms, replayed {:.0} ms, SnapshotDB {:.0} ms",
+                self.name,
+                self.stats.bytes,
+                self.stats.events,
+                self.stats.read_ms,
+                self.stats.parse_ms,
+                self.stats.replay_ms,
+                self.stats.store_ms
+            )
+            .into(),
+        );
         let ov = session.overview_json().map_err(err)?;
         self.session = Some(session);
         Ok(ov)
@@ -201,10 +214,12 @@ impl Engine {
         Ok(data.to_vec())
     }
 
-    pub fn stats(&self) -> String {
+    /// Load timings and the wasm memory high-water mark, as a plain JS object.
+    pub fn stats(&self) -> Result<JsValue, JsValue> {
         let mut s = self.stats.clone();
-        s.wasm_memory_bytes = (core::arch::wasm32::memory_size(0) * 65536) as f64;
-        json(&s)
+        s.wasm_memory_bytes = wasm_memory_bytes();
+        // Plain objects, and JS numbers (every figure here is far below 2^53).
+        s.serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true)).map_err(|e| JsValue::from_str(&e.to_string()))
     }
 }
 

@@ -98,8 +98,8 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
         const fn = (e as unknown as Record<string, (...a: unknown[]) => string>)[m.method];
         const out = m.method === 'stats' ? e.stats() : fn.apply(e, m.args);
-        // report() answers HTML; everything else JSON text.
-        const json = m.method === 'report' ? JSON.stringify(out) : out;
+        // report() answers HTML and stats() an object; everything else JSON text.
+        const json = m.method === 'report' || m.method === 'stats' ? JSON.stringify(out) : out;
         post({ id: m.id, kind: 'ok', json });
         break;
       }
