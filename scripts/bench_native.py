@@ -60,7 +60,7 @@ def main():
         subprocess.check_call(["cargo", "build", "-j", "2", "--release", "--bin", "snapscope"], cwd=ROOT)
     out = tempfile.mkdtemp(prefix="snapscope-bench-")
     results = {}
-    tools = {"snapscope import": [cli, "import", snap, "-o", os.path.join(out, "s.db")]}
+    tools = {"snapscope import": [cli, "import", snap, "-o", os.path.join(out, "s.db"), "--force", "--no-focus"]}
     if not a.no_ptsnap:
         tools["pt-snap-cli 0.4.1 import"] = [ensure_ptsnap(), "import", snap, "-o", out, "--force", "--no-focus"]
     for name, cmd in tools.items():
