@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what snapscope needs to build and test, skipping whatever is already there:
-# clang (SQLite -> wasm32), Debian chromium + chromedriver (browser tests), the wasm32 Rust target,
+# clang (SQLite -> wasm32), Debian chromium + chromedriver (browser tests), sqlite3 (a test opens
+# the page's exported database with it), the wasm32 Rust target,
 # the wasm-bindgen CLI matching Cargo.lock, and the page's npm packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,7 @@ command -v llvm-ar >/dev/null || command -v llvm-ar-14 >/dev/null || need+=(llvm
 command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
 command -v python3 >/dev/null || need+=(python3)
+command -v sqlite3 >/dev/null || need+=(sqlite3)
 # The interop test makes a virtualenv for pt-snap-cli; Debian's python3 needs python3-venv for it.
 python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
 if ((${#need[@]})); then

@@ -296,6 +296,16 @@ test("the exported .db opens with the native CLI", async () => {
   );
   const n = cli("sql", path, "SELECT COUNT(*) FROM lifetimes", "--json");
   assert.ok(n.rows[0][0] > 0);
+  // And with the sqlite3 shell.
+  const traces = execFileSync(
+    "sqlite3",
+    [path, "SELECT COUNT(*) FROM traces"],
+    { encoding: "utf8" },
+  ).trim();
+  assert.equal(
+    Number(traces),
+    fromDb.devices.reduce((n, d) => n + d.events, 0),
+  );
 });
 
 test("stats() reports load stages and the wasm memory high-water mark", async () => {
