@@ -5,6 +5,7 @@
 import type { ViewContext } from './index';
 import { bytes, el, eventLabel, exact, hex, int } from '../ui/format';
 import { fitCanvas } from '../ui/canvas';
+import { newestOnly, panBy, zoomAround } from '../ui/window';
 
 interface BandBlock {
   lifetime: number;
@@ -63,25 +64,25 @@ export async function renderAllocations(c: ViewContext) {
   let from = 0;
   let to = total - 1;
   let data: Bands | null = null;
-  let ticket = 0;
+  const newest = newestOnly();
 
   const size = () => fitCanvas(canvas, g, 420);
 
   async function fetchData() {
     const { w } = size();
-    const t = ++ticket;
-    const b = await c.file.client.call<Bands>(
-      'bands',
-      c.device,
-      from,
-      to,
-      Math.max(50, Math.floor(w - pad.l - pad.r)),
-      Number(detail.value),
+    const b = await newest(
+      c.file.client.call<Bands>(
+        'bands',
+        c.device,
+        from,
+        to,
+        Math.max(50, Math.floor(w - pad.l - pad.r)),
+        Number(detail.value),
+      ),
     );
-    if (t === ticket) {
-      data = b;
-      draw();
-    }
+    if (!b) return;
+    data = b;
+    draw();
   }
 
   function geometry() {
@@ -148,10 +149,7 @@ export async function renderAllocations(c: ViewContext) {
   canvas.addEventListener('mousemove', (e) => {
     if (drag && Math.abs(e.offsetX - drag.x) > 3 && data) {
       drag.moved = true;
-      const span = drag.to - drag.from;
-      const shift = Math.round(((drag.x - e.offsetX) / (canvas.clientWidth - pad.l - pad.r)) * span);
-      from = Math.max(0, Math.min(total - 1 - span, drag.from + shift));
-      to = from + span;
+      [from, to] = panBy(drag.from, drag.to, total, drag.x - e.offsetX, canvas.clientWidth - pad.l - pad.r);
       void fetchData();
       return;
     }
@@ -191,12 +189,7 @@ export async function renderAllocations(c: ViewContext) {
       if (!data) return;
       const { colW, cols } = geometry();
       const col = Math.max(0, Math.min(cols - 1, Math.floor((e.offsetX - pad.l) / colW)));
-      const at = data.column_event[col];
-      const span = to - from;
-      const next = Math.max(20, Math.min(total - 1, Math.round(span * (e.deltaY > 0 ? 1.25 : 0.8))));
-      from = Math.max(0, Math.round(at - ((at - from) / Math.max(1, span)) * next));
-      to = Math.min(total - 1, from + next);
-      from = Math.max(0, to - next);
+      [from, to] = zoomAround(from, to, total, data.column_event[col], !(e.deltaY > 0));
       void fetchData();
     },
     { passive: false },

@@ -6,6 +6,7 @@ import type { ViewContext } from './index';
 import type { EventDetail, Timeline } from '../types';
 import { bytes, el, eventLabel, int } from '../ui/format';
 import { fitCanvas } from '../ui/canvas';
+import { newestOnly, panBy, zoomAround } from '../ui/window';
 import { eventPanel } from '../ui/event-panel';
 
 const COLORS = {
@@ -88,7 +89,7 @@ export async function renderTimeline(c: ViewContext) {
   let to = total - 1;
   let data: Timeline | null = null;
   let hover: number | null = null;
-  let pending = 0;
+  const newest = newestOnly();
   const ctx = canvas.getContext('2d')!;
   const pad = { l: 72, r: 12, t: 10, b: 26 };
 
@@ -96,23 +97,17 @@ export async function renderTimeline(c: ViewContext) {
 
   async function fetchData() {
     const { w } = size();
-    const ticket = ++pending;
     const asked = performance.now();
-    const t = await c.file.client.call<Timeline>(
-      'timeline',
-      c.device,
-      from,
-      to,
-      Math.max(50, Math.floor(w - pad.l - pad.r)),
+    const t = await newest(
+      c.file.client.call<Timeline>('timeline', c.device, from, to, Math.max(50, Math.floor(w - pad.l - pad.r))),
     );
-    if (ticket === pending) {
-      const answered = performance.now();
-      data = t;
-      draw();
-      performance.mark('snapscope:timeline-drawn', {
-        detail: { engine_ms: answered - asked, draw_ms: performance.now() - answered },
-      });
-    }
+    if (!t) return;
+    const answered = performance.now();
+    data = t;
+    draw();
+    performance.mark('snapscope:timeline-drawn', {
+      detail: { engine_ms: answered - asked, draw_ms: performance.now() - answered },
+    });
   }
 
   /** The time of event i, interpolated between bucket starts (time mode only). */
@@ -271,10 +266,7 @@ export async function renderTimeline(c: ViewContext) {
     const { w } = size();
     if (drag && Math.abs(e.offsetX - drag.x) > 3) {
       drag.moved = true;
-      const span = drag.to - drag.from;
-      const shift = Math.round(((drag.x - e.offsetX) / (w - pad.l - pad.r)) * span);
-      from = Math.max(0, Math.min(total - 1 - span, drag.from + shift));
-      to = from + span;
+      [from, to] = panBy(drag.from, drag.to, total, drag.x - e.offsetX, w - pad.l - pad.r);
       fetchData();
       return;
     }
@@ -291,13 +283,7 @@ export async function renderTimeline(c: ViewContext) {
     (e) => {
       e.preventDefault();
       const { w } = size();
-      const at = iOf(e.offsetX, w);
-      const span = to - from;
-      const next = Math.max(20, Math.min(total - 1, Math.round(span * (e.deltaY > 0 ? 1.25 : 0.8))));
-      const frac = (at - from) / Math.max(1, span);
-      from = Math.max(0, Math.round(at - frac * next));
-      to = Math.min(total - 1, from + next);
-      from = Math.max(0, to - next);
+      [from, to] = zoomAround(from, to, total, iOf(e.offsetX, w), !(e.deltaY > 0));
       fetchData();
     },
     { passive: false },
