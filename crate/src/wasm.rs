@@ -62,7 +62,7 @@ impl Engine {
 
     /// Start loading a file of `total_bytes` (used to size the buffer once).
     pub fn begin(&mut self, name: String, total_bytes: f64) {
-        self.reader = Some(ChunkReader::with_capacity(total_bytes as usize));
+        self.reader = Some(ChunkReader::default());
         self.snapshot = None;
         self.loaded = None;
         self.session = None;

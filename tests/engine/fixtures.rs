@@ -93,3 +93,57 @@ fn stacks_are_interned_once() {
     assert_eq!(stacks.len(), snap.interner.stacks.len());
     assert!(snap.interner.frames.len() <= 12, "frames are shared: {}", snap.interner.frames.len());
 }
+
+/// The reader decodes a pickle as its chunks arrive and recycles what folded trace entries used:
+/// whatever the chunk boundaries, the snapshot must come out the same as from the whole file.
+#[test]
+fn chunked_reading_equals_whole_reading() {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(common::fixtures()).unwrap().map(|e| e.unwrap().path()).collect();
+    files.extend(std::fs::read_dir(common::fixtures().join("bad")).unwrap().map(|e| e.unwrap().path()));
+    if let Some(corpus) = common::corpus() {
+        let reference: Value = serde_json::from_slice(&std::fs::read(corpus.join("reference.json")).unwrap()).unwrap();
+        files.extend(reference.as_object().unwrap().keys().map(|rel| corpus.join(rel)));
+    }
+    let mut compared = 0;
+    for path in files.iter().filter(|p| p.is_file() && p.extension().is_some_and(|x| x != "json" || !p.ends_with("expected.json"))) {
+        let bytes = std::fs::read(path).unwrap();
+        let whole = summary(snapscope::reader::read_snapshot(&bytes));
+        for chunk in [1usize, 7, 4096] {
+            if chunk == 1 && bytes.len() > 200_000 {
+                continue;
+            }
+            let mut reader = snapscope::reader::ChunkReader::default();
+            let mut pushed = Ok(());
+            for piece in bytes.chunks(chunk) {
+                pushed = reader.push(piece);
+                if pushed.is_err() {
+                    break;
+                }
+            }
+            let chunked = summary(pushed.and_then(|_| reader.finish()));
+            assert_eq!(chunked, whole, "{}: read in chunks of {chunk} bytes", path.display());
+        }
+        compared += 1;
+    }
+    assert!(compared >= 30 + if common::corpus().is_some() { 35 } else { 0 }, "only {compared} files compared");
+}
+
+/// Everything the reader decided, as comparable text: events (all fields), stacks, segments,
+/// warnings, or the error.
+fn summary(r: snapscope::Result<snapscope::model::Snapshot>) -> String {
+    match r {
+        Err(e) => format!("error {}: {}", e.code, e.message),
+        Ok(s) => {
+            let mut out = format!("{} {:?} segments {:?}\n", s.encoding, s.format, s.segments);
+            for (d, t) in s.traces.iter().enumerate() {
+                for e in &t.events {
+                    let stack = e.stack.map(|id| {
+                        s.interner.stacks[id as usize].iter().map(|&f| s.interner.frames[f as usize].label()).collect::<Vec<_>>()
+                    });
+                    out += &format!("{d} {:?} {:?} {:?}\n", e, stack, t.extra(e));
+                }
+            }
+            out + &format!("{:?}", s.warnings)
+        }
+    }
+}

@@ -1,10 +1,15 @@
-//! The value arena the pickle VM (and the JSON reader) build: one flat `Vec<Node>`, memo entries
-//! are node ids, so an object that the pickle shares is stored once however often it is fetched.
-//! Strings borrow from the input when they can.
+//! The value arena the pickle VM (and the JSON reader) build. A value is a small `Copy` handle:
+//! scalars inline, strings and containers as indices into the arena's tables, so an object that
+//! the pickle shares (memo) is stored once however often it is fetched. Strings are interned by
+//! content (they are immutable, so identity does not matter). The pickle VM recycles the tables'
+//! slots of trace entries once they are folded into events (see `pickle.rs`), so accessors treat
+//! an index they cannot resolve as an empty container, never as a panic.
 
-use std::borrow::Cow;
+use crate::model::StackId;
+use std::collections::HashMap;
 
-pub type NodeId = u32;
+/// Values are their own handles.
+pub type NodeId = Node;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Node {
@@ -15,6 +20,7 @@ pub enum Node {
     Big(u32),
     Float(f64),
     Str(u32),
+    /// Index into `Arena::bytes` (only the length of a bytes value is kept).
     Bytes(u32),
     List(u32),
     Tuple(u32),
@@ -22,79 +28,92 @@ pub enum Node {
     Dict(u32),
     /// An allowed GLOBAL (only `torch.jit._pickle.restore_type_tag`), waiting for its REDUCE.
     TypeTagFn,
+    /// A frames list already interned; its storage was recycled after its event was folded.
+    Stack(Option<StackId>),
+    /// A trace entry already folded into an event; its storage was recycled.
+    Folded,
 }
 
 #[derive(Default)]
-pub struct Arena<'a> {
-    pub nodes: Vec<Node>,
-    pub strs: Vec<Cow<'a, str>>,
-    pub bytes: Vec<&'a [u8]>,
-    pub seqs: Vec<Vec<NodeId>>,
-    pub maps: Vec<Vec<(NodeId, NodeId)>>,
+pub struct Arena {
+    pub strs: Vec<Box<str>>,
+    str_ids: HashMap<Box<str>, u32>,
+    pub bytes: Vec<usize>,
+    pub seqs: Vec<Vec<Node>>,
+    pub maps: Vec<Vec<(Node, Node)>>,
     pub bigs: Vec<i128>,
 }
 
-impl<'a> Arena<'a> {
-    pub fn push(&mut self, n: Node) -> NodeId {
-        self.nodes.push(n);
-        (self.nodes.len() - 1) as NodeId
+impl Arena {
+    pub fn push(&mut self, n: Node) -> Node {
+        n
     }
 
-    pub fn new_str(&mut self, s: Cow<'a, str>) -> NodeId {
-        self.strs.push(s);
-        self.push(Node::Str((self.strs.len() - 1) as u32))
+    pub fn new_str(&mut self, s: &str) -> Node {
+        if let Some(&i) = self.str_ids.get(s) {
+            return Node::Str(i);
+        }
+        let i = self.strs.len() as u32;
+        self.strs.push(s.into());
+        self.str_ids.insert(s.into(), i);
+        Node::Str(i)
     }
 
-    pub fn new_seq(&mut self, kind: fn(u32) -> Node, items: Vec<NodeId>) -> NodeId {
+    pub fn new_bytes(&mut self, len: usize) -> Node {
+        self.bytes.push(len);
+        Node::Bytes((self.bytes.len() - 1) as u32)
+    }
+
+    pub fn new_seq(&mut self, kind: fn(u32) -> Node, items: Vec<Node>) -> Node {
         self.seqs.push(items);
-        self.push(kind((self.seqs.len() - 1) as u32))
+        kind((self.seqs.len() - 1) as u32)
     }
 
-    pub fn new_dict(&mut self, items: Vec<(NodeId, NodeId)>) -> NodeId {
+    pub fn new_dict(&mut self, items: Vec<(Node, Node)>) -> Node {
         self.maps.push(items);
-        self.push(Node::Dict((self.maps.len() - 1) as u32))
+        Node::Dict((self.maps.len() - 1) as u32)
     }
 
-    pub fn new_int(&mut self, v: i128) -> NodeId {
+    pub fn new_int(&mut self, v: i128) -> Node {
         match i64::try_from(v) {
-            Ok(small) => self.push(Node::Int(small)),
+            Ok(small) => Node::Int(small),
             Err(_) => {
                 self.bigs.push(v);
-                self.push(Node::Big((self.bigs.len() - 1) as u32))
+                Node::Big((self.bigs.len() - 1) as u32)
             }
         }
     }
 
-    pub fn node(&self, id: NodeId) -> Node {
-        self.nodes[id as usize]
+    pub fn node(&self, id: Node) -> Node {
+        id
     }
 
-    pub fn as_str(&self, id: NodeId) -> Option<&str> {
-        match self.node(id) {
-            Node::Str(i) => Some(&self.strs[i as usize]),
+    pub fn as_str(&self, id: Node) -> Option<&str> {
+        match id {
+            Node::Str(i) => self.strs.get(i as usize).map(|s| &**s),
             _ => None,
         }
     }
 
     /// Exact integer value (bools count as 0/1, as in Python).
-    pub fn as_int(&self, id: NodeId) -> Option<i128> {
-        match self.node(id) {
+    pub fn as_int(&self, id: Node) -> Option<i128> {
+        match id {
             Node::Int(v) => Some(v as i128),
-            Node::Big(i) => Some(self.bigs[i as usize]),
+            Node::Big(i) => self.bigs.get(i as usize).copied(),
             Node::Bool(b) => Some(b as i128),
             _ => None,
         }
     }
 
-    pub fn as_f64(&self, id: NodeId) -> Option<f64> {
-        match self.node(id) {
+    pub fn as_f64(&self, id: Node) -> Option<f64> {
+        match id {
             Node::Float(f) => Some(f),
             _ => self.as_int(id).map(|v| v as f64),
         }
     }
 
-    pub fn as_bool(&self, id: NodeId) -> Option<bool> {
-        match self.node(id) {
+    pub fn as_bool(&self, id: Node) -> Option<bool> {
+        match id {
             Node::Bool(b) => Some(b),
             Node::Int(v) => Some(v != 0),
             _ => None,
@@ -102,37 +121,37 @@ impl<'a> Arena<'a> {
     }
 
     /// Items of a list, tuple or set.
-    pub fn as_seq(&self, id: NodeId) -> Option<&[NodeId]> {
-        match self.node(id) {
-            Node::List(i) | Node::Tuple(i) | Node::Set(i) => Some(&self.seqs[i as usize]),
+    pub fn as_seq(&self, id: Node) -> Option<&[Node]> {
+        match id {
+            Node::List(i) | Node::Tuple(i) | Node::Set(i) => Some(self.seqs.get(i as usize).map(|v| v.as_slice()).unwrap_or(&[])),
             _ => None,
         }
     }
 
-    pub fn as_dict(&self, id: NodeId) -> Option<&[(NodeId, NodeId)]> {
-        match self.node(id) {
-            Node::Dict(i) => Some(&self.maps[i as usize]),
+    pub fn as_dict(&self, id: Node) -> Option<&[(Node, Node)]> {
+        match id {
+            Node::Dict(i) => Some(self.maps.get(i as usize).map(|v| v.as_slice()).unwrap_or(&[])),
             _ => None,
         }
     }
 
     /// Value of a string key in a dict (the last one wins, as in Python).
-    pub fn get(&self, dict: NodeId, key: &str) -> Option<NodeId> {
+    pub fn get(&self, dict: Node, key: &str) -> Option<Node> {
         self.as_dict(dict)?.iter().rev().find(|(k, _)| self.as_str(*k) == Some(key)).map(|&(_, v)| v)
     }
 
-    pub fn type_name(&self, id: NodeId) -> &'static str {
-        match self.node(id) {
+    pub fn type_name(&self, id: Node) -> &'static str {
+        match id {
             Node::None => "None",
             Node::Bool(_) => "bool",
             Node::Int(_) | Node::Big(_) => "int",
             Node::Float(_) => "float",
             Node::Str(_) => "str",
             Node::Bytes(_) => "bytes",
-            Node::List(_) => "list",
+            Node::List(_) | Node::Stack(_) => "list",
             Node::Tuple(_) => "tuple",
             Node::Set(_) => "set",
-            Node::Dict(_) => "dict",
+            Node::Dict(_) | Node::Folded => "dict",
             Node::TypeTagFn => "function",
         }
     }
@@ -140,33 +159,33 @@ impl<'a> Arena<'a> {
     /// A JSON rendering of a small value (settings, unknown keys). Bounded in depth and in total
     /// nodes rendered: shared objects repeat, so a small pickle can describe an exponentially
     /// large tree (or a cycle), and this must stay cheap whatever the file says.
-    pub fn to_json(&self, id: NodeId, depth: u32) -> serde_json::Value {
+    pub fn to_json(&self, id: Node, depth: u32) -> serde_json::Value {
         let mut budget: u32 = 20_000;
         self.to_json_bounded(id, depth, &mut budget)
     }
 
-    fn to_json_bounded(&self, id: NodeId, depth: u32, budget: &mut u32) -> serde_json::Value {
+    fn to_json_bounded(&self, id: Node, depth: u32, budget: &mut u32) -> serde_json::Value {
         use serde_json::Value as J;
         if depth > 32 || *budget == 0 {
             return J::String("…".into());
         }
         *budget -= 1;
-        match self.node(id) {
-            Node::None | Node::TypeTagFn => J::Null,
+        match id {
+            Node::None | Node::TypeTagFn | Node::Folded | Node::Stack(_) => J::Null,
             Node::Bool(b) => J::Bool(b),
             Node::Int(v) => J::from(v),
-            Node::Big(i) => {
-                let v = self.bigs[i as usize];
+            Node::Big(_) => {
+                let v = self.as_int(id).unwrap_or(0);
                 u64::try_from(v).map(J::from).unwrap_or_else(|_| J::String(v.to_string()))
             }
             Node::Float(f) => serde_json::Number::from_f64(f).map(J::Number).unwrap_or(J::Null),
-            Node::Str(i) => {
-                let text = &self.strs[i as usize];
+            Node::Str(_) => {
+                let text = self.as_str(id).unwrap_or("");
                 // Long strings spend the budget too (a shared string may repeat many times).
                 *budget = budget.saturating_sub((text.len() / 256) as u32);
                 J::String(text.chars().take(10_000).collect())
             }
-            Node::Bytes(i) => J::String(format!("<{} bytes>", self.bytes[i as usize].len())),
+            Node::Bytes(i) => J::String(format!("<{} bytes>", self.bytes.get(i as usize).copied().unwrap_or(0))),
             Node::List(_) | Node::Tuple(_) | Node::Set(_) => {
                 let mut out = Vec::new();
                 for &c in self.as_seq(id).unwrap_or(&[]) {

@@ -9,8 +9,86 @@ use std::collections::HashMap;
 
 const MIB: u64 = 1 << 20;
 
-pub fn decode(arena: &Arena, root: NodeId, snap: &mut Snapshot) -> Result<()> {
-    let mut d = Decoder { a: arena, snap, frame_cache: HashMap::new(), stack_cache: HashMap::new(), bad_frames: 0 };
+/// What decoding accumulates, also while the pickle is still being read: the snapshot being
+/// built (interner, warnings), the frame and stack ids already resolved per arena slot, and the
+/// trace entries folded into events as their lists grew.
+#[derive(Default)]
+pub struct DecodeState {
+    pub snap: Snapshot,
+    /// Per `Arena::maps` slot: the frame it decoded to (`UNRESOLVED` until asked).
+    frame_of_dict: Vec<u32>,
+    /// Per `Arena::seqs` slot: the stack it decoded to.
+    stack_of_seq: Vec<u32>,
+    bad_frames: u64,
+    /// Per `Arena::seqs` slot of a trace list: the events folded out of it.
+    folded: HashMap<u32, FoldedTrace>,
+}
+
+#[derive(Default)]
+struct FoldedTrace {
+    trace: DeviceTrace,
+    /// Indices into `snap.warnings` raised by its events (their device is known only later).
+    warnings: Vec<usize>,
+}
+
+const UNRESOLVED: u32 = u32::MAX;
+const NO_ID: u32 = u32::MAX - 1;
+
+fn cached(v: &[u32], i: u32) -> Option<Option<u32>> {
+    match v.get(i as usize).copied() {
+        None | Some(UNRESOLVED) => None,
+        Some(NO_ID) => Some(None),
+        Some(id) => Some(Some(id)),
+    }
+}
+
+fn remember(v: &mut Vec<u32>, i: u32, id: Option<u32>) {
+    let i = i as usize;
+    if v.len() <= i {
+        v.resize(i + 1, UNRESOLVED);
+    }
+    v[i] = id.unwrap_or(NO_ID);
+}
+
+impl DecodeState {
+    /// Is `list` a trace list whose entries are being folded?
+    pub fn is_folding(&self, list: u32) -> bool {
+        self.folded.contains_key(&list)
+    }
+
+    /// Decode one entry appended to trace list `list` into a compact event. Returns the entry's
+    /// frames list (arena slot and stack) so that the caller can recycle it.
+    pub fn fold_event(&mut self, a: &Arena, list: u32, item: Node) -> Option<(u32, Option<StackId>)> {
+        let mut folded = self.folded.remove(&list).unwrap_or_default();
+        let warnings_before = self.snap.warnings.len();
+        let index = folded.trace.events.len();
+        let mut d = Decoder { a, st: self };
+        let ev = d.event(item, PENDING_DEVICE, index, &mut folded.trace.extras);
+        folded.trace.events.push(ev);
+        folded.warnings.extend(warnings_before..self.snap.warnings.len());
+        self.folded.insert(list, folded);
+        match a.get(item, "frames") {
+            Some(Node::List(j)) => Some((j, ev.stack)),
+            _ => None,
+        }
+    }
+
+    /// The arena recycled these slots: forget what they decoded to.
+    pub fn forget(&mut self, dict: Option<u32>, seq: Option<u32>) {
+        if let Some(v) = dict.and_then(|i| self.frame_of_dict.get_mut(i as usize)) {
+            *v = UNRESOLVED;
+        }
+        if let Some(v) = seq.and_then(|i| self.stack_of_seq.get_mut(i as usize)) {
+            *v = UNRESOLVED;
+        }
+    }
+}
+
+/// Device of warnings raised while folding, before the trace list is placed at its device.
+const PENDING_DEVICE: i64 = i64::MIN;
+
+pub fn decode(arena: &Arena, root: Node, mut st: DecodeState) -> Result<Snapshot> {
+    let mut d = Decoder { a: arena, st: &mut st };
     match arena.node(root) {
         Node::Dict(_) => d.top_dict(root)?,
         Node::List(_) => {
@@ -21,7 +99,7 @@ pub fn decode(arena: &Arena, root: NodeId, snap: &mut Snapshot) -> Result<()> {
                     arena.type_name(items[0])
                 )));
             }
-            d.snap.format = Some(Format::List);
+            d.st.snap.format = Some(Format::List);
             d.segments(root)?;
         }
         _ => {
@@ -31,26 +109,29 @@ pub fn decode(arena: &Arena, root: NodeId, snap: &mut Snapshot) -> Result<()> {
             )))
         }
     }
-    if d.bad_frames > 0 {
-        let n = d.bad_frames;
+    // Trace lists never placed at a device (an odd file): their warnings name no device.
+    for folded in std::mem::take(&mut d.st.folded).into_values() {
+        for w in folded.warnings {
+            d.st.snap.warnings[w].device = None;
+        }
+    }
+    if d.st.bad_frames > 0 {
+        let n = d.st.bad_frames;
         d.warn("FRAME_INVALID", format!("{n} stack frames were not {{filename, line, name}} dicts and were skipped"), None, None);
     }
-    Ok(())
+    Ok(st.snap)
 }
 
-struct Decoder<'x, 'a> {
-    a: &'x Arena<'a>,
-    snap: &'x mut Snapshot,
-    frame_cache: HashMap<NodeId, Option<FrameId>>,
-    stack_cache: HashMap<NodeId, Option<StackId>>,
-    bad_frames: u64,
+struct Decoder<'x> {
+    a: &'x Arena,
+    st: &'x mut DecodeState,
 }
 
-impl Decoder<'_, '_> {
+impl Decoder<'_> {
     fn warn(&mut self, code: &'static str, message: String, device: Option<i64>, event: Option<usize>) {
         // Bounded: a file with millions of bad entries must not produce millions of warnings.
-        if self.snap.warnings.len() < 1000 {
-            self.snap.warnings.push(Warning { code: code.into(), message, device, event });
+        if self.st.snap.warnings.len() < 1000 {
+            self.st.snap.warnings.push(Warning { code: code.into(), message, device, event });
         }
     }
 
@@ -65,7 +146,7 @@ impl Decoder<'_, '_> {
     }
 
     fn top_dict(&mut self, root: NodeId) -> Result<()> {
-        self.snap.format = Some(Format::Dict);
+        self.st.snap.format = Some(Format::Dict);
         let segs = self.a.get(root, "segments");
         let traces = self.a.get(root, "device_traces");
         if segs.is_none() && traces.is_none() {
@@ -89,7 +170,7 @@ impl Decoder<'_, '_> {
             self.device_traces(t)?;
         }
         if let Some(s) = self.a.get(root, "allocator_settings") {
-            self.snap.allocator_settings = Some(self.a.to_json(s, 0));
+            self.st.snap.allocator_settings = Some(self.a.to_json(s, 0));
         }
         if let Some(ann) = self.a.get(root, "external_annotations") {
             self.annotations(ann);
@@ -116,7 +197,7 @@ impl Decoder<'_, '_> {
                 continue;
             }
             match self.segment(seg) {
-                Some(s) => self.snap.segments.push(s),
+                Some(s) => self.st.snap.segments.push(s),
                 None => {
                     self.warn("SEGMENT_INVALID", format!("segments[{i}] has no integer 'address' and 'total_size'; skipped"), None, None)
                 }
@@ -195,10 +276,15 @@ impl Decoder<'_, '_> {
         Some((self.a.as_int(*s.first()?)? as i64, self.a.as_int(*s.get(1)?)? as i64))
     }
 
-    /// Intern a frames list: by node identity first (PyTorch shares lists and frame dicts), then
+    /// Intern a frames list: by arena slot first (PyTorch shares lists and frame dicts), then
     /// by value. Empty lists are "no stack".
-    fn stack(&mut self, list: NodeId) -> Option<StackId> {
-        if let Some(&s) = self.stack_cache.get(&list) {
+    fn stack(&mut self, list: Node) -> Option<StackId> {
+        let slot = match list {
+            Node::Stack(s) => return s,
+            Node::List(i) | Node::Tuple(i) => Some(i),
+            _ => None,
+        };
+        if let Some(s) = slot.and_then(|i| cached(&self.st.stack_of_seq, i)) {
             return s;
         }
         let items = self.a.as_seq(list).unwrap_or(&[]);
@@ -208,14 +294,18 @@ impl Decoder<'_, '_> {
                 frames.push(id);
             }
         }
-        let id = if frames.is_empty() { None } else { Some(self.snap.interner.stack(frames)) };
-        self.stack_cache.insert(list, id);
+        let id = if frames.is_empty() { None } else { Some(self.st.snap.interner.stack(frames)) };
+        if let Some(i) = slot {
+            remember(&mut self.st.stack_of_seq, i, id);
+        }
         id
     }
 
-    fn frame(&mut self, f: NodeId) -> Option<FrameId> {
-        if let Some(&id) = self.frame_cache.get(&f) {
-            return id;
+    fn frame(&mut self, f: Node) -> Option<FrameId> {
+        if let Node::Dict(i) = f {
+            if let Some(id) = cached(&self.st.frame_of_dict, i) {
+                return id;
+            }
         }
         let id = if self.a.as_dict(f).is_some() {
             let frame = Frame {
@@ -223,15 +313,17 @@ impl Decoder<'_, '_> {
                 line: self.int(f, "line").map(|l| l as i64).unwrap_or(0),
                 name: self.string(f, "name").unwrap_or_else(|| "??".into()),
             };
-            Some(self.snap.interner.frame(frame))
+            Some(self.st.snap.interner.frame(frame))
         } else if let Some(s) = self.a.as_str(f) {
             // Some re-encodings store preformatted "file:line:name" strings.
-            Some(self.snap.interner.frame(Frame { filename: s.to_string(), line: 0, name: String::new() }))
+            Some(self.st.snap.interner.frame(Frame { filename: s.to_string(), line: 0, name: String::new() }))
         } else {
-            self.bad_frames += 1;
+            self.st.bad_frames += 1;
             None
         };
-        self.frame_cache.insert(f, id);
+        if let Node::Dict(i) = f {
+            remember(&mut self.st.frame_of_dict, i, id);
+        }
         id
     }
 
@@ -250,8 +342,18 @@ impl Decoder<'_, '_> {
             return Err(Error::snapshot(format!("'device_traces' is a {}, expected a list", self.a.type_name(t))));
         };
         for (dev, list) in per_device {
-            if self.snap.traces.len() <= dev {
-                self.snap.traces.resize_with(dev + 1, DeviceTrace::default);
+            if self.st.snap.traces.len() <= dev {
+                self.st.snap.traces.resize_with(dev + 1, DeviceTrace::default);
+            }
+            if let Some(folded) = match list {
+                Node::List(l) => self.st.folded.remove(&l),
+                _ => None,
+            } {
+                for w in folded.warnings {
+                    self.st.snap.warnings[w].device = Some(dev as i64);
+                }
+                self.st.snap.traces[dev] = folded.trace;
+                continue;
             }
             let Some(entries) = self.a.as_seq(list) else {
                 self.warn(
@@ -267,7 +369,7 @@ impl Decoder<'_, '_> {
                 let ev = self.event(e, dev as i64, i, &mut trace.extras);
                 trace.events.push(ev);
             }
-            self.snap.traces[dev] = trace;
+            self.st.snap.traces[dev] = trace;
         }
         Ok(())
     }
@@ -275,6 +377,15 @@ impl Decoder<'_, '_> {
     fn event(&mut self, e: NodeId, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> Event {
         let mut ev = Event { addr: 0, size: 0, stream: 0, time_us: None, stack: None, extra: NO_EXTRA, action: Action::Unknown };
         let mut extra = EventExtra::default();
+        if e == Node::Folded {
+            self.warn(
+                "EVENT_INVALID",
+                "trace entry repeats an earlier entry object; kept as an unknown event".into(),
+                Some(device),
+                Some(index),
+            );
+            return ev;
+        }
         let Some(pairs) = self.a.as_dict(e) else {
             self.warn(
                 "EVENT_INVALID",
@@ -345,7 +456,7 @@ impl Decoder<'_, '_> {
             if self.a.as_dict(item).is_none() {
                 continue;
             }
-            self.snap.annotations.push(Annotation {
+            self.st.snap.annotations.push(Annotation {
                 device: self.int(item, "device").map(|d| d as i64),
                 time_us: self.int(item, "time_us").map(|t| t as i64),
                 name: self.string(item, "name").unwrap_or_default(),

@@ -4,9 +4,8 @@
 use super::arena::{Arena, Node, NodeId};
 use crate::error::{Error, Result};
 use serde_json::Value;
-use std::borrow::Cow;
 
-pub fn parse(bytes: &[u8], arena: &mut Arena<'_>) -> Result<NodeId> {
+pub fn parse(bytes: &[u8], arena: &mut Arena) -> Result<NodeId> {
     let v: Value = serde_json::from_slice(bytes).map_err(|e| {
         Error::new(
             "JSON_INVALID",
@@ -18,7 +17,7 @@ pub fn parse(bytes: &[u8], arena: &mut Arena<'_>) -> Result<NodeId> {
 }
 
 // serde_json limits nesting to 128 levels, so this recursion is bounded.
-fn insert(v: &Value, arena: &mut Arena<'_>) -> NodeId {
+fn insert(v: &Value, arena: &mut Arena) -> NodeId {
     match v {
         Value::Null => arena.push(Node::None),
         Value::Bool(b) => arena.push(Node::Bool(*b)),
@@ -31,7 +30,7 @@ fn insert(v: &Value, arena: &mut Arena<'_>) -> NodeId {
                 arena.push(Node::Float(n.as_f64().unwrap_or(0.0)))
             }
         }
-        Value::String(s) => arena.new_str(Cow::Owned(s.clone())),
+        Value::String(s) => arena.new_str(s),
         Value::Array(items) => {
             let ids = items.iter().map(|i| insert(i, arena)).collect();
             arena.new_seq(Node::List, ids)
@@ -40,7 +39,7 @@ fn insert(v: &Value, arena: &mut Arena<'_>) -> NodeId {
             let pairs = map
                 .iter()
                 .map(|(k, v)| {
-                    let key = arena.new_str(Cow::Owned(k.clone()));
+                    let key = arena.new_str(k);
                     (key, insert(v, arena))
                 })
                 .collect();

@@ -4,18 +4,27 @@
 pub mod arena;
 pub mod decode;
 pub mod json;
+pub mod memo;
 pub mod pickle;
+pub mod recycle;
 
 use crate::error::{Error, Result};
 use crate::model::{Snapshot, Warning};
 use std::io::Read;
 
-/// Input arrives in chunks (the browser feeds `File.stream()`); this reader gathers them and
-/// decodes once the last one is in.
-#[derive(Default)]
+/// Input arrives in chunks (the browser feeds `File.stream()`). A pickle is decoded as the
+/// chunks arrive ([`pickle::StreamVm`]); JSON and gzip input is gathered first.
 pub struct ChunkReader {
-    buf: Vec<u8>,
+    mode: Mode,
+    read: u64,
     limits: Limits,
+}
+
+enum Mode {
+    /// Not enough bytes yet to tell the encoding.
+    Detect(Vec<u8>),
+    Pickle(Box<pickle::StreamVm>),
+    Gathered(Vec<u8>),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -31,29 +40,69 @@ impl Default for Limits {
     }
 }
 
+impl Default for ChunkReader {
+    fn default() -> Self {
+        ChunkReader::new(Limits::default())
+    }
+}
+
 impl ChunkReader {
     pub fn new(limits: Limits) -> Self {
-        ChunkReader { buf: Vec::new(), limits }
-    }
-
-    pub fn with_capacity(bytes: usize) -> Self {
-        ChunkReader { buf: Vec::with_capacity(bytes), limits: Limits::default() }
+        ChunkReader { mode: Mode::Detect(Vec::new()), read: 0, limits }
     }
 
     pub fn push(&mut self, chunk: &[u8]) -> Result<()> {
-        if (self.buf.len() + chunk.len()) as u64 > self.limits.max_bytes {
+        self.read += chunk.len() as u64;
+        if self.read > self.limits.max_bytes {
             return Err(too_large(self.limits.max_bytes));
         }
-        self.buf.extend_from_slice(chunk);
-        Ok(())
+        match &mut self.mode {
+            Mode::Pickle(vm) => vm.feed(chunk),
+            Mode::Gathered(buf) => {
+                buf.extend_from_slice(chunk);
+                Ok(())
+            }
+            Mode::Detect(buf) => {
+                buf.extend_from_slice(chunk);
+                let first = buf.iter().copied().find(|b| !b.is_ascii_whitespace());
+                match first {
+                    None => Ok(()),
+                    Some(0x1f) if buf.len() < 2 => Ok(()),
+                    Some(b'{') | Some(b'[') => {
+                        self.mode = Mode::Gathered(std::mem::take(buf));
+                        Ok(())
+                    }
+                    Some(_) if buf.starts_with(&[0x1f, 0x8b]) => {
+                        self.mode = Mode::Gathered(std::mem::take(buf));
+                        Ok(())
+                    }
+                    Some(_) => {
+                        let mut vm = Box::new(pickle::StreamVm::new());
+                        vm.feed(buf)?;
+                        self.mode = Mode::Pickle(vm);
+                        Ok(())
+                    }
+                }
+            }
+        }
     }
 
     pub fn bytes_read(&self) -> u64 {
-        self.buf.len() as u64
+        self.read
     }
 
     pub fn finish(self) -> Result<Snapshot> {
-        read_snapshot_limited(&self.buf, self.limits)
+        let mut snap = match self.mode {
+            Mode::Pickle(vm) => finish_pickle(*vm)?,
+            Mode::Detect(buf) | Mode::Gathered(buf) if buf.starts_with(&[0x1f, 0x8b]) => {
+                let mut snap = gunzip_into(&buf, self.limits)?.finish()?;
+                snap.encoding = format!("gzip+{}", snap.encoding);
+                snap
+            }
+            Mode::Detect(buf) | Mode::Gathered(buf) => read_gathered(&buf)?,
+        };
+        snap.source_bytes = self.read;
+        Ok(snap)
     }
 }
 
@@ -62,70 +111,80 @@ pub fn read_snapshot(bytes: &[u8]) -> Result<Snapshot> {
 }
 
 pub fn read_snapshot_limited(bytes: &[u8], limits: Limits) -> Result<Snapshot> {
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let inflated = gunzip(bytes, limits)?;
-        let mut snap = read_plain(&inflated)?;
-        snap.encoding = format!("gzip+{}", snap.encoding);
-        snap.source_bytes = bytes.len() as u64;
-        return Ok(snap);
-    }
-    read_plain(bytes)
+    let mut reader = ChunkReader::new(limits);
+    reader.push(bytes)?;
+    reader.finish()
 }
 
-fn read_plain(bytes: &[u8]) -> Result<Snapshot> {
-    let mut snap = Snapshot { source_bytes: bytes.len() as u64, ..Default::default() };
-    let mut arena = arena::Arena::default();
-    let first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
-    let root = match first {
-        None => return Err(Error::snapshot("the file is empty")),
-        Some(b'{') | Some(b'[') => {
-            snap.encoding = "json".into();
-            json::parse(bytes, &mut arena)?
-        }
-        Some(_) => {
-            let (root, info) = pickle::parse(bytes, &mut arena)?;
-            snap.encoding = format!("pickle protocol {}", info.protocol);
-            if info.trailing_bytes > 0 {
-                let zeros = bytes[info.end..].iter().all(|&b| b == 0);
-                snap.warnings.push(Warning {
-                    code: "TRAILING_BYTES".into(),
-                    message: format!(
-                        "{} {} after the pickle's end at byte {} were ignored{}",
-                        info.trailing_bytes,
-                        if zeros { "NUL bytes" } else { "bytes" },
-                        info.end,
-                        if zeros { "" } else { " (an older torch_npu re-dump over a longer file leaves these)" }
-                    ),
-                    device: None,
-                    event: None,
-                });
-            }
-            root
-        }
-    };
-    decode::decode(&arena, root, &mut snap)?;
+fn finish_pickle(vm: pickle::StreamVm) -> Result<Snapshot> {
+    let (arena, root, info, state) = vm.finish()?;
+    let mut snap = decode::decode(&arena, root, state)?;
+    snap.encoding = format!("pickle protocol {}", info.protocol);
+    if info.trailing_bytes > 0 {
+        let zeros = info.trailing_zeros;
+        let message = format!(
+            "{} {} after the pickle's end at byte {} were ignored{}",
+            info.trailing_bytes,
+            if zeros { "NUL bytes" } else { "bytes" },
+            info.end,
+            if zeros { "" } else { " (an older torch_npu re-dump over a longer file leaves these)" }
+        );
+        snap.warnings.insert(0, Warning { code: "TRAILING_BYTES".into(), message, device: None, event: None });
+    }
     Ok(snap)
 }
 
-fn gunzip(bytes: &[u8], limits: Limits) -> Result<Vec<u8>> {
+/// Whole-input formats: JSON, or a pickle too short to have been streamed.
+fn read_gathered(bytes: &[u8]) -> Result<Snapshot> {
+    match bytes.iter().copied().find(|b| !b.is_ascii_whitespace()) {
+        None => Err(Error::snapshot("the file is empty")),
+        Some(b'{') | Some(b'[') => {
+            let mut arena = arena::Arena::default();
+            let root = json::parse(bytes, &mut arena)?;
+            let mut snap = decode::decode(&arena, root, decode::DecodeState::default())?;
+            snap.encoding = "json".into();
+            Ok(snap)
+        }
+        Some(_) => {
+            let mut vm = pickle::StreamVm::new();
+            vm.feed(bytes)?;
+            finish_pickle(vm)
+        }
+    }
+}
+
+/// Inflate gzip input into a reader of the plain snapshot, a piece at a time.
+fn gunzip_into(bytes: &[u8], limits: Limits) -> Result<ChunkReader> {
     // A gzip bomb must fail fast: cap the output, and refuse absurd ratios early.
     let cap = limits.max_bytes.min((bytes.len() as u64).saturating_mul(200).max(64 << 20));
-    let mut out = Vec::new();
-    let mut dec = flate2::read::MultiGzDecoder::new(bytes).take(cap + 1);
-    dec.read_to_end(&mut out).map_err(|e| {
-        Error::new("GZIP_INVALID", format!("the gzip stream is corrupt: {e}"), "check that the .gz download is complete (gzip -t FILE)")
-    })?;
-    if out.len() as u64 > cap {
-        return Err(Error::new(
-            "INPUT_TOO_LARGE",
-            format!(
-                "the gzip stream inflates beyond {cap} bytes ({}x its compressed size); refused as a likely gzip bomb",
-                cap / bytes.len().max(1) as u64
-            ),
-            "decompress it yourself if it is genuine (gunzip FILE) and open the plain pickle",
-        ));
+    let mut inner = ChunkReader::new(Limits { max_bytes: u64::MAX });
+    let mut dec = flate2::read::MultiGzDecoder::new(bytes);
+    let mut piece = vec![0u8; 1 << 20];
+    // A bomb is reported as such even when its content is not a pickle: keep counting.
+    let mut inner_error = None;
+    let mut inflated = 0u64;
+    loop {
+        let n = dec.read(&mut piece).map_err(|e| {
+            Error::new("GZIP_INVALID", format!("the gzip stream is corrupt: {e}"), "check that the .gz download is complete (gzip -t FILE)")
+        })?;
+        if n == 0 {
+            return inner_error.map_or(Ok(inner), Err);
+        }
+        inflated += n as u64;
+        if inflated > cap {
+            return Err(Error::new(
+                "INPUT_TOO_LARGE",
+                format!(
+                    "the gzip stream inflates beyond {cap} bytes ({}x its compressed size); refused as a likely gzip bomb",
+                    cap / bytes.len().max(1) as u64
+                ),
+                "decompress it yourself if it is genuine (gunzip FILE) and open the plain pickle",
+            ));
+        }
+        if inner_error.is_none() {
+            inner_error = inner.push(&piece[..n]).err();
+        }
     }
-    Ok(out)
 }
 
 fn too_large(max: u64) -> Error {

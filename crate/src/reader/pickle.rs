@@ -6,10 +6,18 @@
 //! list and which is unwrapped to its first argument. Lengths are checked against the bytes
 //! actually present, memo references against the memo, and the stack against underflow, so a
 //! hostile file yields an error with a byte offset, never a panic or an allocation bomb.
+//!
+//! The VM streams: it takes the file in chunks and keeps only the bytes of an opcode not yet
+//! complete. Trace entries are folded into compact events the moment they are appended to their
+//! list (see [`DecodeState::fold_event`]), and the arena slots they used are recycled: a 1 GB
+//! snapshot never exists as a generic object graph.
 
-use super::arena::{Arena, Node, NodeId};
+use super::arena::{Arena, Node};
+use super::decode::DecodeState;
+use super::memo::Memo;
+use super::recycle::Recycler;
 use crate::error::{Error, Result};
-use std::borrow::Cow;
+use std::collections::HashMap;
 
 /// What the VM learned besides the value.
 #[derive(Debug, Clone, Default)]
@@ -19,79 +27,183 @@ pub struct PickleInfo {
     pub end: usize,
     /// Bytes after STOP (old torch_npu re-dumps, base64 padding): ignored with a warning.
     pub trailing_bytes: usize,
+    /// Whether every trailing byte is NUL.
+    pub trailing_zeros: bool,
 }
 
-const MAX_MEMO_GAP: usize = 1 << 20;
+/// Why an opcode did not run: its bytes have not all arrived yet, or the input is bad.
+enum Halt {
+    More,
+    Fail(Error),
+}
 
-struct Vm<'a, 'b> {
-    data: &'a [u8],
+impl From<Error> for Halt {
+    fn from(e: Error) -> Self {
+        Halt::Fail(e)
+    }
+}
+
+type Step<T> = std::result::Result<T, Halt>;
+
+/// A pickle read incrementally: [`StreamVm::feed`] chunks, then [`StreamVm::finish`].
+pub struct StreamVm {
+    /// Unconsumed input; `base` is the file offset of `buf[0]`.
+    buf: Vec<u8>,
     pos: usize,
-    arena: &'b mut Arena<'a>,
-    stack: Vec<NodeId>,
+    base: usize,
+    /// True once the caller said no more input comes.
+    last: bool,
+    arena: Arena,
+    stack: Vec<Node>,
     marks: Vec<usize>,
-    memo: Vec<NodeId>,
-    /// Offset of the opcode being executed, for error messages.
+    memo: Memo,
+    /// File offset of the opcode being executed, for error messages.
     op_at: usize,
+    info: PickleInfo,
+    root: Option<Node>,
+    state: DecodeState,
+    recycler: Recycler,
 }
 
-const UNSET: NodeId = NodeId::MAX;
-
-/// Parse one pickle from `data` into `arena`; returns the root node.
-pub fn parse<'a>(data: &'a [u8], arena: &mut Arena<'a>) -> Result<(NodeId, PickleInfo)> {
-    let mut vm = Vm { data, pos: 0, arena, stack: Vec::new(), marks: Vec::new(), memo: Vec::new(), op_at: 0 };
-    let mut info = PickleInfo { protocol: 0, ..Default::default() };
-    let root = vm.run(&mut info)?;
-    info.end = vm.pos;
-    info.trailing_bytes = data.len() - vm.pos;
-    Ok((root, info))
+/// Parse one complete pickle held in memory; returns the arena, the root and the decode state.
+pub fn parse(data: &[u8]) -> Result<(Arena, Node, PickleInfo, DecodeState)> {
+    let mut vm = StreamVm::new();
+    vm.feed(data)?;
+    vm.finish()
 }
 
-impl<'a, 'b> Vm<'a, 'b> {
-    fn err(&self, at: usize, msg: impl std::fmt::Display) -> Error {
-        Error::pickle(at, msg)
+impl Default for StreamVm {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StreamVm {
+    pub fn new() -> Self {
+        StreamVm {
+            buf: Vec::new(),
+            pos: 0,
+            base: 0,
+            last: false,
+            arena: Arena::default(),
+            stack: Vec::new(),
+            marks: Vec::new(),
+            memo: Memo::default(),
+            op_at: 0,
+            info: PickleInfo { trailing_zeros: true, ..Default::default() },
+            root: None,
+            state: DecodeState::default(),
+            recycler: Recycler::default(),
+        }
     }
 
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+    /// Run every opcode the input so far completes.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<()> {
+        if self.root.is_some() {
+            self.info.trailing_bytes += chunk.len();
+            self.info.trailing_zeros &= chunk.iter().all(|&b| b == 0);
+            return Ok(());
+        }
+        self.buf.extend_from_slice(chunk);
+        self.pump()?;
+        // Keep only the incomplete opcode's bytes.
+        self.buf.drain(..self.pos);
+        self.base += self.pos;
+        self.pos = 0;
+        Ok(())
+    }
+
+    /// No more input: the pickle must be complete.
+    pub fn finish(mut self) -> Result<(Arena, Node, PickleInfo, DecodeState)> {
+        self.last = true;
+        if self.root.is_none() {
+            self.pump()?;
+        }
+        if std::env::var_os("SNAPSCOPE_DEBUG_ARENA").is_some() {
+            eprintln!(
+                "arena: maps {} seqs {} strs {} memo {} bigs {}",
+                self.arena.maps.len(),
+                self.arena.seqs.len(),
+                self.arena.strs.len(),
+                self.memo.len(),
+                self.arena.bigs.len()
+            );
+        }
+        let root = self.root.ok_or_else(|| Error::snapshot("the file is empty"))?;
+        Ok((self.arena, root, self.info, self.state))
+    }
+
+    fn pump(&mut self) -> Result<()> {
+        match self.run() {
+            Ok(()) => {
+                let rest = &self.buf[self.pos..];
+                self.info.trailing_bytes += rest.len();
+                self.info.trailing_zeros &= rest.iter().all(|&b| b == 0);
+                self.pos = self.buf.len();
+                Ok(())
+            }
+            Err(Halt::More) => {
+                self.pos = self.op_at - self.base;
+                Ok(())
+            }
+            Err(Halt::Fail(e)) => Err(e),
+        }
+    }
+
+    fn err(&self, at: usize, msg: impl std::fmt::Display) -> Halt {
+        Halt::Fail(Error::pickle(at, msg))
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> Step<std::ops::Range<usize>> {
         let at = self.pos;
-        let end = at.checked_add(n).filter(|&e| e <= self.data.len()).ok_or_else(|| {
-            self.err(self.op_at, format!("{what} declares {n} bytes but only {} remain (truncated file?)", self.data.len() - at))
-        })?;
-        self.pos = end;
-        Ok(&self.data[at..end])
+        match at.checked_add(n).filter(|&e| e <= self.buf.len()) {
+            Some(end) => {
+                self.pos = end;
+                Ok(at..end)
+            }
+            None if !self.last => Err(Halt::More),
+            None => {
+                Err(self.err(self.op_at, format!("{what} declares {n} bytes but only {} remain (truncated file?)", self.buf.len() - at)))
+            }
+        }
     }
 
-    fn u8(&mut self) -> Result<u8> {
-        Ok(self.take(1, "opcode argument")?[0])
+    fn u8(&mut self) -> Step<u8> {
+        let r = self.take(1, "opcode argument")?;
+        Ok(self.buf[r.start])
     }
-    fn u16(&mut self) -> Result<u16> {
-        Ok(u16::from_le_bytes(self.take(2, "2-byte argument")?.try_into().unwrap()))
+    fn u16(&mut self) -> Step<u16> {
+        let r = self.take(2, "2-byte argument")?;
+        Ok(u16::from_le_bytes(self.buf[r].try_into().unwrap()))
     }
-    fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.take(4, "4-byte argument")?.try_into().unwrap()))
+    fn u32(&mut self) -> Step<u32> {
+        let r = self.take(4, "4-byte argument")?;
+        Ok(u32::from_le_bytes(self.buf[r].try_into().unwrap()))
     }
-    fn u64(&mut self) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.take(8, "8-byte argument")?.try_into().unwrap()))
+    fn u64(&mut self) -> Step<u64> {
+        let r = self.take(8, "8-byte argument")?;
+        Ok(u64::from_le_bytes(self.buf[r].try_into().unwrap()))
     }
-    fn line(&mut self) -> Result<&'a [u8]> {
+    fn line(&mut self) -> Step<std::ops::Range<usize>> {
         let at = self.pos;
-        let rest = &self.data[at..];
-        let n = rest.iter().position(|&b| b == b'\n').ok_or_else(|| self.err(at, "text argument without a newline (truncated file?)"))?;
-        self.pos = at + n + 1;
-        Ok(&rest[..n])
+        match self.buf[at..].iter().position(|&b| b == b'\n') {
+            Some(n) => {
+                self.pos = at + n + 1;
+                Ok(at..at + n)
+            }
+            None if !self.last => Err(Halt::More),
+            None => Err(self.err(self.base + at, "text argument without a newline (truncated file?)")),
+        }
     }
 
-    fn push(&mut self, n: Node) {
-        let id = self.arena.push(n);
-        self.stack.push(id);
-    }
-    fn pop(&mut self, at: usize) -> Result<NodeId> {
+    fn pop(&mut self, at: usize) -> Step<Node> {
         self.stack.pop().ok_or_else(|| self.err(at, "stack underflow"))
     }
-    fn top(&self, at: usize) -> Result<NodeId> {
+    fn top(&self, at: usize) -> Step<Node> {
         self.stack.last().copied().ok_or_else(|| self.err(at, "stack underflow"))
     }
     /// Items above the most recent MARK, removing the mark.
-    fn pop_mark(&mut self, at: usize) -> Result<Vec<NodeId>> {
+    fn pop_mark(&mut self, at: usize) -> Step<Vec<Node>> {
         let m = self.marks.pop().ok_or_else(|| self.err(at, "MARK expected but none is open"))?;
         if m > self.stack.len() {
             return Err(self.err(at, "MARK lies above the stack top"));
@@ -99,78 +211,103 @@ impl<'a, 'b> Vm<'a, 'b> {
         Ok(self.stack.split_off(m))
     }
 
-    fn memo_put(&mut self, at: usize, idx: usize) -> Result<()> {
+    fn memo_put(&mut self, at: usize, idx: usize) -> Step<()> {
         let v = self.top(at)?;
-        if idx >= self.memo.len() {
-            if idx > self.memo.len() + MAX_MEMO_GAP {
-                return Err(self.err(at, format!("memo index {idx} is far beyond the memo size {}", self.memo.len())));
-            }
-            self.memo.resize(idx + 1, UNSET);
+        if idx < self.recycler.memo_mark {
+            // An older slot overwritten: its new value is reachable from before the mark.
+            self.recycler.extra_roots.push(v);
         }
-        self.memo[idx] = v;
-        Ok(())
+        self.memo.put(idx, v).map_err(|m| self.err(at, m))
     }
-    fn memo_get(&mut self, at: usize, idx: usize) -> Result<()> {
-        match self.memo.get(idx).copied() {
-            Some(v) if v != UNSET => {
+    fn memo_get(&mut self, at: usize, idx: usize) -> Step<()> {
+        match self.memo.get(idx) {
+            Some(v) => {
                 self.stack.push(v);
                 Ok(())
             }
-            _ => Err(self.err(at, format!("memo reference {idx} was never stored"))),
+            None => Err(self.err(at, format!("memo reference {idx} was never stored"))),
         }
     }
 
-    fn string(&mut self, raw: &'a [u8]) -> NodeId {
-        let s = match std::str::from_utf8(raw) {
-            Ok(s) => Cow::Borrowed(s),
-            Err(_) => Cow::Owned(String::from_utf8_lossy(raw).into_owned()),
-        };
-        self.arena.new_str(s)
+    fn string(&mut self, r: std::ops::Range<usize>) -> Node {
+        match std::str::from_utf8(&self.buf[r.clone()]) {
+            Ok(s) => self.arena.new_str(s),
+            Err(_) => self.arena.new_str(&String::from_utf8_lossy(&self.buf[r])),
+        }
     }
 
-    fn push_bytes(&mut self, raw: &'a [u8]) {
-        self.arena.bytes.push(raw);
-        let i = (self.arena.bytes.len() - 1) as u32;
-        self.push(Node::Bytes(i));
-    }
-
-    fn append(&mut self, at: usize, target: NodeId, items: Vec<NodeId>) -> Result<()> {
-        match self.arena.node(target) {
+    fn append(&mut self, at: usize, target: Node, items: Vec<Node>) -> Step<()> {
+        match target {
+            Node::List(i) if self.state.is_folding(i) || starts_or_ends_with_entry(&self.arena, &items) => {
+                self.fold(i, items);
+                Ok(())
+            }
             Node::List(i) | Node::Set(i) => {
-                self.arena.seqs[i as usize].extend(items);
+                if (i as usize) < self.recycler.seqs_mark {
+                    self.recycler.extra_roots.push(target);
+                }
+                if let Some(seq) = self.arena.seqs.get_mut(i as usize) {
+                    seq.extend(items);
+                }
                 Ok(())
             }
             _ => Err(self.err(at, format!("APPEND to a {}", self.arena.type_name(target)))),
         }
     }
 
-    fn set_items(&mut self, at: usize, target: NodeId, items: Vec<NodeId>) -> Result<()> {
+    /// Turn trace entries appended to list `list` into events, then recycle what they used.
+    fn fold(&mut self, list: u32, items: Vec<Node>) {
+        // Entries appended before the first recognisable one are earlier events too.
+        let earlier = if self.state.is_folding(list) {
+            Vec::new()
+        } else {
+            self.arena.seqs.get_mut(list as usize).map(std::mem::take).unwrap_or_default()
+        };
+        let mut replaced: HashMap<u32, Node> = HashMap::new();
+        for item in earlier.into_iter().chain(items) {
+            let frames = self.state.fold_event(&self.arena, list, item);
+            if let Some(key) = Memo::key(item) {
+                replaced.insert(key, Node::Folded);
+            }
+            if let Some((seq, stack)) = frames {
+                replaced.insert(Memo::key(Node::List(seq)).unwrap_or(u32::MAX), Node::Stack(stack));
+            }
+        }
+        self.recycler.collect(&mut self.arena, &mut self.memo, &self.stack, &mut self.state, &replaced);
+    }
+
+    fn set_items(&mut self, at: usize, target: Node, items: Vec<Node>) -> Step<()> {
         if !items.len().is_multiple_of(2) {
             return Err(self.err(at, "SETITEMS with an odd number of items"));
         }
-        match self.arena.node(target) {
+        match target {
             Node::Dict(i) => {
-                self.arena.maps[i as usize].extend(items.chunks_exact(2).map(|kv| (kv[0], kv[1])));
+                if (i as usize) < self.recycler.maps_mark {
+                    self.recycler.extra_roots.push(target);
+                }
+                if let Some(map) = self.arena.maps.get_mut(i as usize) {
+                    map.extend(items.chunks_exact(2).map(|kv| (kv[0], kv[1])));
+                }
                 Ok(())
             }
             _ => Err(self.err(at, format!("SETITEM on a {}", self.arena.type_name(target)))),
         }
     }
 
-    fn global(&mut self, at: usize, module: &str, name: &str) -> Result<()> {
+    fn global(&mut self, at: usize, module: &str, name: &str) -> Step<()> {
         if module == "torch.jit._pickle" && name == "restore_type_tag" {
-            self.push(Node::TypeTagFn);
+            self.stack.push(Node::TypeTagFn);
             return Ok(());
         }
-        Err(Error::new(
+        Err(Halt::Fail(Error::new(
             "PICKLE_UNSAFE",
             format!("byte {at}: the pickle imports {module}.{name}; snapshot pickles contain plain data only, and snapscope never runs code from a file"),
             "this file is not a memory snapshot or was tampered with; do not open it with pickle.load either",
-        ))
+        )))
     }
 
-    fn parse_text_int(&self, at: usize, raw: &[u8]) -> Result<i128> {
-        let s = std::str::from_utf8(raw).map_err(|_| self.err(at, "INT/LONG argument is not text"))?;
+    fn parse_text_int(&self, at: usize, r: std::ops::Range<usize>) -> Step<i128> {
+        let s = std::str::from_utf8(&self.buf[r]).map_err(|_| self.err(at, "INT/LONG argument is not text"))?;
         let s = s.trim().trim_end_matches('L');
         match s {
             "00" => Ok(0),
@@ -179,26 +316,28 @@ impl<'a, 'b> Vm<'a, 'b> {
         }
     }
 
-    fn long(&mut self, at: usize, raw: &[u8]) -> Result<NodeId> {
+    fn long(&mut self, at: usize, r: std::ops::Range<usize>) -> Step<Node> {
+        let raw = &self.buf[r];
         if raw.len() > 16 {
             return Err(self.err(at, format!("{}-byte integer is too large for any snapshot field", raw.len())));
         }
         if raw.is_empty() {
-            return Ok(self.arena.new_int(0));
+            return Ok(Node::Int(0));
         }
         let neg = raw[raw.len() - 1] & 0x80 != 0;
-        let mut buf = [if neg { 0xff } else { 0 }; 16];
-        buf[..raw.len()].copy_from_slice(raw);
-        Ok(self.arena.new_int(i128::from_le_bytes(buf)))
+        let mut bytes = [if neg { 0xff } else { 0 }; 16];
+        bytes[..raw.len()].copy_from_slice(raw);
+        Ok(self.arena.new_int(i128::from_le_bytes(bytes)))
     }
 
-    fn run(&mut self, info: &mut PickleInfo) -> Result<NodeId> {
+    fn run(&mut self) -> Step<()> {
         loop {
-            let at = self.pos;
+            let at = self.base + self.pos;
             self.op_at = at;
-            let op = match self.data.get(at) {
+            let op = match self.buf.get(self.pos) {
                 Some(&b) => b,
-                None if at == 0 => return Err(Error::snapshot("the file is empty")),
+                None if !self.last => return Err(Halt::More),
+                None if at == 0 => return Err(Error::snapshot("the file is empty").into()),
                 None => return Err(self.err(at, "the pickle ends before its STOP opcode (truncated file?)")),
             };
             self.pos += 1;
@@ -210,16 +349,19 @@ impl<'a, 'b> Vm<'a, 'b> {
                             "PICKLE_UNSUPPORTED",
                             format!("byte {at}: pickle protocol {p} is not supported (protocols 0-5 are)"),
                             "re-dump the snapshot with pickle protocol 4 or 5",
-                        ));
+                        )
+                        .into());
                     }
-                    info.protocol = p;
+                    self.info.protocol = p;
                 }
                 0x95 => {
                     self.u64()?; // FRAME: a length hint for buffered readers, no structure
                 }
                 b'.' => {
                     let root = self.pop(at)?;
-                    return Ok(root);
+                    self.root = Some(root);
+                    self.info.end = self.base + self.pos;
+                    return Ok(());
                 }
                 b'(' => self.marks.push(self.stack.len()),
                 b'0' => {
@@ -232,16 +374,18 @@ impl<'a, 'b> Vm<'a, 'b> {
                     let t = self.top(at)?;
                     self.stack.push(t);
                 }
-                b'N' => self.push(Node::None),
-                0x88 => self.push(Node::Bool(true)),
-                0x89 => self.push(Node::Bool(false)),
+                b'N' => self.stack.push(Node::None),
+                0x88 => self.stack.push(Node::Bool(true)),
+                0x89 => self.stack.push(Node::Bool(false)),
                 b'I' | b'L' => {
                     let raw = self.line()?;
+                    let text = &self.buf[raw.clone()];
+                    let (one, zero) = (text == b"01", text == b"00");
                     let v = self.parse_text_int(at, raw)?;
-                    let id = if op == b'I' && raw == b"01" {
-                        self.arena.push(Node::Bool(true))
-                    } else if op == b'I' && raw == b"00" {
-                        self.arena.push(Node::Bool(false))
+                    let id = if op == b'I' && one {
+                        Node::Bool(true)
+                    } else if op == b'I' && zero {
+                        Node::Bool(false)
                     } else {
                         self.arena.new_int(v)
                     };
@@ -249,15 +393,15 @@ impl<'a, 'b> Vm<'a, 'b> {
                 }
                 b'J' => {
                     let v = self.u32()? as i32;
-                    self.push(Node::Int(v as i64));
+                    self.stack.push(Node::Int(v as i64));
                 }
                 b'K' => {
                     let v = self.u8()?;
-                    self.push(Node::Int(v as i64));
+                    self.stack.push(Node::Int(v as i64));
                 }
                 b'M' => {
                     let v = self.u16()?;
-                    self.push(Node::Int(v as i64));
+                    self.stack.push(Node::Int(v as i64));
                 }
                 0x8a => {
                     let n = self.u8()? as usize;
@@ -276,15 +420,15 @@ impl<'a, 'b> Vm<'a, 'b> {
                 }
                 b'F' => {
                     let raw = self.line()?;
-                    let v = std::str::from_utf8(raw)
+                    let v = std::str::from_utf8(&self.buf[raw])
                         .ok()
                         .and_then(|s| s.trim().parse::<f64>().ok())
                         .ok_or_else(|| self.err(at, "bad FLOAT literal"))?;
-                    self.push(Node::Float(v));
+                    self.stack.push(Node::Float(v));
                 }
                 b'G' => {
                     let raw = self.take(8, "BINFLOAT")?;
-                    self.push(Node::Float(f64::from_be_bytes(raw.try_into().unwrap())));
+                    self.stack.push(Node::Float(f64::from_be_bytes(self.buf[raw].try_into().unwrap())));
                 }
                 b'X' | 0x8c | 0x8d | b'T' | b'U' => {
                     let n = match op {
@@ -305,7 +449,8 @@ impl<'a, 'b> Vm<'a, 'b> {
                     };
                     let n = usize::try_from(n).map_err(|_| self.err(at, format!("bytes length {n} exceeds the address space")))?;
                     let raw = self.take(n, "bytes")?;
-                    self.push_bytes(raw);
+                    let v = self.arena.new_bytes(raw.len());
+                    self.stack.push(v);
                 }
                 b']' => {
                     let id = self.arena.new_seq(Node::List, Vec::new());
@@ -403,8 +548,10 @@ impl<'a, 'b> Vm<'a, 'b> {
                     self.memo_get(at, i)?;
                 }
                 b'c' => {
-                    let module = String::from_utf8_lossy(self.line()?).into_owned();
-                    let name = String::from_utf8_lossy(self.line()?).into_owned();
+                    let r = self.line()?;
+                    let module = String::from_utf8_lossy(&self.buf[r]).into_owned();
+                    let r = self.line()?;
+                    let name = String::from_utf8_lossy(&self.buf[r]).into_owned();
                     self.global(at, &module, &name)?;
                 }
                 0x93 => {
@@ -429,14 +576,16 @@ impl<'a, 'b> Vm<'a, 'b> {
                             "byte {at}: opcode 0x{op:02x} builds objects or external references; snapshot pickles contain plain data only"
                         ),
                         "this file is not a memory snapshot or was tampered with; snapscope never runs code from a file",
-                    ));
+                    )
+                    .into());
                 }
                 b'S' | b'V' => {
                     return Err(Error::new(
                         "PICKLE_UNSUPPORTED",
                         format!("byte {at}: protocol-0 text strings are not supported"),
                         "re-dump the snapshot with pickle protocol 2 or newer (the default of every PyTorch release)",
-                    ));
+                    )
+                    .into());
                 }
                 _ => return Err(self.err(at, format!("unknown opcode 0x{op:02x} (not a pickle, or a corrupted one)"))),
             }
@@ -444,14 +593,29 @@ impl<'a, 'b> Vm<'a, 'b> {
     }
 }
 
+/// Whether a batch appended to a list holds trace entries. Only its ends are looked at: the
+/// batches of a frames list (30 frame dicts per event) must stay cheap, and a trace list's
+/// batch is all entries.
+fn starts_or_ends_with_entry(a: &Arena, items: &[Node]) -> bool {
+    items.first().is_some_and(|&v| is_trace_entry(a, v)) || items.last().is_some_and(|&v| is_trace_entry(a, v))
+}
+
+/// A dict with a string `action`: an allocator trace entry.
+fn is_trace_entry(a: &Arena, v: Node) -> bool {
+    matches!(v, Node::Dict(_)) && a.get(v, "action").and_then(|s| a.as_str(s)).is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse_ok(b: &[u8]) -> (Arena<'_>, NodeId) {
-        let mut a = Arena::default();
-        let (root, _) = parse(b, &mut a).expect("parses");
+    fn parse_ok(b: &[u8]) -> (Arena, Node) {
+        let (a, root, _, _) = parse(b).expect("parses");
         (a, root)
+    }
+
+    fn parse_err(b: &[u8]) -> Error {
+        parse(b).err().expect("fails")
     }
 
     #[test]
@@ -477,8 +641,7 @@ mod tests {
     fn refuses_code() {
         // pickle of os.system('true') via GLOBAL + REDUCE (protocol 0 GLOBAL)
         let b = b"cos\nsystem\n(S'true'\ntR.";
-        let mut a = Arena::default();
-        let e = parse(b, &mut a).unwrap_err();
+        let e = parse_err(b);
         assert_eq!(e.code, "PICKLE_UNSAFE");
         assert!(e.message.contains("os.system"), "{}", e.message);
     }
@@ -486,15 +649,13 @@ mod tests {
     #[test]
     fn truncated_reports_offset() {
         let b = b"\x80\x04\x8c\x10abc";
-        let mut a = Arena::default();
-        let e = parse(b, &mut a).unwrap_err();
+        let e = parse_err(b);
         assert!(e.message.starts_with("byte 2:"), "{}", e.message);
     }
 
     #[test]
     fn bad_memo_reference() {
         let b = b"\x80\x04j\x00\x00\x01\x00.";
-        let mut a = Arena::default();
-        assert!(parse(b, &mut a).unwrap_err().message.contains("memo reference"));
+        assert!(parse_err(b).message.contains("memo reference"));
     }
 }

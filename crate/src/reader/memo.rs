@@ -1,0 +1,125 @@
+//! The pickle memo, packed: one `u32` per slot instead of a 16-byte value, because a snapshot
+//! pickle memoizes every trace entry and frames list (tens of millions of slots at 1 GB).
+//! Containers and strings pack as a 3-bit kind and a 29-bit arena index; anything else (rare:
+//! Python never memoizes ints) goes to a side table.
+
+use super::arena::Node;
+use std::collections::HashMap;
+
+const INDEX_BITS: u32 = 29;
+const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
+const UNSET: u32 = u32::MAX;
+const OTHER: u32 = 7;
+/// Far-apart memo indices would make the slot vector huge; real pickles number them densely.
+const MAX_MEMO_GAP: usize = 1 << 20;
+
+#[derive(Default)]
+pub struct Memo {
+    slots: Vec<u32>,
+    others: Vec<Node>,
+}
+
+impl Memo {
+    /// The packed form of a container, string, interned stack or folded entry.
+    pub fn key(n: Node) -> Option<u32> {
+        let (kind, index) = match n {
+            Node::Str(i) => (0, i),
+            Node::List(i) => (1, i),
+            Node::Tuple(i) => (2, i),
+            Node::Set(i) => (3, i),
+            Node::Dict(i) => (4, i),
+            Node::Stack(s) => (5, s.map_or(0, |s| s.wrapping_add(1))),
+            Node::Folded => (6, 0),
+            _ => return None,
+        };
+        (index <= INDEX_MASK && !(kind == 5 && index == 0 && n != Node::Stack(None))).then_some((kind << INDEX_BITS) | index)
+    }
+
+    fn unpack(&self, v: u32) -> Option<Node> {
+        let (kind, i) = (v >> INDEX_BITS, v & INDEX_MASK);
+        Some(match kind {
+            0 => Node::Str(i),
+            1 => Node::List(i),
+            2 => Node::Tuple(i),
+            3 => Node::Set(i),
+            4 => Node::Dict(i),
+            5 => Node::Stack(i.checked_sub(1)),
+            6 => Node::Folded,
+            _ if v == UNSET => return None,
+            _ => *self.others.get(i as usize)?,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    pub fn put(&mut self, idx: usize, v: Node) -> Result<(), String> {
+        if idx >= self.slots.len() {
+            if idx > self.slots.len() + MAX_MEMO_GAP {
+                return Err(format!("memo index {idx} is far beyond the memo size {}", self.slots.len()));
+            }
+            self.slots.resize(idx + 1, UNSET);
+        }
+        self.slots[idx] = match Memo::key(v) {
+            Some(k) => k,
+            None if self.others.len() < INDEX_MASK as usize => {
+                self.others.push(v);
+                (OTHER << INDEX_BITS) | (self.others.len() - 1) as u32
+            }
+            None => return Err("more memoized values than this reader supports".into()),
+        };
+        Ok(())
+    }
+
+    pub fn get(&self, idx: usize) -> Option<Node> {
+        self.unpack(*self.slots.get(idx)?)
+    }
+
+    /// Values of the slots from `from` on.
+    pub fn values_from(&self, from: usize) -> impl Iterator<Item = Node> + '_ {
+        self.slots.get(from..).unwrap_or(&[]).iter().filter_map(|&v| self.unpack(v))
+    }
+
+    /// Rewrite the slots from `from` on whose packed value is a key of `replaced`.
+    pub fn replace_from(&mut self, from: usize, replaced: &HashMap<u32, Node>) {
+        for slot in self.slots.iter_mut().skip(from) {
+            if let Some(k) = replaced.get(slot).and_then(|&n| Memo::key(n)) {
+                *slot = k;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        let mut m = Memo::default();
+        let values = [
+            Node::Str(3),
+            Node::Dict(7),
+            Node::Stack(None),
+            Node::Stack(Some(0)),
+            Node::Stack(Some(9)),
+            Node::Folded,
+            Node::Int(-5),
+            Node::Float(1.5),
+        ];
+        for (i, &v) in values.iter().enumerate() {
+            m.put(i, v).unwrap();
+        }
+        for (i, &v) in values.iter().enumerate() {
+            assert_eq!(m.get(i), Some(v));
+        }
+        assert_eq!(m.get(values.len()), None);
+        m.put(20, Node::None).unwrap();
+        assert_eq!(m.get(15), None, "a gap is unset");
+    }
+}

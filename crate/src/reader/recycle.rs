@@ -1,0 +1,82 @@
+//! Recycling arena slots once trace entries are folded into events.
+//!
+//! Between two folds the VM only appends to the arena, so everything created since the last
+//! fold lies above a mark. What is still reachable there — from the VM stack, from memo slots
+//! written since the mark, or through older containers that received new items — is kept; the
+//! rest (the folded entries, their frames lists, their scalars' containers) is cleared, and the
+//! tables are truncated from the end. The mark then moves to the tables' new ends.
+
+use super::arena::{Arena, Node};
+use super::decode::DecodeState;
+use super::memo::Memo;
+use std::collections::HashMap;
+
+#[derive(Default)]
+pub struct Recycler {
+    pub maps_mark: usize,
+    pub seqs_mark: usize,
+    pub memo_mark: usize,
+    /// Containers older than the mark that received values since (their new children must live).
+    pub extra_roots: Vec<Node>,
+}
+
+impl Recycler {
+    pub fn collect(&mut self, arena: &mut Arena, memo: &mut Memo, stack: &[Node], state: &mut DecodeState, replaced: &HashMap<u32, Node>) {
+        memo.replace_from(self.memo_mark, replaced);
+        let (maps_mark, seqs_mark) = (self.maps_mark.min(arena.maps.len()), self.seqs_mark.min(arena.seqs.len()));
+        let mut live_maps = vec![false; arena.maps.len() - maps_mark];
+        let mut live_seqs = vec![false; arena.seqs.len() - seqs_mark];
+        let mut work: Vec<Node> = stack.iter().copied().chain(memo.values_from(self.memo_mark)).collect();
+        for old in self.extra_roots.drain(..) {
+            work.extend(children(arena, old));
+        }
+        while let Some(n) = work.pop() {
+            let fresh = match n {
+                Node::Dict(i) => mark(&mut live_maps, i as usize, maps_mark),
+                Node::List(i) | Node::Tuple(i) | Node::Set(i) => mark(&mut live_seqs, i as usize, seqs_mark),
+                _ => false,
+            };
+            if fresh {
+                work.extend(children(arena, n));
+            }
+        }
+        for (k, live) in live_maps.iter().enumerate() {
+            if !live {
+                arena.maps[maps_mark + k] = Vec::new();
+                state.forget(Some((maps_mark + k) as u32), None);
+            }
+        }
+        for (k, live) in live_seqs.iter().enumerate() {
+            if !live {
+                arena.seqs[seqs_mark + k] = Vec::new();
+                state.forget(None, Some((seqs_mark + k) as u32));
+            }
+        }
+        let keep_maps = maps_mark + live_maps.iter().rposition(|&l| l).map_or(0, |p| p + 1);
+        let keep_seqs = seqs_mark + live_seqs.iter().rposition(|&l| l).map_or(0, |p| p + 1);
+        arena.maps.truncate(keep_maps);
+        arena.seqs.truncate(keep_seqs);
+        self.maps_mark = arena.maps.len();
+        self.seqs_mark = arena.seqs.len();
+        self.memo_mark = memo.len();
+    }
+}
+
+/// Marks slot `i` (an index into the whole table) live if it lies above the mark; true when it
+/// was not marked before, i.e. its children still need visiting.
+fn mark(live: &mut [bool], i: usize, mark: usize) -> bool {
+    match i.checked_sub(mark).and_then(|k| live.get_mut(k)) {
+        Some(l) if !*l => {
+            *l = true;
+            true
+        }
+        _ => false,
+    }
+}
+
+fn children(arena: &Arena, n: Node) -> Vec<Node> {
+    if let Some(items) = arena.as_seq(n) {
+        return items.to_vec();
+    }
+    arena.as_dict(n).map(|pairs| pairs.iter().flat_map(|&(k, v)| [k, v]).collect()).unwrap_or_default()
+}
