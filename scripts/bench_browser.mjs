@@ -2,7 +2,8 @@
 // Scale benchmark (not a test): generated snapshots of several sizes, natively and in headless
 // Debian chromium, in one run.
 //
-// usage: node scripts/bench_browser.mjs [--sizes 10,100,1000] [--out bench-out/bench.json]
+// usage: node scripts/bench_browser.mjs [--sizes 10,100,1000] [--files A.pickle,B.pickle] [--out bench-out/bench.json]
+// (--files adds existing snapshots, e.g. ../shared/tools/gen_big.py output, to the generated sizes)
 //
 // Per size: the read-only floor (the page streams the File through File.stream() and does nothing
 // else), time from choosing the file to the first view (overview rendered, data-snapscope=ready),
@@ -18,14 +19,15 @@ import {
   writeFileSync,
   mkdirSync,
 } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { serve, launch, ROOT } from "../tests/browser/harness.mjs";
 
 const arg = (k, d) => {
   const i = process.argv.indexOf(k);
   return i > 0 ? process.argv[i + 1] : d;
 };
-const sizes = arg("--sizes", "10,100,1000").split(",").map(Number);
+const sizes = arg("--sizes", "10,100,1000").split(",").filter(Boolean).map(Number);
+const extraFiles = arg("--files", "").split(",").filter(Boolean);
 const outFile = arg("--out", join(ROOT, "bench-out/bench.json"));
 const EVENTS_PER_MB = 11000;
 mkdirSync(join(ROOT, "bench-out"), { recursive: true });
@@ -51,13 +53,14 @@ function timeNative(args) {
   return (performance.now() - t0) / 1000;
 }
 
-/** Sum of RSS of the processes whose command line names this browser's profile directory. */
-function browserRss(profile) {
+/** Sum of RSS of the processes whose command line names this browser's profile directory
+ * (and, with `only`, also contains that text: "--type=renderer" is the tab, worker included). */
+function browserRss(profile, only = "") {
   let sum = 0;
   for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(profile))
-        continue;
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmd.includes(profile) || !cmd.includes(only)) continue;
       const m = /VmRSS:\s+(\d+) kB/.exec(
         readFileSync(`/proc/${pid}/status`, "utf8"),
       );
@@ -103,10 +106,11 @@ async function browserRun(origin, file) {
     return performance.now() - t0;
   });
   let peakRss = 0;
-  const sampler = setInterval(
-    () => (peakRss = Math.max(peakRss, browserRss(profile))),
-    100,
-  );
+  let peakTabRss = 0;
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, browserRss(profile));
+    peakTabRss = Math.max(peakTabRss, browserRss(profile, "--type=renderer"));
+  }, 100);
   const t0 = performance.now();
   await page.setInputFiles("#file-input", file);
   await page.waitForFunction(
@@ -180,29 +184,33 @@ async function browserRun(origin, file) {
   }
   clearInterval(sampler);
   result.browser_peak_rss_mib = Math.round(peakRss / 2 ** 20);
+  result.tab_peak_rss_mib = Math.round(peakTabRss / 2 ** 20);
   await ctx.close();
   return result;
 }
 
 const { server, origin } = await serve();
 const rows = [];
-for (const mb of sizes) {
-  const file = snapshot(mb);
+const inputs = [
+  ...sizes.map((mb) => ({ label: `big${mb}`, file: snapshot(mb) })),
+  ...extraFiles.map((f) => ({ label: basename(f, ".pickle"), file: f })),
+];
+for (const { label, file } of inputs) {
   const bytes = statSync(file).size;
-  const events = Number(/(\d+)/.exec(String(mb))[1]) * EVENTS_PER_MB;
   const native = {
     overview_s: timeNative(["overview", file, "--json"]),
     import_s: timeNative([
       "import",
       file,
       "-o",
-      join(ROOT, `bench-out/big${mb}.db`),
+      join(ROOT, `bench-out/${label}.db`),
       "--force",
       "--no-focus",
     ]),
   };
   const browser = await browserRun(origin, file);
-  rows.push({ mb, bytes, events, native, browser });
+  const events = browser.stats?.events ?? null;
+  rows.push({ label, bytes, events, native, browser });
   console.log(JSON.stringify(rows.at(-1)));
 }
 server.close();
@@ -212,14 +220,14 @@ writeFileSync(
 );
 
 console.log(
-  "\n| snapshot | read floor (File.stream) | first view | load ÷ floor | parse | replay | store | peak / leak / tree query | zoom frame p95 (end-to-end) | wasm memory | browser RSS | native overview / import |",
+  "\n| snapshot | read floor (File.stream) | first view | load ÷ floor | parse | replay | store | peak / leak / tree query | zoom frame p95 (end-to-end) | wasm memory | tab RSS | browser RSS | native overview / import |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
   const b = r.browser;
   const s = b.stats ?? {};
   const mib = (x) => `${(x / 2 ** 20).toFixed(0)} MiB`;
   console.log(
-    `| ${mib(r.bytes)} | ${b.floor_ms} ms | ${b.status === "ready" ? (b.first_view_ms / 1000).toFixed(2) + " s" : "FAILED: " + (b.error ?? "").slice(0, 80)} | ${b.status === "ready" ? (b.first_view_ms / Math.max(1, b.floor_ms)).toFixed(1) + "×" : "—"} | ${s.parse_ms?.toFixed(0) ?? "—"} ms | ${s.replay_ms?.toFixed(0) ?? "—"} ms | ${s.store_ms?.toFixed(0) ?? "—"} ms | ${b.peak_query_ms ?? "—"} / ${b.leak_query_ms ?? "—"} / ${b.tree_query_ms ?? "—"} ms | ${b.timeline_frame_p95_ms ?? "—"} ms (${b.timeline_zoom_p95_ms ?? "—"} ms) | ${s.wasm_memory_bytes ? mib(s.wasm_memory_bytes) : "—"} | ${b.browser_peak_rss_mib} MiB | ${r.native.overview_s.toFixed(2)} s / ${r.native.import_s.toFixed(2)} s |`,
+    `| ${mib(r.bytes)}, ${((r.events ?? 0) / 1e6).toFixed(2)} M events | ${b.floor_ms} ms | ${b.status === "ready" ? (b.first_view_ms / 1000).toFixed(2) + " s" : "FAILED: " + (b.error ?? "").slice(0, 80)} | ${b.status === "ready" ? (b.first_view_ms / Math.max(1, b.floor_ms)).toFixed(1) + "×" : "—"} | ${s.parse_ms?.toFixed(0) ?? "—"} ms | ${s.replay_ms?.toFixed(0) ?? "—"} ms | ${s.store_ms?.toFixed(0) ?? "—"} ms | ${b.peak_query_ms ?? "—"} / ${b.leak_query_ms ?? "—"} / ${b.tree_query_ms ?? "—"} ms | ${b.timeline_frame_p95_ms ?? "—"} ms (${b.timeline_zoom_p95_ms ?? "—"} ms) | ${s.wasm_memory_bytes ? mib(s.wasm_memory_bytes) : "—"} | ${b.tab_peak_rss_mib} MiB | ${b.browser_peak_rss_mib} MiB | ${r.native.overview_s.toFixed(2)} s / ${r.native.import_s.toFixed(2)} s |`,
   );
 }

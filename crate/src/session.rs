@@ -5,14 +5,17 @@ use crate::analysis::{compare, event, findings, fragment, leak, oom, overview, p
 use crate::error::{Error, Result};
 use crate::Loaded;
 use rusqlite::Connection;
+use std::sync::Arc;
 
 pub struct Session {
-    pub loaded: Option<Loaded>,
+    /// Shared with the SnapshotDB's virtual `traces` table.
+    pub loaded: Option<Arc<Loaded>>,
     pub conn: Connection,
 }
 
 impl Session {
     pub fn from_loaded(loaded: Loaded, meta: &[(&str, String)]) -> Result<Session> {
+        let loaded = Arc::new(loaded);
         let conn = crate::store::to_memory(&loaded, meta)?;
         Ok(Session { loaded: Some(loaded), conn })
     }

@@ -210,7 +210,14 @@ impl Engine {
     #[wasm_bindgen(js_name = exportDb)]
     pub fn export_db(&mut self) -> Result<Vec<u8>, JsValue> {
         let s = self.session.as_mut().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))?;
-        let data = s.conn.serialize(rusqlite::MAIN_DB).map_err(|e| err(Error::from(e)))?;
+        // The session's `traces` is virtual; an exported file holds it as rows.
+        let Some(loaded) = s.loaded.as_ref() else {
+            return Ok(s.conn.serialize(rusqlite::MAIN_DB).map_err(|e| err(Error::from(e)))?.to_vec());
+        };
+        let meta = crate::store::all_metadata(&s.conn).map_err(err)?;
+        let meta: Vec<(&str, String)> = meta.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let conn = crate::store::to_memory_materialized(loaded, &meta).map_err(err)?;
+        let data = conn.serialize(rusqlite::MAIN_DB).map_err(|e| err(Error::from(e)))?;
         Ok(data.to_vec())
     }
 

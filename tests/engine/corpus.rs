@@ -108,7 +108,7 @@ fn corpus_snapshot_dbs_answer_the_overview_queries() {
         "WITH top_allocations AS (SELECT d.device_index, b.size, b.requested_size, b.state, cs.frames_json FROM blocks b JOIN segments s ON b.segment_id = s.id JOIN devices d ON s.device_id = d.id LEFT JOIN call_stacks cs ON b.stack_id = cs.id WHERE b.state = 'active_allocated' ORDER BY b.size DESC LIMIT 20) SELECT * FROM top_allocations",
     ];
     for (rel, fig) in &files {
-        let loaded = snapscope::Loaded::from_bytes(&std::fs::read(dir.join(rel)).unwrap()).unwrap();
+        let loaded = std::sync::Arc::new(snapscope::Loaded::from_bytes(&std::fs::read(dir.join(rel)).unwrap()).unwrap());
         let conn = snapscope::store::to_memory(&loaded, &[]).unwrap_or_else(|e| panic!("{rel}: {e}"));
         for q in queries {
             conn.prepare(q).and_then(|mut s| s.query([]).map(|_| ())).unwrap_or_else(|e| panic!("{rel}: {e}"));

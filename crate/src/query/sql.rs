@@ -60,13 +60,18 @@ pub fn run(conn: &mut Connection, sql: &str, params: &[(&str, rusqlite::types::V
 }
 
 fn run_unguarded(conn: &Connection, sql: &str, params: &[(&str, rusqlite::types::Value)], limits: Limits) -> Result<Rows> {
-    let mut stmt = conn.prepare(sql).map_err(Error::sql)?;
-    if !stmt.readonly() {
-        return Err(Error::new(
+    let not_readonly = || {
+        Error::new(
             "QUERY_NOT_READONLY",
             "only read-only statements (SELECT, WITH, read-only PRAGMA) are allowed",
             "the SnapshotDB is read-only; copy it with sqlite3 to modify it",
-        ));
+        )
+    };
+    // A write to the virtual `traces` is refused by SQLite while preparing.
+    let mut stmt =
+        conn.prepare(sql).map_err(|e| if e.to_string().contains("may not be modified") { not_readonly() } else { Error::sql(e) })?;
+    if !stmt.readonly() {
+        return Err(not_readonly());
     }
     for (name, v) in params {
         if let Some(idx) = stmt.parameter_index(name).map_err(Error::sql)? {

@@ -10,13 +10,18 @@ use crate::Loaded;
 use rusqlite::OpenFlags;
 use rusqlite::{params, Connection};
 use std::collections::HashMap;
+use std::sync::Arc;
+
+pub mod traces_vtab;
 
 pub const SCHEMA_SQL: &str = include_str!("schema.sql");
 pub const SCHEMA_VERSION: i64 = 1;
 
-const INDEXES_SQL: &str = "
+const TRACES_INDEXES_SQL: &str = "
 CREATE INDEX traces_by_event ON traces(device_id, trace_index);
 CREATE INDEX traces_by_action ON traces(device_id, action);
+";
+const INDEXES_SQL: &str = "
 CREATE INDEX lifetimes_by_alloc ON lifetimes(device_id, alloc_event);
 CREATE INDEX lifetimes_by_free ON lifetimes(device_id, free_completed_event);
 CREATE INDEX blocks_by_segment ON blocks(segment_id);
@@ -28,10 +33,24 @@ pub fn is_sqlite(head: &[u8]) -> bool {
     head.starts_with(b"SQLite format 3\0")
 }
 
-/// A new in-memory SnapshotDB holding `loaded`.
-pub fn to_memory(loaded: &Loaded, meta: &[(&str, String)]) -> Result<Connection> {
+/// How the `traces` table is stored: as rows (files, exports), or as a virtual table over the
+/// snapshot in memory (open sessions: no copy of millions of events).
+enum Traces<'l> {
+    Rows,
+    Virtual(&'l Arc<Loaded>),
+}
+
+/// A new in-memory SnapshotDB over `loaded`, its `traces` a virtual table.
+pub fn to_memory(loaded: &Arc<Loaded>, meta: &[(&str, String)]) -> Result<Connection> {
     let mut conn = Connection::open_in_memory()?;
-    fill(&mut conn, loaded, meta)?;
+    fill(&mut conn, loaded, meta, Traces::Virtual(loaded))?;
+    Ok(conn)
+}
+
+/// A new in-memory SnapshotDB holding every table as rows (what an exported .db contains).
+pub fn to_memory_materialized(loaded: &Loaded, meta: &[(&str, String)]) -> Result<Connection> {
+    let mut conn = Connection::open_in_memory()?;
+    fill(&mut conn, loaded, meta, Traces::Rows)?;
     Ok(conn)
 }
 
@@ -43,7 +62,7 @@ pub fn write_file(loaded: &Loaded, meta: &[(&str, String)], path: &std::path::Pa
     let result = (|| {
         let mut conn = Connection::open(&tmp)?;
         conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
-        fill(&mut conn, loaded, meta)?;
+        fill(&mut conn, loaded, meta, Traces::Rows)?;
         conn.close().map_err(|(_, e)| Error::from(e))?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io(&path.display().to_string(), e))
     })();
@@ -80,6 +99,13 @@ pub fn check_schema(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// Every metadata row (an export carries them over).
+pub fn all_metadata(conn: &Connection) -> Result<Vec<(String, String)>> {
+    let mut st = conn.prepare("SELECT key, value FROM metadata WHERE value IS NOT NULL")?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
 pub fn metadata(conn: &Connection, key: &str) -> Result<Option<String>> {
     Ok(conn.query_row("SELECT value FROM metadata WHERE key = ?1", [key], |r| r.get(0)).ok())
 }
@@ -104,10 +130,28 @@ fn frame_json(f: &Frame) -> serde_json::Value {
     serde_json::json!({"filename": f.filename, "line": f.line, "name": f.name})
 }
 
-fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)]) -> Result<()> {
+/// The `extra_json` column: rare fields without a column of their own, as JSON.
+fn extra_json(x: Option<&crate::model::EventExtra>) -> Option<String> {
+    x.filter(|x| {
+        x.forward_frames.is_some() || x.internal_metadata.is_some() || x.pool_id.is_some() || x.category.is_some() || !x.other.is_empty()
+    })
+    .map(|x| serde_json::to_string(x).unwrap_or_default())
+}
+
+fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], traces: Traces) -> Result<()> {
     let s = &l.snapshot;
+    let virtual_traces = matches!(traces, Traces::Virtual(_));
+    if let Traces::Virtual(shared) = traces {
+        traces_vtab::register(conn, Arc::clone(shared))?;
+    }
     let tx = conn.transaction()?;
-    tx.execute_batch(SCHEMA_SQL)?;
+    if virtual_traces {
+        let (before, rest) = SCHEMA_SQL.split_at(SCHEMA_SQL.find("CREATE TABLE traces").expect("schema has traces"));
+        let after = &rest[rest.find(");").expect("traces ends") + 2..];
+        tx.execute_batch(&format!("{before}CREATE VIRTUAL TABLE traces USING snapscope_traces;{after}"))?;
+    } else {
+        tx.execute_batch(SCHEMA_SQL)?;
+    }
     {
         let mut m = tx.prepare("INSERT OR REPLACE INTO metadata (key, value) VALUES (?1, ?2)")?;
         m.execute(params!["schema_version", SCHEMA_VERSION.to_string()])?;
@@ -159,10 +203,15 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)]) -> Result<()
         let mut blk = tx.prepare(
             "INSERT INTO blocks (segment_id, address, size, requested_size, state, stack_id, lifetime_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
-        let mut tr = tx.prepare(
+        // A virtual `traces` takes no rows (and refuses to prepare an INSERT).
+        let mut tr = if virtual_traces {
+            None
+        } else {
+            Some(tx.prepare(
             "INSERT INTO traces (device_id, trace_index, action, addr, size, stream, time_us, stack_id, lifetime_id, allocated, active, reserved, requested, device_free, compile_context, user_metadata, extra_json)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-        )?;
+        )?)
+        };
         let mut lt = tx.prepare(
             "INSERT INTO lifetimes (id, device_id, address, size, requested_size, stream, alloc_event, free_requested_event, free_completed_event, origin, state_at_dump, stack_id, stack_source, size_exact, size_uncertainty, orphan)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
@@ -229,21 +278,13 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)]) -> Result<()
                 }
                 seg_id += 1;
             }
-            if let Some(trace) = s.trace(d.device) {
+            if let (Some(trace), Some(tr)) = (s.trace(d.device), tr.as_mut()) {
                 for (i, e) in trace.events.iter().enumerate() {
                     let c = d.series.at(i);
                     let x = trace.extra(e);
                     let action = x.and_then(|x| x.action_name.as_deref()).unwrap_or(e.action.name());
                     let l = d.event_lifetime[i];
-                    let extra_json = x
-                        .filter(|x| {
-                            x.forward_frames.is_some()
-                                || x.internal_metadata.is_some()
-                                || x.pool_id.is_some()
-                                || x.category.is_some()
-                                || !x.other.is_empty()
-                        })
-                        .map(|x| serde_json::to_string(x).unwrap_or_default());
+                    let extra_json = extra_json(x);
                     tr.execute(params![
                         dev_id,
                         i as i64,
@@ -316,6 +357,9 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)]) -> Result<()
         }
     }
     tx.execute_batch(INDEXES_SQL)?;
+    if !virtual_traces {
+        tx.execute_batch(TRACES_INDEXES_SQL)?;
+    }
     tx.commit()?;
     Ok(())
 }

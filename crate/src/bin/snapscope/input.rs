@@ -41,7 +41,7 @@ impl Input {
     pub fn into_db(self) -> Result<Connection> {
         match self {
             Input::Db { conn } => Ok(conn),
-            Input::Snapshot { loaded, path } => store::to_memory(&loaded, &source_meta(&path)),
+            Input::Snapshot { loaded, path } => store::to_memory(&std::sync::Arc::new(*loaded), &source_meta(&path)),
         }
     }
 }

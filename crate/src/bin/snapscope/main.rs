@@ -315,7 +315,7 @@ fn run(cmd: Cmd) -> Result<()> {
                 input::Input::Snapshot { loaded, path } => {
                     let mut meta = input::source_meta(&path);
                     meta.push(("source_sha256", workflow::sha256_hex(&input::read_file(&path)?)));
-                    store::to_memory(&loaded, &meta)?
+                    store::to_memory(&std::sync::Arc::new(*loaded), &meta)?
                 }
             };
             snapscope::export::ptsnap::export(&conn, &output, &workflow::now_iso())?;
