@@ -216,7 +216,7 @@ impl Engine {
         };
         let meta = crate::store::all_metadata(&s.conn).map_err(err)?;
         let meta: Vec<(&str, String)> = meta.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-        let conn = crate::store::to_memory_materialized(loaded, &meta).map_err(err)?;
+        let mut conn = crate::store::to_memory_materialized(loaded, &meta).map_err(err)?;
         let data = conn.serialize(rusqlite::MAIN_DB).map_err(|e| err(Error::from(e)))?;
         Ok(data.to_vec())
     }

@@ -352,7 +352,10 @@ impl Decoder<'_> {
                 for w in folded.warnings {
                     self.st.snap.warnings[w].device = Some(dev as i64);
                 }
-                self.st.snap.traces[dev] = folded.trace;
+                let mut trace = folded.trace;
+                // The list grew by doubling; millions of events leave up to half of it unused.
+                trace.events.shrink_to_fit();
+                self.st.snap.traces[dev] = trace;
                 continue;
             }
             let Some(entries) = self.a.as_seq(list) else {

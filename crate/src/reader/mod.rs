@@ -52,6 +52,15 @@ impl ChunkReader {
     }
 
     pub fn push(&mut self, chunk: &[u8]) -> Result<()> {
+        // The VM keeps what it has not consumed; bounded pieces keep that copy small when a
+        // caller hands over a whole file at once.
+        for piece in chunk.chunks(1 << 20) {
+            self.push_piece(piece)?;
+        }
+        Ok(())
+    }
+
+    fn push_piece(&mut self, chunk: &[u8]) -> Result<()> {
         self.read += chunk.len() as u64;
         if self.read > self.limits.max_bytes {
             return Err(too_large(self.limits.max_bytes));

@@ -146,7 +146,9 @@ pub fn replay_device(snap: &Snapshot, rules: &Rules, device: i64) -> DeviceRepla
     let trace = snap.trace(device).unwrap_or(&empty);
     let mut log = IssueLog::default();
     let back = backward::run(snap, trace, device, &mut log);
-    let fwd = forward::run(snap, trace, device, rules, back, &mut log);
+    let mut fwd = forward::run(snap, trace, device, rules, back, &mut log);
+    // Growth slack is a quarter of a large list on average: give it back before the counters.
+    fwd.lifetimes.shrink_to_fit();
     let series = counters::compute(snap, trace, device, &fwd.lifetimes, &fwd.event_lifetime, &mut log);
     let ok = log.is_empty() && fwd.dump_blocks_matched[0] == fwd.dump_blocks_matched[1];
     DeviceReplay {
