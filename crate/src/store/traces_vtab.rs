@@ -236,31 +236,31 @@ unsafe impl VTabCursor for TracesCursor<'_> {
         let i = self.index;
         let trace = l.snapshot.trace(d.device);
         let Some(e) = trace.and_then(|t| t.events.get(i)) else {
-            return ctx.set_result(&rusqlite::types::Null);
+            return ctx.set_result(rusqlite::types::Null);
         };
         let x = trace.and_then(|t| t.extra(e));
         match col {
-            COL_ID => ctx.set_result(&self.id()),
-            COL_DEVICE => ctx.set_result(&(self.dev as i64)),
-            COL_INDEX => ctx.set_result(&(i as i64)),
-            3 => ctx.set_result(&x.and_then(|x| x.action_name.as_deref()).unwrap_or(e.action.name())),
-            4 => ctx.set_result(&(e.addr as i64)),
-            5 => ctx.set_result(&(e.size as i64)),
-            6 => ctx.set_result(&(e.stream as i64)),
-            7 => ctx.set_result(&e.time_us),
-            8 => ctx.set_result(&e.stack.map(|s| s as i64)),
+            COL_ID => ctx.set_result(self.id()),
+            COL_DEVICE => ctx.set_result(self.dev as i64),
+            COL_INDEX => ctx.set_result(i as i64),
+            3 => ctx.set_result(x.and_then(|x| x.action_name.as_deref()).unwrap_or(e.action.name())),
+            4 => ctx.set_result(e.addr as i64),
+            5 => ctx.set_result(e.size as i64),
+            6 => ctx.set_result(e.stream as i64),
+            7 => ctx.set_result(e.time_us),
+            8 => ctx.set_result(e.stack.map(|s| s as i64)),
             9 => {
                 let life = d.event_lifetime[i];
-                ctx.set_result(&(life != crate::replay::NONE).then(|| self.tab.lifetime_base[self.dev] + life as i64))
+                ctx.set_result((life != crate::replay::NONE).then(|| self.tab.lifetime_base[self.dev] + life as i64))
             }
-            10 => ctx.set_result(&d.series.allocated[i]),
-            11 => ctx.set_result(&d.series.active[i]),
-            12 => ctx.set_result(&d.series.reserved[i]),
-            13 => ctx.set_result(&d.series.requested[i]),
-            14 => ctx.set_result(&x.and_then(|x| x.device_free).map(|v| v as i64)),
-            15 => ctx.set_result(&x.and_then(|x| x.compile_context.as_deref())),
-            16 => ctx.set_result(&x.and_then(|x| x.user_metadata.as_deref())),
-            _ => ctx.set_result(&super::extra_json(x)),
+            10 => ctx.set_result(d.series.allocated[i]),
+            11 => ctx.set_result(d.series.active[i]),
+            12 => ctx.set_result(d.series.reserved[i]),
+            13 => ctx.set_result(d.series.requested[i]),
+            14 => ctx.set_result(x.and_then(|x| x.device_free).map(|v| v as i64)),
+            15 => ctx.set_result(x.and_then(|x| x.compile_context.as_deref())),
+            16 => ctx.set_result(x.and_then(|x| x.user_metadata.as_deref())),
+            _ => ctx.set_result(super::extra_json(x)),
         }
     }
 
