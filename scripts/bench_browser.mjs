@@ -26,7 +26,10 @@ const arg = (k, d) => {
   const i = process.argv.indexOf(k);
   return i > 0 ? process.argv[i + 1] : d;
 };
-const sizes = arg("--sizes", "10,100,1000").split(",").filter(Boolean).map(Number);
+const sizes = arg("--sizes", "10,100,1000")
+  .split(",")
+  .filter(Boolean)
+  .map(Number);
 const extraFiles = arg("--files", "").split(",").filter(Boolean);
 const outFile = arg("--out", join(ROOT, "bench-out/bench.json"));
 const EVENTS_PER_MB = 11000;
