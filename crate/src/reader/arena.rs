@@ -8,9 +8,6 @@
 use crate::model::StackId;
 use std::collections::HashMap;
 
-/// Values are their own handles.
-pub type NodeId = Node;
-
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Node {
     None,
@@ -45,10 +42,6 @@ pub struct Arena {
 }
 
 impl Arena {
-    pub fn push(&mut self, n: Node) -> Node {
-        n
-    }
-
     pub fn new_str(&mut self, s: &str) -> Node {
         if let Some(&i) = self.str_ids.get(s) {
             return Node::Str(i);
@@ -82,10 +75,6 @@ impl Arena {
                 Node::Big((self.bigs.len() - 1) as u32)
             }
         }
-    }
-
-    pub fn node(&self, id: Node) -> Node {
-        id
     }
 
     pub fn as_str(&self, id: Node) -> Option<&str> {

@@ -2,7 +2,7 @@
 //! and torch_npu write is accepted; missing optional keys get documented defaults, and an odd
 //! entry becomes a warning that names it rather than a refusal of the whole file.
 
-use super::arena::{Arena, Node, NodeId};
+use super::arena::{Arena, Node};
 use crate::error::{Error, Result};
 use crate::model::*;
 use std::collections::HashMap;
@@ -56,21 +56,29 @@ impl DecodeState {
         self.folded.contains_key(&list)
     }
 
-    /// Decode one entry appended to trace list `list` into a compact event. Returns the entry's
-    /// frames list (arena slot and stack) so that the caller can recycle it.
-    pub fn fold_event(&mut self, a: &Arena, list: u32, item: Node) -> Option<(u32, Option<StackId>)> {
-        let mut folded = self.folded.remove(&list).unwrap_or_default();
-        let warnings_before = self.snap.warnings.len();
-        let index = folded.trace.events.len();
-        let mut d = Decoder { a, st: self };
-        let ev = d.event(item, PENDING_DEVICE, index, &mut folded.trace.extras);
-        folded.trace.events.push(ev);
-        folded.warnings.extend(warnings_before..self.snap.warnings.len());
-        self.folded.insert(list, folded);
-        match a.get(item, "frames") {
-            Some(Node::List(j)) => Some((j, ev.stack)),
-            _ => None,
+    /// Decode entries appended to trace list `list` into compact events. `folded` learns each
+    /// entry and its frames list (arena slot and stack), so that the caller can recycle them.
+    pub fn fold_events(
+        &mut self,
+        a: &Arena,
+        list: u32,
+        items: impl IntoIterator<Item = Node>,
+        mut folded: impl FnMut(Node, Option<(u32, Option<StackId>)>),
+    ) {
+        let mut trace = self.folded.remove(&list).unwrap_or_default();
+        for item in items {
+            let warnings_before = self.snap.warnings.len();
+            let index = trace.trace.events.len();
+            let ev = Decoder { a, st: self }.event(item, PENDING_DEVICE, index, &mut trace.trace.extras);
+            trace.trace.events.push(ev);
+            trace.warnings.extend(warnings_before..self.snap.warnings.len());
+            let frames = match a.get(item, "frames") {
+                Some(Node::List(j)) => Some((j, ev.stack)),
+                _ => None,
+            };
+            folded(item, frames);
         }
+        self.folded.insert(list, trace);
     }
 
     /// The arena recycled these slots: forget what they decoded to.
@@ -89,7 +97,7 @@ const PENDING_DEVICE: i64 = i64::MIN;
 
 pub fn decode(arena: &Arena, root: Node, mut st: DecodeState) -> Result<Snapshot> {
     let mut d = Decoder { a: arena, st: &mut st };
-    match arena.node(root) {
+    match root {
         Node::Dict(_) => d.top_dict(root)?,
         Node::List(_) => {
             let items = arena.as_seq(root).unwrap_or(&[]);
@@ -135,17 +143,17 @@ impl Decoder<'_> {
         }
     }
 
-    fn int(&self, dict: NodeId, key: &str) -> Option<i128> {
+    fn int(&self, dict: Node, key: &str) -> Option<i128> {
         self.a.get(dict, key).and_then(|v| self.a.as_int(v))
     }
-    fn uint(&self, dict: NodeId, key: &str) -> Option<u64> {
+    fn uint(&self, dict: Node, key: &str) -> Option<u64> {
         self.int(dict, key).map(to_u64)
     }
-    fn string(&self, dict: NodeId, key: &str) -> Option<String> {
+    fn string(&self, dict: Node, key: &str) -> Option<String> {
         self.a.get(dict, key).and_then(|v| self.a.as_str(v)).map(str::to_string)
     }
 
-    fn top_dict(&mut self, root: NodeId) -> Result<()> {
+    fn top_dict(&mut self, root: Node) -> Result<()> {
         self.st.snap.format = Some(Format::Dict);
         let segs = self.a.get(root, "segments");
         let traces = self.a.get(root, "device_traces");
@@ -185,7 +193,7 @@ impl Decoder<'_> {
         Ok(())
     }
 
-    fn segments(&mut self, list: NodeId) -> Result<()> {
+    fn segments(&mut self, list: Node) -> Result<()> {
         let items = self
             .a
             .as_seq(list)
@@ -206,7 +214,7 @@ impl Decoder<'_> {
         Ok(())
     }
 
-    fn segment(&mut self, seg: NodeId) -> Option<Segment> {
+    fn segment(&mut self, seg: Node) -> Option<Segment> {
         let address = self.uint(seg, "address")?;
         let total_size = self.uint(seg, "total_size")?;
         let device = self.int(seg, "device").map(|d| d as i64).unwrap_or(0);
@@ -257,7 +265,7 @@ impl Decoder<'_> {
 
     /// A block; 2.0 snapshots have no `address` (it follows from the previous block) and keep
     /// the requested size and stack in `history[0]`.
-    fn block(&mut self, b: NodeId, cursor: u64) -> Option<Block> {
+    fn block(&mut self, b: Node, cursor: u64) -> Option<Block> {
         self.a.as_dict(b)?;
         let size = self.uint(b, "size")?;
         let history0 = self.a.get(b, "history").and_then(|h| self.a.as_seq(h)).and_then(|h| h.first().copied());
@@ -271,7 +279,7 @@ impl Decoder<'_> {
         Some(Block { address: self.uint(b, "address").unwrap_or(cursor), size, requested_size, state, stack })
     }
 
-    fn pair(&self, p: NodeId) -> Option<(i64, i64)> {
+    fn pair(&self, p: Node) -> Option<(i64, i64)> {
         let s = self.a.as_seq(p)?;
         Some((self.a.as_int(*s.first()?)? as i64, self.a.as_int(*s.get(1)?)? as i64))
     }
@@ -327,8 +335,8 @@ impl Decoder<'_> {
         id
     }
 
-    fn device_traces(&mut self, t: NodeId) -> Result<()> {
-        let per_device: Vec<(usize, NodeId)> = if let Some(seq) = self.a.as_seq(t) {
+    fn device_traces(&mut self, t: Node) -> Result<()> {
+        let per_device: Vec<(usize, Node)> = if let Some(seq) = self.a.as_seq(t) {
             seq.iter().copied().enumerate().collect()
         } else if let Some(map) = self.a.as_dict(t) {
             // JSON re-encodings key devices by their ordinal as a string.
@@ -377,7 +385,7 @@ impl Decoder<'_> {
         Ok(())
     }
 
-    fn event(&mut self, e: NodeId, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> Event {
+    fn event(&mut self, e: Node, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> Event {
         let mut ev = Event { addr: 0, size: 0, stream: 0, time_us: None, stack: None, extra: NO_EXTRA, action: Action::Unknown };
         let mut extra = EventExtra::default();
         if e == Node::Folded {
@@ -445,16 +453,16 @@ impl Decoder<'_> {
         ev
     }
 
-    fn nonempty_text(&self, v: NodeId) -> Option<String> {
+    fn nonempty_text(&self, v: Node) -> Option<String> {
         match self.a.as_str(v) {
             Some("") => None,
             Some(s) => Some(s.to_string()),
-            None if matches!(self.a.node(v), Node::None) => None,
+            None if matches!(v, Node::None) => None,
             None => Some(self.a.to_json(v, 0).to_string()),
         }
     }
 
-    fn annotations(&mut self, list: NodeId) {
+    fn annotations(&mut self, list: Node) {
         for &item in self.a.as_seq(list).unwrap_or(&[]) {
             if self.a.as_dict(item).is_none() {
                 continue;

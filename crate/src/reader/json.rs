@@ -1,11 +1,11 @@
 //! JSON snapshots (Mosaic's `mosaic_get_json_snapshot`, other re-encodings) of the same shape as
 //! the pickle, read into the same arena so that one decoder serves both.
 
-use super::arena::{Arena, Node, NodeId};
+use super::arena::{Arena, Node};
 use crate::error::{Error, Result};
 use serde_json::Value;
 
-pub fn parse(bytes: &[u8], arena: &mut Arena) -> Result<NodeId> {
+pub fn parse(bytes: &[u8], arena: &mut Arena) -> Result<Node> {
     let v: Value = serde_json::from_slice(bytes).map_err(|e| {
         Error::new(
             "JSON_INVALID",
@@ -17,17 +17,17 @@ pub fn parse(bytes: &[u8], arena: &mut Arena) -> Result<NodeId> {
 }
 
 // serde_json limits nesting to 128 levels, so this recursion is bounded.
-fn insert(v: &Value, arena: &mut Arena) -> NodeId {
+fn insert(v: &Value, arena: &mut Arena) -> Node {
     match v {
-        Value::Null => arena.push(Node::None),
-        Value::Bool(b) => arena.push(Node::Bool(*b)),
+        Value::Null => Node::None,
+        Value::Bool(b) => Node::Bool(*b),
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
-                arena.push(Node::Int(i))
+                Node::Int(i)
             } else if let Some(u) = n.as_u64() {
                 arena.new_int(u as i128)
             } else {
-                arena.push(Node::Float(n.as_f64().unwrap_or(0.0)))
+                Node::Float(n.as_f64().unwrap_or(0.0))
             }
         }
         Value::String(s) => arena.new_str(s),

@@ -28,11 +28,13 @@ impl Memo {
             Node::Tuple(i) => (2, i),
             Node::Set(i) => (3, i),
             Node::Dict(i) => (4, i),
-            Node::Stack(s) => (5, s.map_or(0, |s| s.wrapping_add(1))),
+            // 0 is "no stack"; an id too large to shift goes to the side table.
+            Node::Stack(None) => (5, 0),
+            Node::Stack(Some(s)) => (5, s.checked_add(1)?),
             Node::Folded => (6, 0),
             _ => return None,
         };
-        (index <= INDEX_MASK && !(kind == 5 && index == 0 && n != Node::Stack(None))).then_some((kind << INDEX_BITS) | index)
+        (index <= INDEX_MASK).then_some((kind << INDEX_BITS) | index)
     }
 
     fn unpack(&self, v: u32) -> Option<Node> {

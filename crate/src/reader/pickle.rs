@@ -9,7 +9,7 @@
 //!
 //! The VM streams: it takes the file in chunks and keeps only the bytes of an opcode not yet
 //! complete. Trace entries are folded into compact events the moment they are appended to their
-//! list (see [`DecodeState::fold_event`]), and the arena slots they used are recycled: a 1 GB
+//! list (see [`DecodeState::fold_events`]), and the arena slots they used are recycled: a 1 GB
 //! snapshot never exists as a generic object graph.
 
 use super::arena::{Arena, Node};
@@ -118,16 +118,6 @@ impl StreamVm {
         self.last = true;
         if self.root.is_none() {
             self.pump()?;
-        }
-        if std::env::var_os("SNAPSCOPE_DEBUG_ARENA").is_some() {
-            eprintln!(
-                "arena: maps {} seqs {} strs {} memo {} bigs {}",
-                self.arena.maps.len(),
-                self.arena.seqs.len(),
-                self.arena.strs.len(),
-                self.memo.len(),
-                self.arena.bigs.len()
-            );
         }
         let root = self.root.ok_or_else(|| Error::snapshot("the file is empty"))?;
         Ok((self.arena, root, self.info, self.state))
@@ -263,16 +253,16 @@ impl StreamVm {
         } else {
             self.arena.seqs.get_mut(list as usize).map(std::mem::take).unwrap_or_default()
         };
+        // Memo slots that name a folded entry or its frames list, and what they now hold.
         let mut replaced: HashMap<u32, Node> = HashMap::new();
-        for item in earlier.into_iter().chain(items) {
-            let frames = self.state.fold_event(&self.arena, list, item);
+        self.state.fold_events(&self.arena, list, earlier.into_iter().chain(items), |item, frames| {
             if let Some(key) = Memo::key(item) {
                 replaced.insert(key, Node::Folded);
             }
             if let Some((seq, stack)) = frames {
                 replaced.insert(Memo::key(Node::List(seq)).unwrap_or(u32::MAX), Node::Stack(stack));
             }
-        }
+        });
         self.recycler.collect(&mut self.arena, &mut self.memo, &self.stack, &mut self.state, &replaced);
     }
 
@@ -564,7 +554,7 @@ impl StreamVm {
                     let args = self.pop(at)?;
                     let func = self.pop(at)?;
                     let first = self.arena.as_seq(args).and_then(|s| s.first().copied());
-                    match (self.arena.node(func), first) {
+                    match (func, first) {
                         (Node::TypeTagFn, Some(v)) => self.stack.push(v),
                         _ => return Err(self.err(at, "REDUCE of something other than a TorchScript type tag")),
                     }

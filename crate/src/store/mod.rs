@@ -145,12 +145,9 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], traces: Trac
         traces_vtab::register(conn, Arc::clone(shared))?;
     }
     let tx = conn.transaction()?;
+    tx.execute_batch(SCHEMA_SQL)?;
     if virtual_traces {
-        let (before, rest) = SCHEMA_SQL.split_at(SCHEMA_SQL.find("CREATE TABLE traces").expect("schema has traces"));
-        let after = &rest[rest.find(");").expect("traces ends") + 2..];
-        tx.execute_batch(&format!("{before}CREATE VIRTUAL TABLE traces USING snapscope_traces;{after}"))?;
-    } else {
-        tx.execute_batch(SCHEMA_SQL)?;
+        tx.execute_batch("DROP TABLE traces; CREATE VIRTUAL TABLE traces USING snapscope_traces;")?;
     }
     {
         let mut m = tx.prepare("INSERT OR REPLACE INTO metadata (key, value) VALUES (?1, ?2)")?;
