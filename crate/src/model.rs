@@ -287,9 +287,74 @@ pub struct Event {
     pub action: Action,
 }
 
+/// Events in chunks of fixed size: a list of millions grows without ever copying itself (a
+/// doubling `Vec` briefly holds the old and the new buffer, and keeps up to half unused).
+#[derive(Debug, Default, Clone)]
+pub struct EventList {
+    chunks: Vec<Vec<Event>>,
+    len: usize,
+}
+
+const EVENT_CHUNK: usize = 1 << 16;
+
+impl EventList {
+    pub fn push(&mut self, e: Event) {
+        match self.chunks.last_mut() {
+            Some(c) if c.len() < EVENT_CHUNK => c.push(e),
+            _ => {
+                // Small traces stay small: a new chunk grows from a few events up to its size.
+                let mut c = Vec::with_capacity(if self.chunks.is_empty() { 64 } else { EVENT_CHUNK });
+                c.push(e);
+                self.chunks.push(c);
+            }
+        }
+        self.len += 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn get(&self, i: usize) -> Option<&Event> {
+        self.chunks.get(i / EVENT_CHUNK)?.get(i % EVENT_CHUNK)
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Event> + '_ {
+        self.chunks.iter().flatten()
+    }
+
+    /// Return the last chunk's unused capacity once the list is complete.
+    pub fn shrink_to_fit(&mut self) {
+        if let Some(c) = self.chunks.last_mut() {
+            c.shrink_to_fit();
+        }
+    }
+}
+
+impl std::ops::Index<usize> for EventList {
+    type Output = Event;
+    fn index(&self, i: usize) -> &Event {
+        &self.chunks[i / EVENT_CHUNK][i % EVENT_CHUNK]
+    }
+}
+
+impl FromIterator<Event> for EventList {
+    fn from_iter<I: IntoIterator<Item = Event>>(items: I) -> Self {
+        let mut list = EventList::default();
+        for e in items {
+            list.push(e);
+        }
+        list
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct DeviceTrace {
-    pub events: Vec<Event>,
+    pub events: EventList,
     pub extras: Vec<EventExtra>,
 }
 
@@ -376,4 +441,27 @@ pub struct DumpTotals {
     pub allocated: u64,
     pub active: u64,
     pub requested: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_list_across_chunks() {
+        let ev =
+            |i: usize| Event { addr: i as u64, size: 0, stream: 0, time_us: None, stack: None, extra: NO_EXTRA, action: Action::Alloc };
+        let n = 3 * EVENT_CHUNK + 17;
+        let mut list: EventList = (0..n).map(ev).collect();
+        list.shrink_to_fit();
+        assert_eq!(list.len(), n);
+        for i in [0, 1, EVENT_CHUNK - 1, EVENT_CHUNK, 2 * EVENT_CHUNK + 5, n - 1] {
+            assert_eq!(list[i].addr, i as u64);
+            assert_eq!(list.get(i).map(|e| e.addr), Some(i as u64));
+        }
+        assert!(list.get(n).is_none());
+        assert!(list.iter().enumerate().all(|(i, e)| e.addr == i as u64));
+        assert_eq!(list.iter().rev().next().map(|e| e.addr), Some(n as u64 - 1));
+        assert!(EventList::default().is_empty());
+    }
 }

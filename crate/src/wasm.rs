@@ -33,6 +33,8 @@ struct Stats {
     first_view_ms: f64,
     total_ms: f64,
     events: usize,
+    /// Wasm memory when the overview was ready (before the SnapshotDB), and now.
+    wasm_memory_at_first_view_bytes: f64,
     wasm_memory_bytes: f64,
 }
 
@@ -98,6 +100,7 @@ impl Engine {
         self.loaded = Some(loaded);
         self.stats.replay_ms = now() - t;
         self.stats.first_view_ms = now() - self.started;
+        self.stats.wasm_memory_at_first_view_bytes = wasm_memory_bytes();
         Ok(overview)
     }
 

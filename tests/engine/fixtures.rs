@@ -136,7 +136,7 @@ fn summary(r: snapscope::Result<snapscope::model::Snapshot>) -> String {
         Ok(s) => {
             let mut out = format!("{} {:?} segments {:?}\n", s.encoding, s.format, s.segments);
             for (d, t) in s.traces.iter().enumerate() {
-                for e in &t.events {
+                for e in t.events.iter() {
                     let stack = e.stack.map(|id| {
                         s.interner.stacks[id as usize].iter().map(|&f| s.interner.frames[f as usize].label()).collect::<Vec<_>>()
                     });

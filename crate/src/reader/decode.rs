@@ -375,7 +375,7 @@ impl Decoder<'_> {
                 );
                 continue;
             };
-            let mut trace = DeviceTrace { events: Vec::with_capacity(entries.len()), extras: Vec::new() };
+            let mut trace = DeviceTrace::default();
             for (i, &e) in entries.iter().enumerate() {
                 let ev = self.event(e, dev as i64, i, &mut trace.extras);
                 trace.events.push(ev);

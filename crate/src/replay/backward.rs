@@ -29,7 +29,11 @@ pub(crate) fn dump_ranges(snap: &Snapshot, device: i64, log: &mut IssueLog) -> R
 
 pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut IssueLog) -> Backward {
     let events = &trace.events;
-    let mut lifetimes: Vec<Lifetime> = Vec::new();
+    // One lifetime per allocation plus the dump's live blocks (frees of blocks from before the
+    // window add a few): reserved up front, a list of millions never doubles.
+    let allocs = events.iter().filter(|e| e.action == crate::model::Action::Alloc).count();
+    let live_blocks: usize = snap.segments.iter().filter(|s| s.device == device).map(|s| s.blocks.len()).sum();
+    let mut lifetimes: Vec<Lifetime> = Vec::with_capacity(allocs + live_blocks);
     let mut event_lifetime = vec![NONE; events.len()];
     let mut open: HashMap<u64, u32> = HashMap::new();
     let mut ranges = dump_ranges(snap, device, log);
@@ -59,7 +63,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
         }
     }
 
-    for (i, e) in events.iter().enumerate().rev() {
+    for (i, e) in (0..events.len()).rev().map(|i| (i, &events[i])) {
         match e.action {
             Action::Alloc => {
                 match open.remove(&e.addr) {

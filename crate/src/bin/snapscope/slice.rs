@@ -171,7 +171,7 @@ pub fn write(session: &Session, device: i64, a: i64, b: i64, out: &Path) -> Resu
             ]))
         })
         .collect();
-    let events: Vec<V> = trace.events[a as usize..=b as usize].iter().map(|e| event(snap, trace, e)).collect();
+    let events: Vec<V> = (a as usize..=b as usize).map(|i| event(snap, trace, &trace.events[i])).collect();
     let count = events.len();
     let mut traces: Vec<V> = (0..device).map(|_| V::List(vec![])).collect();
     traces.push(V::List(events));
