@@ -461,7 +461,7 @@ mod tests {
         }
         assert!(list.get(n).is_none());
         assert!(list.iter().enumerate().all(|(i, e)| e.addr == i as u64));
-        assert_eq!(list.iter().rev().next().map(|e| e.addr), Some(n as u64 - 1));
+        assert_eq!(list.iter().next_back().map(|e| e.addr), Some(n as u64 - 1));
         assert!(EventList::default().is_empty());
     }
 }

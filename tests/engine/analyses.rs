@@ -183,11 +183,12 @@ fn stacked_bands_add_up_to_the_active_counter_in_every_column() {
     }
 }
 
-/// An open session serves `traces` as a virtual table over the replay; files hold it as rows.
+/// An open session serves `traces` and `lifetimes` as virtual tables over the replay; files hold
+/// them as rows.
 /// Both must answer every query the same: full scans, and scans the virtual table narrows
 /// itself (id, device_id, trace_index ranges, fractional and NULL bounds, ORDER BY it consumes).
 #[test]
-fn virtual_traces_equal_materialized_rows() {
+fn virtual_tables_equal_materialized_rows() {
     let mut files: Vec<std::path::PathBuf> =
         ["multi_device_oom.pickle", "cuda_training.pickle", "npu_expandable.pkl", "ring_buffer_cut.pickle", "segments_only.pickle"]
             .iter()
@@ -209,13 +210,21 @@ fn virtual_traces_equal_materialized_rows() {
         "SELECT trace_index FROM traces WHERE device_id = 0 ORDER BY trace_index DESC LIMIT 5",
         "SELECT t.id, l.size FROM traces t JOIN lifetimes l ON l.id = t.lifetime_id WHERE t.device_id = 0 ORDER BY t.id LIMIT 50",
         "SELECT l.id, t.action FROM lifetimes l JOIN traces t ON t.device_id = l.device_id AND t.trace_index = l.alloc_event ORDER BY l.id LIMIT 50",
+        "SELECT * FROM lifetimes ORDER BY id",
+        "SELECT * FROM lifetimes",
+        "SELECT id, size FROM lifetimes WHERE device_id = 1 AND id BETWEEN 2 AND 9",
+        "SELECT id FROM lifetimes WHERE id > 3.5 ORDER BY device_id, id",
+        "SELECT COUNT(*), SUM(size) FROM lifetimes WHERE alloc_event <= 20 AND (free_completed_event IS NULL OR free_completed_event > 20)",
+        "SELECT origin, stack_source, state_at_dump, COUNT(*) FROM lifetimes GROUP BY 1, 2, 3",
     ];
     for path in &files {
         let loaded = std::sync::Arc::new(snapscope::Loaded::from_bytes(&std::fs::read(path).unwrap()).unwrap());
         let virt = snapscope::store::to_memory(&loaded, &[]).unwrap();
         let rows = snapscope::store::to_memory_materialized(&loaded, &[]).unwrap();
-        let kind: String = virt.query_row("SELECT sql FROM sqlite_master WHERE name = 'traces'", [], |r| r.get(0)).unwrap();
-        assert!(kind.contains("VIRTUAL"), "{kind}");
+        for table in ["traces", "lifetimes"] {
+            let kind: String = virt.query_row("SELECT sql FROM sqlite_master WHERE name = ?1", [table], |r| r.get(0)).unwrap();
+            assert!(kind.contains("VIRTUAL"), "{kind}");
+        }
         for q in queries {
             assert_eq!(dump(&virt, q), dump(&rows, q), "{}: {q}", path.display());
         }

@@ -12,18 +12,19 @@ use rusqlite::{params, Connection};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub mod traces_vtab;
+pub mod vtab;
 
 pub const SCHEMA_SQL: &str = include_str!("schema.sql");
 pub const SCHEMA_VERSION: i64 = 1;
 
-const TRACES_INDEXES_SQL: &str = "
+/// Indexes of the large tables, when they are rows (virtual tables narrow their own scans).
+const LARGE_TABLE_INDEXES_SQL: &str = "
 CREATE INDEX traces_by_event ON traces(device_id, trace_index);
 CREATE INDEX traces_by_action ON traces(device_id, action);
-";
-const INDEXES_SQL: &str = "
 CREATE INDEX lifetimes_by_alloc ON lifetimes(device_id, alloc_event);
 CREATE INDEX lifetimes_by_free ON lifetimes(device_id, free_completed_event);
+";
+const INDEXES_SQL: &str = "
 CREATE INDEX blocks_by_segment ON blocks(segment_id);
 CREATE INDEX segments_by_device ON segments(device_id);
 ";
@@ -33,24 +34,24 @@ pub fn is_sqlite(head: &[u8]) -> bool {
     head.starts_with(b"SQLite format 3\0")
 }
 
-/// How the `traces` table is stored: as rows (files, exports), or as a virtual table over the
-/// snapshot in memory (open sessions: no copy of millions of events).
-enum Traces<'l> {
+/// How the large tables (`traces`, `lifetimes`) are stored: as rows (files, exports), or as
+/// virtual tables over the snapshot in memory (open sessions: no copy of millions of rows).
+enum Storage<'l> {
     Rows,
     Virtual(&'l Arc<Loaded>),
 }
 
-/// A new in-memory SnapshotDB over `loaded`, its `traces` a virtual table.
+/// A new in-memory SnapshotDB over `loaded`, its `traces` and `lifetimes` virtual tables.
 pub fn to_memory(loaded: &Arc<Loaded>, meta: &[(&str, String)]) -> Result<Connection> {
     let mut conn = Connection::open_in_memory()?;
-    fill(&mut conn, loaded, meta, Traces::Virtual(loaded))?;
+    fill(&mut conn, loaded, meta, Storage::Virtual(loaded))?;
     Ok(conn)
 }
 
 /// A new in-memory SnapshotDB holding every table as rows (what an exported .db contains).
 pub fn to_memory_materialized(loaded: &Loaded, meta: &[(&str, String)]) -> Result<Connection> {
     let mut conn = Connection::open_in_memory()?;
-    fill(&mut conn, loaded, meta, Traces::Rows)?;
+    fill(&mut conn, loaded, meta, Storage::Rows)?;
     Ok(conn)
 }
 
@@ -62,7 +63,7 @@ pub fn write_file(loaded: &Loaded, meta: &[(&str, String)], path: &std::path::Pa
     let result = (|| {
         let mut conn = Connection::open(&tmp)?;
         conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
-        fill(&mut conn, loaded, meta, Traces::Rows)?;
+        fill(&mut conn, loaded, meta, Storage::Rows)?;
         conn.close().map_err(|(_, e)| Error::from(e))?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io(&path.display().to_string(), e))
     })();
@@ -138,16 +139,27 @@ fn extra_json(x: Option<&crate::model::EventExtra>) -> Option<String> {
     .map(|x| serde_json::to_string(x).unwrap_or_default())
 }
 
-fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], traces: Traces) -> Result<()> {
+fn origin_name(x: &crate::replay::Lifetime) -> &'static str {
+    if x.before_window() {
+        "before_window"
+    } else {
+        "in_window"
+    }
+}
+
+fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Storage) -> Result<()> {
     let s = &l.snapshot;
-    let virtual_traces = matches!(traces, Traces::Virtual(_));
-    if let Traces::Virtual(shared) = traces {
-        traces_vtab::register(conn, Arc::clone(shared))?;
+    let virtual_tables = matches!(storage, Storage::Virtual(_));
+    if let Storage::Virtual(shared) = storage {
+        vtab::register(conn, shared)?;
     }
     let tx = conn.transaction()?;
     tx.execute_batch(SCHEMA_SQL)?;
-    if virtual_traces {
-        tx.execute_batch("DROP TABLE traces; CREATE VIRTUAL TABLE traces USING snapscope_traces;")?;
+    if virtual_tables {
+        tx.execute_batch(
+            "DROP TABLE traces; CREATE VIRTUAL TABLE traces USING snapscope_traces;
+             DROP TABLE lifetimes; CREATE VIRTUAL TABLE lifetimes USING snapscope_lifetimes;",
+        )?;
     }
     {
         let mut m = tx.prepare("INSERT OR REPLACE INTO metadata (key, value) VALUES (?1, ?2)")?;
@@ -200,8 +212,8 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], traces: Trac
         let mut blk = tx.prepare(
             "INSERT INTO blocks (segment_id, address, size, requested_size, state, stack_id, lifetime_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
-        // A virtual `traces` takes no rows (and refuses to prepare an INSERT).
-        let mut tr = if virtual_traces {
+        // Virtual tables take no rows (and refuse to prepare an INSERT).
+        let mut tr = if virtual_tables {
             None
         } else {
             Some(tx.prepare(
@@ -209,10 +221,14 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], traces: Trac
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         )?)
         };
-        let mut lt = tx.prepare(
-            "INSERT INTO lifetimes (id, device_id, address, size, requested_size, stream, alloc_event, free_requested_event, free_completed_event, origin, state_at_dump, stack_id, stack_source, size_exact, size_uncertainty, orphan)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-        )?;
+        let mut lt = if virtual_tables {
+            None
+        } else {
+            Some(tx.prepare(
+                "INSERT INTO lifetimes (id, device_id, address, size, requested_size, stream, alloc_event, free_requested_event, free_completed_event, origin, state_at_dump, stack_id, stack_source, size_exact, size_uncertainty, orphan)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+            )?)
+        };
         let mut sl = tx.prepare(
             "INSERT INTO segment_lives (device_id, address, size, stream, segment_type, is_expandable, alloc_event, free_event, at_dump) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )?;
@@ -303,25 +319,27 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], traces: Trac
                     ])?;
                 }
             }
-            for (i, x) in d.lifetimes.iter().enumerate() {
-                lt.execute(params![
-                    lifetime_base + i as i64,
-                    dev_id,
-                    x.addr as i64,
-                    x.size as i64,
-                    x.requested as i64,
-                    x.stream as i64,
-                    x.alloc_event,
-                    x.free_requested_event,
-                    x.free_completed_event,
-                    if x.before_window() { "before_window" } else { "in_window" },
-                    x.state_at_dump.map(|s| s.name()),
-                    x.stack.map(|s| s as i64),
-                    stack_source_name(x.stack_source),
-                    x.size_exact,
-                    x.size_uncertainty as i64,
-                    x.orphan
-                ])?;
+            if let Some(lt) = lt.as_mut() {
+                for (i, x) in d.lifetimes.iter().enumerate() {
+                    lt.execute(params![
+                        lifetime_base + i as i64,
+                        dev_id,
+                        x.addr as i64,
+                        x.size as i64,
+                        x.requested as i64,
+                        x.stream as i64,
+                        x.alloc_event,
+                        x.free_requested_event,
+                        x.free_completed_event,
+                        origin_name(x),
+                        x.state_at_dump.map(|s| s.name()),
+                        x.stack.map(|s| s as i64),
+                        stack_source_name(x.stack_source),
+                        x.size_exact,
+                        x.size_uncertainty as i64,
+                        x.orphan
+                    ])?;
+                }
             }
             lifetime_base += d.lifetimes.len() as i64;
             for x in &d.segments {
@@ -354,8 +372,8 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], traces: Trac
         }
     }
     tx.execute_batch(INDEXES_SQL)?;
-    if !virtual_traces {
-        tx.execute_batch(TRACES_INDEXES_SQL)?;
+    if !virtual_tables {
+        tx.execute_batch(LARGE_TABLE_INDEXES_SQL)?;
     }
     tx.commit()?;
     Ok(())
