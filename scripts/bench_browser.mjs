@@ -124,6 +124,10 @@ async function browserRun(origin, file) {
   );
   await page.waitForSelector(".view-overview .cards", { timeout: 600000 });
   const firstViewMs = performance.now() - t0;
+  // The tab's memory at each phase, to see which one sets the peak.
+  const tabMib = () =>
+    Math.round(browserRss(profile, "--type=renderer") / 2 ** 20);
+  const phases = { first_view: tabMib() };
   const status = await page.evaluate(
     () => document.documentElement.dataset.snapscope,
   );
@@ -134,6 +138,7 @@ async function browserRun(origin, file) {
   };
   if (status === "ready") {
     result.stats = await page.evaluate(() => window.snapscope.stats());
+    phases.snapshot_db = tabMib();
     const ov = await page.evaluate(() => window.snapscope.overview());
     const peak = ov.devices[0].peaks.allocated.event;
     const time = (fn, arg) =>
@@ -146,12 +151,14 @@ async function browserRun(origin, file) {
         [fn, arg],
       );
     result.peak_query_ms = Math.round(await time("memory_peak", {}));
+    phases.peak_query = tabMib();
     result.leak_query_ms = Math.round(
       await time("leak_detection", { limit: 100 }),
     );
     result.tree_query_ms = Math.round(
       await time("active_memory_frame_tree_at_event", { event_id: peak }),
     );
+    phases.queries = tabMib();
     // Timeline: wheel zoom steps, each until the chart is redrawn.
     await page.click("[data-view=timeline]");
     await page.waitForSelector("canvas.chart");
@@ -174,6 +181,7 @@ async function browserRun(origin, file) {
       lat.push(performance.now() - t);
     }
     result.timeline_zoom_p95_ms = Math.round(pct(lat, 95));
+    phases.timeline = tabMib();
     // Frame time measured in the page: engine answer + redraw, per zoom step.
     const frames = await page.evaluate(() =>
       performance
@@ -188,6 +196,7 @@ async function browserRun(origin, file) {
   clearInterval(sampler);
   result.browser_peak_rss_mib = Math.round(peakRss / 2 ** 20);
   result.tab_peak_rss_mib = Math.round(peakTabRss / 2 ** 20);
+  result.tab_rss_mib_by_phase = phases;
   await ctx.close();
   return result;
 }

@@ -38,6 +38,36 @@ function asError(e: unknown): EngineError {
   };
 }
 
+/**
+ * The file's bytes in order. A BYOB reader refills one 1 MiB buffer, so reading a 1 GB file
+ * leaves no trail of chunk garbage in the tab; browsers whose Blob stream is not a byte stream
+ * get the default reader.
+ */
+async function* chunksOf(file: Blob): AsyncGenerator<Uint8Array> {
+  let byob: ReadableStreamBYOBReader | null = null;
+  const stream = file.stream();
+  try {
+    byob = stream.getReader({ mode: 'byob' });
+  } catch {
+    byob = null;
+  }
+  if (!byob) {
+    const reader = stream.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  }
+  let buffer = new ArrayBuffer(1 << 20);
+  for (;;) {
+    const { done, value } = await byob.read(new Uint8Array(buffer));
+    if (done || !value) return;
+    yield value;
+    buffer = value.buffer as ArrayBuffer;
+  }
+}
+
 /** Per snapshot: resolves once its SnapshotDB is built (calls that need SQL wait for it). */
 const stored = new Map<string, Promise<void>>();
 
@@ -46,11 +76,8 @@ async function load(id: number, file: Blob, name: string, key: string) {
   engine.begin(name, file.size);
   const progress = (p: Progress) => post({ id, kind: 'progress', progress: p });
   let read = 0;
-  const reader = file.stream().getReader();
   let lastPost = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
+  for await (const value of chunksOf(file)) {
     engine.push(value);
     read += value.byteLength;
     const now = performance.now();
