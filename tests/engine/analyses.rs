@@ -134,6 +134,17 @@ fn every_mode_and_template_runs_on_every_corpus_file() {
                     Err(e) => panic!("{rel} d{d} {}: {e}", t.name),
                 }
             }
+            // memory_peak without a range reads the peaks stored at load; with one it scans.
+            let peak = |s: &mut Session, range: bool| {
+                let mut p = serde_json::Map::new();
+                p.insert("device".into(), d.into());
+                if range {
+                    p.insert("start_id".into(), 0.into());
+                }
+                let r = templates::run(&mut s.conn, "memory_peak", &p, Limits::default()).unwrap();
+                serde_json::to_string(&r.rows).unwrap()
+            };
+            assert_eq!(peak(&mut s, false), peak(&mut s, true), "{rel} d{d}: stored peaks = scanned peaks");
         }
     }
 }
@@ -212,6 +223,7 @@ fn virtual_tables_equal_materialized_rows() {
         "SELECT l.id, t.action FROM lifetimes l JOIN traces t ON t.device_id = l.device_id AND t.trace_index = l.alloc_event ORDER BY l.id LIMIT 50",
         "SELECT * FROM lifetimes ORDER BY id",
         "SELECT * FROM lifetimes",
+        "SELECT * FROM devices",
         "SELECT id, size FROM lifetimes WHERE device_id = 1 AND id BETWEEN 2 AND 9",
         "SELECT id FROM lifetimes WHERE id > 3.5 ORDER BY device_id, id",
         "SELECT COUNT(*), SUM(size) FROM lifetimes WHERE alloc_event <= 20 AND (free_completed_event IS NULL OR free_completed_event > 20)",

@@ -83,6 +83,10 @@ const DIR: &[&str] = &["ASC", "DESC"];
 /// The device's row id; every device-scoped template starts from it.
 const DEV: &str = "(SELECT id FROM devices WHERE device_index = :device)";
 
+/// One device's events in the :start_id..=:end_id range, in event order.
+const PEAK_RANGE: &str =
+    "device_id = {DEV} AND (:start_id IS NULL OR trace_index >= :start_id) AND (:end_id IS NULL OR trace_index <= :end_id) ORDER BY trace_index";
+
 /// Blocks live right after :event_id (allocated or pending free), as in the memory tree.
 const LIVE_AT: &str = "l.orphan = 0 AND (l.alloc_event IS NULL OR l.alloc_event <= :event_id) AND (l.free_completed_event IS NULL OR l.free_completed_event > :event_id)";
 
@@ -249,13 +253,20 @@ pub fn catalogue() -> Vec<Template> {
                 ("peak_requested_event_id", E),
             ]),
             kind: Kind::Sql,
-            // One MAX() scan per counter: SQLite takes the bare trace_index from the first row
+            // Without a range, the peaks stored with the device (computed at load). With one, a
+            // MAX() scan per counter: SQLite takes the bare trace_index from the first row
             // holding the maximum, and the scan runs in event order, so ties go to the earliest.
-            sql: "WITH w AS (SELECT trace_index, allocated, active, reserved, requested FROM traces WHERE device_id = {DEV}
-                    AND (:start_id IS NULL OR trace_index >= :start_id) AND (:end_id IS NULL OR trace_index <= :end_id) ORDER BY trace_index),
-                  pa AS (SELECT MAX(allocated) AS v, trace_index AS i FROM w), pc AS (SELECT MAX(active) AS v, trace_index AS i FROM w),
-                  pr AS (SELECT MAX(reserved) AS v, trace_index AS i FROM w), pq AS (SELECT MAX(requested) AS v, trace_index AS i FROM w)
-                  SELECT pa.v, pa.i, pc.v, pc.i, pr.v, pr.i, pq.v, pq.i FROM pa, pc, pr, pq",
+            // Each scan reads the table itself (a shared CTE would be copied into a temporary
+            // table of every event first).
+            sql: "SELECT peak_allocated, peak_allocated_event, peak_active, peak_active_event, peak_reserved, peak_reserved_event,
+                    peak_requested, peak_requested_event FROM devices WHERE id = {DEV} AND :start_id IS NULL AND :end_id IS NULL
+                  UNION ALL
+                  SELECT * FROM (WITH pa AS (SELECT MAX(allocated) AS v, trace_index AS i FROM (SELECT allocated, trace_index FROM traces WHERE {PEAK_RANGE})),
+                  pc AS (SELECT MAX(active) AS v, trace_index AS i FROM (SELECT active, trace_index FROM traces WHERE {PEAK_RANGE})),
+                  pr AS (SELECT MAX(reserved) AS v, trace_index AS i FROM (SELECT reserved, trace_index FROM traces WHERE {PEAK_RANGE})),
+                  pq AS (SELECT MAX(requested) AS v, trace_index AS i FROM (SELECT requested, trace_index FROM traces WHERE {PEAK_RANGE}))
+                  SELECT pa.v, pa.i, pc.v, pc.i, pr.v, pr.i, pq.v, pq.i FROM pa, pc, pr, pq
+                  WHERE :start_id IS NOT NULL OR :end_id IS NOT NULL)",
         },
         Template {
             name: "allocator_gap",
@@ -439,6 +450,7 @@ pub fn catalogue() -> Vec<Template> {
 /// The SQL of a template with its device scope and validated identifiers filled in.
 pub fn render_sql(t: &Template, order_by: Option<&str>, order_dir: Option<&str>) -> String {
     t.sql
+        .replace("{PEAK_RANGE}", PEAK_RANGE)
         .replace("{DEV}", DEV)
         .replace("{LIVE_AT}", LIVE_AT)
         .replace("{order_by}", order_by.unwrap_or("1"))

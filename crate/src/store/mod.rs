@@ -139,6 +139,18 @@ fn extra_json(x: Option<&crate::model::EventExtra>) -> Option<String> {
     .map(|x| serde_json::to_string(x).unwrap_or_default())
 }
 
+/// The largest value of a counter column and the first event holding it, as `MAX()` over the
+/// rows finds them (no value without events).
+fn row_peak(values: &[i64]) -> (Option<i64>, Option<i64>) {
+    let mut best: Option<(i64, usize)> = None;
+    for (i, &v) in values.iter().enumerate() {
+        if best.is_none_or(|(b, _)| v > b) {
+            best = Some((v, i));
+        }
+    }
+    (best.map(|b| b.0), best.map(|b| b.1 as i64))
+}
+
 fn origin_name(x: &crate::replay::Lifetime) -> &'static str {
     if x.before_window() {
         "before_window"
@@ -202,8 +214,9 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Sto
         }
 
         let mut dev = tx.prepare(
-            "INSERT INTO devices (id, device_index, events, allocator_rules, consistent, ambiguous_bytes, start_allocated, start_active, start_reserved, start_requested)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO devices (id, device_index, events, allocator_rules, consistent, ambiguous_bytes, start_allocated, start_active, start_reserved, start_requested,
+               peak_allocated, peak_allocated_event, peak_active, peak_active_event, peak_reserved, peak_reserved_event, peak_requested, peak_requested_event)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         )?;
         let mut seg = tx.prepare(
             "INSERT INTO segments (id, device_id, address, total_size, allocated_size, active_size, requested_size, stream, segment_type, pool_id_0, pool_id_1, is_expandable, stack_id)
@@ -252,7 +265,15 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Sto
                 st.allocated,
                 st.active,
                 st.reserved,
-                st.requested
+                st.requested,
+                row_peak(&d.series.allocated).0,
+                row_peak(&d.series.allocated).1,
+                row_peak(&d.series.active).0,
+                row_peak(&d.series.active).1,
+                row_peak(&d.series.reserved).0,
+                row_peak(&d.series.reserved).1,
+                row_peak(&d.series.requested).0,
+                row_peak(&d.series.requested).1
             ])?;
             let live_lifetime: HashMap<u64, i64> = d
                 .lifetimes

@@ -11,7 +11,11 @@ CREATE TABLE devices (
   allocator_rules TEXT,
   consistent INTEGER NOT NULL,          -- 1 when the replay reproduces the dump exactly
   ambiguous_bytes INTEGER NOT NULL,     -- bound on bytes the counters may be low by
-  start_allocated INTEGER, start_active INTEGER, start_reserved INTEGER, start_requested INTEGER
+  start_allocated INTEGER, start_active INTEGER, start_reserved INTEGER, start_requested INTEGER,
+  -- Largest counter value right after an event of the trace, and the first event holding it
+  -- (what memory_peak answers without a range; NULL without events).
+  peak_allocated INTEGER, peak_allocated_event INTEGER, peak_active INTEGER, peak_active_event INTEGER,
+  peak_reserved INTEGER, peak_reserved_event INTEGER, peak_requested INTEGER, peak_requested_event INTEGER
 );
 
 CREATE TABLE frames (id INTEGER PRIMARY KEY, filename TEXT NOT NULL, line INTEGER NOT NULL, name TEXT NOT NULL);

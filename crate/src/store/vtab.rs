@@ -283,24 +283,28 @@ impl Rows for TraceRows {
 
     fn cell(l: &Loaded, dev: usize, i: usize, col: c_int, lifetime_base: i64, ctx: &mut Context) -> Result<()> {
         let d = &l.devices[dev];
+        // The counters and ids (what scans for peaks read) need no event lookup.
+        match col {
+            2 => return ctx.set_result(i as i64),
+            9 => return ctx.set_result((d.event_lifetime[i] != NONE).then(|| lifetime_base + d.event_lifetime[i] as i64)),
+            10 => return ctx.set_result(d.series.allocated[i]),
+            11 => return ctx.set_result(d.series.active[i]),
+            12 => return ctx.set_result(d.series.reserved[i]),
+            13 => return ctx.set_result(d.series.requested[i]),
+            _ => {}
+        }
         let trace = l.snapshot.trace(d.device);
         let Some(e) = trace.and_then(|t| t.events.get(i)) else {
             return ctx.set_result(rusqlite::types::Null);
         };
         let x = trace.and_then(|t| t.extra(e));
         match col {
-            2 => ctx.set_result(i as i64),
             3 => ctx.set_result(x.and_then(|x| x.action_name.as_deref()).unwrap_or(e.action.name())),
             4 => ctx.set_result(e.addr as i64),
             5 => ctx.set_result(e.size as i64),
             6 => ctx.set_result(e.stream as i64),
             7 => ctx.set_result(e.time_us),
             8 => ctx.set_result(e.stack.map(|s| s as i64)),
-            9 => ctx.set_result((d.event_lifetime[i] != NONE).then(|| lifetime_base + d.event_lifetime[i] as i64)),
-            10 => ctx.set_result(d.series.allocated[i]),
-            11 => ctx.set_result(d.series.active[i]),
-            12 => ctx.set_result(d.series.reserved[i]),
-            13 => ctx.set_result(d.series.requested[i]),
             14 => ctx.set_result(x.and_then(|x| x.device_free).map(|v| v as i64)),
             15 => ctx.set_result(x.and_then(|x| x.compile_context.as_deref())),
             16 => ctx.set_result(x.and_then(|x| x.user_metadata.as_deref())),
