@@ -29,9 +29,81 @@ pub struct Series {
     pub active: Vec<i64>,
     pub reserved: Vec<i64>,
     pub requested: Vec<i64>,
+    /// Extremes of every `SERIES_BLOCK` events (the last block may be shorter): a chart of
+    /// millions of events reads these instead of every event (see `Series::extremes`).
+    pub blocks: Vec<Extremes>,
+}
+
+pub const SERIES_BLOCK: usize = 256;
+
+/// What a chart column shows of a run of events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extremes {
+    pub allocated_min: i64,
+    pub allocated_max: i64,
+    pub active_max: i64,
+    pub reserved_max: i64,
+    pub requested_max: i64,
+}
+
+impl Extremes {
+    const NONE: Extremes = Extremes {
+        allocated_min: i64::MAX,
+        allocated_max: i64::MIN,
+        active_max: i64::MIN,
+        reserved_max: i64::MIN,
+        requested_max: i64::MIN,
+    };
+
+    fn merge(&mut self, o: &Extremes) {
+        self.allocated_min = self.allocated_min.min(o.allocated_min);
+        self.allocated_max = self.allocated_max.max(o.allocated_max);
+        self.active_max = self.active_max.max(o.active_max);
+        self.reserved_max = self.reserved_max.max(o.reserved_max);
+        self.requested_max = self.requested_max.max(o.requested_max);
+    }
 }
 
 impl Series {
+    /// Extremes of events `r` read one by one.
+    fn scan(&self, r: std::ops::Range<usize>) -> Extremes {
+        let max = |v: &[i64]| v.iter().copied().max().unwrap_or(i64::MIN);
+        Extremes {
+            allocated_min: self.allocated[r.clone()].iter().copied().min().unwrap_or(i64::MAX),
+            allocated_max: max(&self.allocated[r.clone()]),
+            active_max: max(&self.active[r.clone()]),
+            reserved_max: max(&self.reserved[r.clone()]),
+            requested_max: max(&self.requested[r]),
+        }
+    }
+
+    /// Fill `blocks` (once the series is complete).
+    pub fn summarize(&mut self) {
+        self.blocks = (0..self.len()).step_by(SERIES_BLOCK).map(|a| self.scan(a..(a + SERIES_BLOCK).min(self.len()))).collect();
+    }
+
+    /// Extremes of events `r` (non-empty, within the series): whole blocks from `blocks`, the
+    /// ragged ends event by event.
+    pub fn extremes(&self, r: std::ops::Range<usize>) -> Extremes {
+        let mut acc = Extremes::NONE;
+        let mut i = r.start;
+        while i < r.end {
+            let block_end = (i / SERIES_BLOCK + 1) * SERIES_BLOCK;
+            match self.blocks.get(i / SERIES_BLOCK) {
+                Some(b) if i % SERIES_BLOCK == 0 && block_end <= r.end.min(self.len()) => {
+                    acc.merge(b);
+                    i = block_end;
+                }
+                _ => {
+                    let end = block_end.min(r.end);
+                    acc.merge(&self.scan(i..end));
+                    i = end;
+                }
+            }
+        }
+        acc
+    }
+
     pub fn len(&self) -> usize {
         self.allocated.len()
     }
@@ -145,6 +217,7 @@ pub(crate) fn compute(
         active: Vec::with_capacity(n),
         reserved: Vec::with_capacity(n),
         requested: Vec::with_capacity(n),
+        blocks: Vec::new(),
     };
     for (i, d) in delta.iter().enumerate() {
         cur.allocated += d.allocated;
@@ -165,5 +238,6 @@ pub(crate) fn compute(
             );
         }
     }
+    s.summarize();
     s
 }
