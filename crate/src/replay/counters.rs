@@ -90,7 +90,7 @@ impl Series {
         while i < r.end {
             let block_end = (i / SERIES_BLOCK + 1) * SERIES_BLOCK;
             match self.blocks.get(i / SERIES_BLOCK) {
-                Some(b) if i % SERIES_BLOCK == 0 && block_end <= r.end.min(self.len()) => {
+                Some(b) if i.is_multiple_of(SERIES_BLOCK) && block_end <= r.end.min(self.len()) => {
                     acc.merge(b);
                     i = block_end;
                 }
