@@ -36,6 +36,17 @@ pub struct Series {
 
 pub const SERIES_BLOCK: usize = 256;
 
+/// The largest value and the first index holding it (what `MAX()` over rows in order finds).
+pub fn first_max(values: &[i64]) -> Option<(i64, usize)> {
+    let mut best: Option<(i64, usize)> = None;
+    for (i, &v) in values.iter().enumerate() {
+        if best.is_none_or(|(b, _)| v > b) {
+            best = Some((v, i));
+        }
+    }
+    best
+}
+
 /// What a chart column shows of a run of events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Extremes {
@@ -139,13 +150,10 @@ impl Series {
             "reserved" => self.start.reserved,
             _ => self.start.requested,
         };
-        let mut best = Peak { bytes: start, event: None };
-        for (i, &v) in self.column(name).unwrap_or(&[]).iter().enumerate() {
-            if v > best.bytes {
-                best = Peak { bytes: v, event: Some(i as u32) };
-            }
+        match first_max(self.column(name).unwrap_or(&[])) {
+            Some((bytes, i)) if bytes > start => Peak { bytes, event: Some(i as u32) },
+            _ => Peak { bytes: start, event: None },
         }
-        best
     }
 }
 

@@ -16,7 +16,7 @@ pub mod ranges;
 pub mod rules;
 
 use crate::model::{BlockState, Pool, Snapshot, StackId};
-pub use counters::{Counters, Peak, Series};
+pub use counters::{first_max, Counters, Peak, Series};
 pub use rules::Rules;
 use serde::{Deserialize, Serialize};
 

@@ -139,18 +139,6 @@ fn extra_json(x: Option<&crate::model::EventExtra>) -> Option<String> {
     .map(|x| serde_json::to_string(x).unwrap_or_default())
 }
 
-/// The largest value of a counter column and the first event holding it, as `MAX()` over the
-/// rows finds them (no value without events).
-fn row_peak(values: &[i64]) -> (Option<i64>, Option<i64>) {
-    let mut best: Option<(i64, usize)> = None;
-    for (i, &v) in values.iter().enumerate() {
-        if best.is_none_or(|(b, _)| v > b) {
-            best = Some((v, i));
-        }
-    }
-    (best.map(|b| b.0), best.map(|b| b.1 as i64))
-}
-
 fn origin_name(x: &crate::replay::Lifetime) -> &'static str {
     if x.before_window() {
         "before_window"
@@ -255,6 +243,9 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Sto
         for (dev_id, d) in l.devices.iter().enumerate() {
             let dev_id = dev_id as i64;
             let st = d.series.start;
+            // Each counter's peak over the events, as MAX() over the rows finds it.
+            let peaks = [&d.series.allocated, &d.series.active, &d.series.reserved, &d.series.requested]
+                .map(|v| crate::replay::first_max(v).map_or((None, None), |(b, i)| (Some(b), Some(i as i64))));
             dev.execute(params![
                 dev_id,
                 d.device,
@@ -266,14 +257,14 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Sto
                 st.active,
                 st.reserved,
                 st.requested,
-                row_peak(&d.series.allocated).0,
-                row_peak(&d.series.allocated).1,
-                row_peak(&d.series.active).0,
-                row_peak(&d.series.active).1,
-                row_peak(&d.series.reserved).0,
-                row_peak(&d.series.reserved).1,
-                row_peak(&d.series.requested).0,
-                row_peak(&d.series.requested).1
+                peaks[0].0,
+                peaks[0].1,
+                peaks[1].0,
+                peaks[1].1,
+                peaks[2].0,
+                peaks[2].1,
+                peaks[3].0,
+                peaks[3].1
             ])?;
             let live_lifetime: HashMap<u64, i64> = d
                 .lifetimes
