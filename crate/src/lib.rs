@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod error;
 pub mod export;
+pub mod fasthash;
 pub mod model;
 pub mod query;
 pub mod reader;

@@ -1,9 +1,8 @@
 //! The typed snapshot every reader produces and every later stage consumes. Bytes are integers
 //! end to end; frames and stacks are interned once and referred to by id.
 
+use crate::fasthash::FastMap;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Allocator trace actions. The names are the strings PyTorch writes; one definition serves the
 /// reader, the replay, the database and the page (see `Action::ALL`).
@@ -169,36 +168,9 @@ impl Interner {
 #[derive(Debug, Default)]
 pub struct Interner {
     pub frames: Vec<Frame>,
-    frame_ids: HashMap<Frame, FrameId>,
+    frame_ids: FastMap<Frame, FrameId>,
     pub stacks: Vec<Vec<FrameId>>,
-    stack_ids: HashMap<Vec<FrameId>, StackId, BuildHasherDefault<FxHasher>>,
-}
-
-/// A fast non-cryptographic hasher (the Fx hash of rustc) for the interner's keys: one lookup
-/// per trace event, and the keys come from ids the reader assigned, not from the file directly.
-#[derive(Default)]
-pub struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(v as u64);
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, v: usize) {
-        self.write_u64(v as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
+    stack_ids: FastMap<Vec<FrameId>, StackId>,
 }
 
 impl Interner {

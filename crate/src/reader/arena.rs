@@ -5,8 +5,8 @@
 //! slots of trace entries once they are folded into events (see `pickle.rs`), so accessors treat
 //! an index they cannot resolve as an empty container, never as a panic.
 
+use crate::fasthash::FastMap;
 use crate::model::StackId;
-use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Node {
@@ -34,12 +34,19 @@ pub enum Node {
 #[derive(Default)]
 pub struct Arena {
     pub strs: Vec<Box<str>>,
-    str_ids: HashMap<Box<str>, u32>,
+    str_ids: FastMap<Box<str>, u32>,
     pub bytes: Vec<usize>,
     pub seqs: Vec<Vec<Node>>,
     pub maps: Vec<Vec<(Node, Node)>>,
     pub bigs: Vec<i128>,
+    /// Emptied containers of recycled slots, reused by the next empty list or dict: a trace
+    /// entry and its frames list then cost no allocation.
+    spare_seqs: Vec<Vec<Node>>,
+    spare_maps: Vec<Vec<(Node, Node)>>,
 }
+
+/// Enough spares for a batch of trace entries (pickle appends 1000 at a time).
+const MAX_SPARES: usize = 4096;
 
 impl Arena {
     pub fn new_str(&mut self, s: &str) -> Node {
@@ -52,6 +59,11 @@ impl Arena {
         Node::Str(i)
     }
 
+    /// The string already interned with this text, if any.
+    pub fn find_str(&self, s: &str) -> Option<Node> {
+        self.str_ids.get(s).map(|&i| Node::Str(i))
+    }
+
     pub fn new_bytes(&mut self, len: usize) -> Node {
         self.bytes.push(len);
         Node::Bytes((self.bytes.len() - 1) as u32)
@@ -60,6 +72,34 @@ impl Arena {
     pub fn new_seq(&mut self, kind: fn(u32) -> Node, items: Vec<Node>) -> Node {
         self.seqs.push(items);
         kind((self.seqs.len() - 1) as u32)
+    }
+
+    pub fn new_empty_seq(&mut self, kind: fn(u32) -> Node) -> Node {
+        let items = self.spare_seqs.pop().unwrap_or_default();
+        self.new_seq(kind, items)
+    }
+
+    pub fn new_empty_dict(&mut self) -> Node {
+        let items = self.spare_maps.pop().unwrap_or_default();
+        self.new_dict(items)
+    }
+
+    /// Empty sequence slot `i`, keeping its buffer for reuse.
+    pub fn recycle_seq(&mut self, i: usize) {
+        let mut items = std::mem::take(&mut self.seqs[i]);
+        if items.capacity() > 0 && self.spare_seqs.len() < MAX_SPARES {
+            items.clear();
+            self.spare_seqs.push(items);
+        }
+    }
+
+    /// Empty dict slot `i`, keeping its buffer for reuse.
+    pub fn recycle_map(&mut self, i: usize) {
+        let mut items = std::mem::take(&mut self.maps[i]);
+        if items.capacity() > 0 && self.spare_maps.len() < MAX_SPARES {
+            items.clear();
+            self.spare_maps.push(items);
+        }
     }
 
     pub fn new_dict(&mut self, items: Vec<(Node, Node)>) -> Node {

@@ -4,8 +4,8 @@
 
 use super::arena::{Arena, Node};
 use crate::error::{Error, Result};
+use crate::fasthash::FastMap;
 use crate::model::*;
-use std::collections::HashMap;
 
 const MIB: u64 = 1 << 20;
 
@@ -21,7 +21,52 @@ pub struct DecodeState {
     stack_of_seq: Vec<u32>,
     bad_frames: u64,
     /// Per `Arena::seqs` slot of a trace list: the events folded out of it.
-    folded: HashMap<u32, FoldedTrace>,
+    folded: FastMap<u32, FoldedTrace>,
+    /// Per interned string: which trace-entry field it names, so that an entry's keys are
+    /// matched by id rather than compared as text.
+    field_of_str: Vec<EntryField>,
+}
+
+/// The keys of a trace entry snapscope reads.
+#[derive(Clone, Copy, PartialEq, Default)]
+enum EntryField {
+    #[default]
+    Unresolved,
+    Action,
+    Addr,
+    Size,
+    Stream,
+    TimeUs,
+    Frames,
+    DeviceFree,
+    CompileContext,
+    UserMetadata,
+    InternalMetadata,
+    Category,
+    PoolId,
+    ForwardFrames,
+    Other,
+}
+
+impl EntryField {
+    fn of(key: &str) -> EntryField {
+        match key {
+            "action" => EntryField::Action,
+            "addr" => EntryField::Addr,
+            "size" => EntryField::Size,
+            "stream" => EntryField::Stream,
+            "time_us" => EntryField::TimeUs,
+            "frames" => EntryField::Frames,
+            "device_free" => EntryField::DeviceFree,
+            "compile_context" => EntryField::CompileContext,
+            "user_metadata" => EntryField::UserMetadata,
+            "internal_metadata" => EntryField::InternalMetadata,
+            "category" => EntryField::Category,
+            "pool_id" => EntryField::PoolId,
+            "forward_frames" => EntryField::ForwardFrames,
+            _ => EntryField::Other,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -69,10 +114,10 @@ impl DecodeState {
         for item in items {
             let warnings_before = self.snap.warnings.len();
             let index = trace.trace.events.len();
-            let ev = Decoder { a, st: self }.event(item, PENDING_DEVICE, index, &mut trace.trace.extras);
+            let (ev, frames) = Decoder { a, st: self }.event_and_frames(item, PENDING_DEVICE, index, &mut trace.trace.extras);
             trace.trace.events.push(ev);
             trace.warnings.extend(warnings_before..self.snap.warnings.len());
-            let frames = match a.get(item, "frames") {
+            let frames = match frames {
                 Some(Node::List(j)) => Some((j, ev.stack)),
                 _ => None,
             };
@@ -386,6 +431,27 @@ impl Decoder<'_> {
     }
 
     fn event(&mut self, e: Node, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> Event {
+        self.event_and_frames(e, device, index, extras).0
+    }
+
+    /// Which trace-entry field string `k` names (resolved once per interned string).
+    fn field(&mut self, k: Node) -> Option<EntryField> {
+        let Node::Str(i) = k else {
+            return None;
+        };
+        let i = i as usize;
+        if self.st.field_of_str.len() <= i {
+            self.st.field_of_str.resize(i + 1, EntryField::Unresolved);
+        }
+        if self.st.field_of_str[i] == EntryField::Unresolved {
+            self.st.field_of_str[i] = EntryField::of(self.a.as_str(k)?);
+        }
+        Some(self.st.field_of_str[i])
+    }
+
+    /// An event, and the entry's `frames` value (for the caller to recycle).
+    fn event_and_frames(&mut self, e: Node, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> (Event, Option<Node>) {
+        let mut frames = None;
         let mut ev = Event { addr: 0, size: 0, stream: 0, time_us: None, stack: None, extra: NO_EXTRA, action: Action::Unknown };
         let mut extra = EventExtra::default();
         if e == Node::Folded {
@@ -395,7 +461,7 @@ impl Decoder<'_> {
                 Some(device),
                 Some(index),
             );
-            return ev;
+            return (ev, None);
         }
         let Some(pairs) = self.a.as_dict(e) else {
             self.warn(
@@ -404,14 +470,14 @@ impl Decoder<'_> {
                 Some(device),
                 Some(index),
             );
-            return ev;
+            return (ev, None);
         };
         for &(k, v) in pairs {
-            let Some(key) = self.a.as_str(k) else {
+            let Some(field) = self.field(k) else {
                 continue;
             };
-            match key {
-                "action" => match self.a.as_str(v) {
+            match field {
+                EntryField::Action => match self.a.as_str(v) {
                     Some(s) => {
                         ev.action = Action::parse(s);
                         if ev.action == Action::Unknown {
@@ -420,8 +486,8 @@ impl Decoder<'_> {
                     }
                     None => extra.action_name = Some(self.a.to_json(v, 0).to_string()),
                 },
-                "addr" => ev.addr = self.a.as_int(v).map(to_u64).unwrap_or(0),
-                "size" => match self.a.as_int(v) {
+                EntryField::Addr => ev.addr = self.a.as_int(v).map(to_u64).unwrap_or(0),
+                EntryField::Size => match self.a.as_int(v) {
                     Some(s) if s >= 0 => ev.size = to_u64(s),
                     _ => self.warn(
                         "EVENT_INVALID",
@@ -430,27 +496,32 @@ impl Decoder<'_> {
                         Some(index),
                     ),
                 },
-                "stream" => ev.stream = self.a.as_int(v).map(to_u64).unwrap_or(0),
-                "time_us" => ev.time_us = self.a.as_int(v).map(|t| t as i64),
-                "frames" => ev.stack = self.stack(v),
-                "device_free" => extra.device_free = self.a.as_int(v).map(to_u64),
-                "compile_context" => extra.compile_context = self.nonempty_text(v),
-                "user_metadata" => extra.user_metadata = self.nonempty_text(v),
-                "internal_metadata" => extra.internal_metadata = self.nonempty_text(v),
-                "category" => extra.category = self.nonempty_text(v),
-                "pool_id" => extra.pool_id = self.pair(v),
-                "forward_frames" => {
+                EntryField::Stream => ev.stream = self.a.as_int(v).map(to_u64).unwrap_or(0),
+                EntryField::TimeUs => ev.time_us = self.a.as_int(v).map(|t| t as i64),
+                EntryField::Frames => {
+                    ev.stack = self.stack(v);
+                    frames = Some(v);
+                }
+                EntryField::DeviceFree => extra.device_free = self.a.as_int(v).map(to_u64),
+                EntryField::CompileContext => extra.compile_context = self.nonempty_text(v),
+                EntryField::UserMetadata => extra.user_metadata = self.nonempty_text(v),
+                EntryField::InternalMetadata => extra.internal_metadata = self.nonempty_text(v),
+                EntryField::Category => extra.category = self.nonempty_text(v),
+                EntryField::PoolId => extra.pool_id = self.pair(v),
+                EntryField::ForwardFrames => {
                     let joined: String = self.a.as_seq(v).unwrap_or(&[]).iter().filter_map(|&s| self.a.as_str(s)).collect();
                     extra.forward_frames = Some(joined).filter(|s| !s.is_empty());
                 }
-                _ => extra.other.push((key.to_string(), self.a.to_json(v, 0))),
+                EntryField::Other | EntryField::Unresolved => {
+                    extra.other.push((self.a.as_str(k).unwrap_or_default().to_string(), self.a.to_json(v, 0)))
+                }
             }
         }
         if !is_empty_extra(&extra) {
             extras.push(extra);
             ev.extra = (extras.len() - 1) as u32;
         }
-        ev
+        (ev, frames)
     }
 
     fn nonempty_text(&self, v: Node) -> Option<String> {

@@ -4,7 +4,7 @@
 //! Python never memoizes ints) goes to a side table.
 
 use super::arena::Node;
-use std::collections::HashMap;
+use super::recycle::Replaced;
 
 const INDEX_BITS: u32 = 29;
 const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
@@ -37,6 +37,7 @@ impl Memo {
         (index <= INDEX_MASK).then_some((kind << INDEX_BITS) | index)
     }
 
+    #[inline(always)]
     fn unpack(&self, v: u32) -> Option<Node> {
         let (kind, i) = (v >> INDEX_BITS, v & INDEX_MASK);
         Some(match kind {
@@ -78,6 +79,7 @@ impl Memo {
         Ok(())
     }
 
+    #[inline(always)]
     pub fn get(&self, idx: usize) -> Option<Node> {
         self.unpack(*self.slots.get(idx)?)
     }
@@ -88,7 +90,7 @@ impl Memo {
     }
 
     /// Rewrite the slots from `from` on whose packed value is a key of `replaced`.
-    pub fn replace_from(&mut self, from: usize, replaced: &HashMap<u32, Node>) {
+    pub fn replace_from(&mut self, from: usize, replaced: &Replaced) {
         for slot in self.slots.iter_mut().skip(from) {
             if let Some(k) = replaced.get(slot).and_then(|&n| Memo::key(n)) {
                 *slot = k;

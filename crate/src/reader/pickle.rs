@@ -15,9 +15,8 @@
 use super::arena::{Arena, Node};
 use super::decode::DecodeState;
 use super::memo::Memo;
-use super::recycle::Recycler;
+use super::recycle::{Recycler, Replaced};
 use crate::error::{Error, Result};
-use std::collections::HashMap;
 
 /// What the VM learned besides the value.
 #[derive(Debug, Clone, Default)]
@@ -63,6 +62,11 @@ pub struct StreamVm {
     root: Option<Node>,
     state: DecodeState,
     recycler: Recycler,
+    /// The interned "action" string once read: what marks a dict as a trace entry.
+    action_key: Option<Node>,
+    /// Buffers reused by every fold.
+    fold_items: Vec<Node>,
+    replaced: Replaced,
 }
 
 /// Parse one complete pickle held in memory; returns the arena, the root and the decode state.
@@ -94,6 +98,9 @@ impl StreamVm {
             root: None,
             state: DecodeState::default(),
             recycler: Recycler::default(),
+            action_key: None,
+            fold_items: Vec::new(),
+            replaced: Replaced::default(),
         }
     }
 
@@ -144,6 +151,7 @@ impl StreamVm {
         Halt::Fail(Error::pickle(at, msg))
     }
 
+    #[inline(always)]
     fn take(&mut self, n: usize, what: &str) -> Step<std::ops::Range<usize>> {
         let at = self.pos;
         match at.checked_add(n).filter(|&e| e <= self.buf.len()) {
@@ -158,18 +166,22 @@ impl StreamVm {
         }
     }
 
+    #[inline(always)]
     fn u8(&mut self) -> Step<u8> {
         let r = self.take(1, "opcode argument")?;
         Ok(self.buf[r.start])
     }
+    #[inline(always)]
     fn u16(&mut self) -> Step<u16> {
         let r = self.take(2, "2-byte argument")?;
         Ok(u16::from_le_bytes(self.buf[r].try_into().unwrap()))
     }
+    #[inline(always)]
     fn u32(&mut self) -> Step<u32> {
         let r = self.take(4, "4-byte argument")?;
         Ok(u32::from_le_bytes(self.buf[r].try_into().unwrap()))
     }
+    #[inline(always)]
     fn u64(&mut self) -> Step<u64> {
         let r = self.take(8, "8-byte argument")?;
         Ok(u64::from_le_bytes(self.buf[r].try_into().unwrap()))
@@ -189,16 +201,27 @@ impl StreamVm {
     fn pop(&mut self, at: usize) -> Step<Node> {
         self.stack.pop().ok_or_else(|| self.err(at, "stack underflow"))
     }
+    #[inline(always)]
     fn top(&self, at: usize) -> Step<Node> {
         self.stack.last().copied().ok_or_else(|| self.err(at, "stack underflow"))
     }
-    /// Items above the most recent MARK, removing the mark.
-    fn pop_mark(&mut self, at: usize) -> Step<Vec<Node>> {
+    /// Removes the most recent MARK and returns where its items start on the stack.
+    fn pop_mark(&mut self, at: usize) -> Step<usize> {
         let m = self.marks.pop().ok_or_else(|| self.err(at, "MARK expected but none is open"))?;
         if m > self.stack.len() {
             return Err(self.err(at, "MARK lies above the stack top"));
         }
-        Ok(self.stack.split_off(m))
+        Ok(m)
+    }
+
+    /// The last `n` stack items' start, for the one-item APPEND and SETITEM.
+    fn last_items(&self, at: usize, n: usize) -> Step<usize> {
+        self.stack.len().checked_sub(n).ok_or_else(|| self.err(at, "stack underflow"))
+    }
+
+    /// The container below the items starting at `m`: the target of APPENDS and SETITEMS.
+    fn target_below(&self, at: usize, m: usize) -> Step<Node> {
+        m.checked_sub(1).map(|t| self.stack[t]).ok_or_else(|| self.err(at, "stack underflow"))
     }
 
     fn memo_put(&mut self, at: usize, idx: usize) -> Step<()> {
@@ -209,6 +232,7 @@ impl StreamVm {
         }
         self.memo.put(idx, v).map_err(|m| self.err(at, m))
     }
+    #[inline(always)]
     fn memo_get(&mut self, at: usize, idx: usize) -> Step<()> {
         match self.memo.get(idx) {
             Some(v) => {
@@ -226,10 +250,12 @@ impl StreamVm {
         }
     }
 
-    fn append(&mut self, at: usize, target: Node, items: Vec<Node>) -> Step<()> {
+    /// APPEND(S): the stack items from `m` on go to the list below them.
+    fn append(&mut self, at: usize, m: usize) -> Step<()> {
+        let target = self.target_below(at, m)?;
         match target {
-            Node::List(i) if self.state.is_folding(i) || starts_or_ends_with_entry(&self.arena, &items) => {
-                self.fold(i, items);
+            Node::List(i) if self.state.is_folding(i) || self.starts_or_ends_with_entry(m) => {
+                self.fold(i, m);
                 Ok(())
             }
             Node::List(i) | Node::Set(i) => {
@@ -237,25 +263,29 @@ impl StreamVm {
                     self.recycler.extra_roots.push(target);
                 }
                 if let Some(seq) = self.arena.seqs.get_mut(i as usize) {
-                    seq.extend(items);
+                    seq.extend_from_slice(&self.stack[m..]);
                 }
+                self.stack.truncate(m);
                 Ok(())
             }
             _ => Err(self.err(at, format!("APPEND to a {}", self.arena.type_name(target)))),
         }
     }
 
-    /// Turn trace entries appended to list `list` into events, then recycle what they used.
-    fn fold(&mut self, list: u32, items: Vec<Node>) {
+    /// Turn the trace entries from stack slot `m` on, appended to list `list`, into events,
+    /// then recycle what they used.
+    fn fold(&mut self, list: u32, m: usize) {
+        let mut items = std::mem::take(&mut self.fold_items);
+        items.clear();
         // Entries appended before the first recognisable one are earlier events too.
-        let earlier = if self.state.is_folding(list) {
-            Vec::new()
-        } else {
-            self.arena.seqs.get_mut(list as usize).map(std::mem::take).unwrap_or_default()
-        };
+        if !self.state.is_folding(list) {
+            items.extend(self.arena.seqs.get_mut(list as usize).map(std::mem::take).unwrap_or_default());
+        }
+        items.extend(self.stack.drain(m..));
         // Memo slots that name a folded entry or its frames list, and what they now hold.
-        let mut replaced: HashMap<u32, Node> = HashMap::new();
-        self.state.fold_events(&self.arena, list, earlier.into_iter().chain(items), |item, frames| {
+        let mut replaced = std::mem::take(&mut self.replaced);
+        replaced.clear();
+        self.state.fold_events(&self.arena, list, items.iter().copied(), |item, frames| {
             if let Some(key) = Memo::key(item) {
                 replaced.insert(key, Node::Folded);
             }
@@ -264,10 +294,14 @@ impl StreamVm {
             }
         });
         self.recycler.collect(&mut self.arena, &mut self.memo, &self.stack, &mut self.state, &replaced);
+        self.replaced = replaced;
+        self.fold_items = items;
     }
 
-    fn set_items(&mut self, at: usize, target: Node, items: Vec<Node>) -> Step<()> {
-        if !items.len().is_multiple_of(2) {
+    /// SETITEM(S): the stack items from `m` on are key/value pairs for the dict below them.
+    fn set_items(&mut self, at: usize, m: usize) -> Step<()> {
+        let target = self.target_below(at, m)?;
+        if !(self.stack.len() - m).is_multiple_of(2) {
             return Err(self.err(at, "SETITEMS with an odd number of items"));
         }
         match target {
@@ -276,12 +310,33 @@ impl StreamVm {
                     self.recycler.extra_roots.push(target);
                 }
                 if let Some(map) = self.arena.maps.get_mut(i as usize) {
-                    map.extend(items.chunks_exact(2).map(|kv| (kv[0], kv[1])));
+                    map.extend(self.stack[m..].chunks_exact(2).map(|kv| (kv[0], kv[1])));
                 }
+                self.stack.truncate(m);
                 Ok(())
             }
             _ => Err(self.err(at, format!("SETITEM on a {}", self.arena.type_name(target)))),
         }
+    }
+
+    /// Whether the batch from stack slot `m` on, appended to a list, holds trace entries. Only
+    /// its ends are looked at: the batches of a frames list (30 frame dicts per event) must stay
+    /// cheap, and a trace list's batch is all entries.
+    fn starts_or_ends_with_entry(&mut self, m: usize) -> bool {
+        if self.action_key.is_none() {
+            // Strings are interned: once "action" has been read, keys compare by id.
+            self.action_key = self.arena.find_str("action");
+        }
+        let Some(action) = self.action_key else {
+            return false;
+        };
+        // A dict whose last `action` key holds a string: an allocator trace entry.
+        let is_entry = |v: &Node| {
+            let pairs = self.arena.as_dict(*v).unwrap_or(&[]);
+            pairs.iter().rev().find(|(k, _)| *k == action).is_some_and(|(_, v)| matches!(v, Node::Str(_)))
+        };
+        let items = &self.stack[m..];
+        items.first().is_some_and(is_entry) || items.last().is_some_and(is_entry)
     }
 
     fn global(&mut self, at: usize, module: &str, name: &str) -> Step<()> {
@@ -316,7 +371,10 @@ impl StreamVm {
         }
         let neg = raw[raw.len() - 1] & 0x80 != 0;
         let mut bytes = [if neg { 0xff } else { 0 }; 16];
-        bytes[..raw.len()].copy_from_slice(raw);
+        // A byte loop: a 1-16 byte memcpy call costs more than the copy.
+        for (b, &r) in bytes.iter_mut().zip(raw) {
+            *b = r;
+        }
         Ok(self.arena.new_int(i128::from_le_bytes(bytes)))
     }
 
@@ -358,7 +416,8 @@ impl StreamVm {
                     self.pop(at)?;
                 }
                 b'1' => {
-                    self.pop_mark(at)?;
+                    let m = self.pop_mark(at)?;
+                    self.stack.truncate(m);
                 }
                 b'2' => {
                     let t = self.top(at)?;
@@ -443,23 +502,24 @@ impl StreamVm {
                     self.stack.push(v);
                 }
                 b']' => {
-                    let id = self.arena.new_seq(Node::List, Vec::new());
+                    let id = self.arena.new_empty_seq(Node::List);
                     self.stack.push(id);
                 }
                 b')' => {
-                    let id = self.arena.new_seq(Node::Tuple, Vec::new());
+                    let id = self.arena.new_empty_seq(Node::Tuple);
                     self.stack.push(id);
                 }
                 0x8f => {
-                    let id = self.arena.new_seq(Node::Set, Vec::new());
+                    let id = self.arena.new_empty_seq(Node::Set);
                     self.stack.push(id);
                 }
                 b'}' => {
-                    let id = self.arena.new_dict(Vec::new());
+                    let id = self.arena.new_empty_dict();
                     self.stack.push(id);
                 }
                 b'l' | b't' | 0x91 => {
-                    let items = self.pop_mark(at)?;
+                    let m = self.pop_mark(at)?;
+                    let items = self.stack.split_off(m);
                     let kind: fn(u32) -> Node = match op {
                         b'l' => Node::List,
                         b't' => Node::Tuple,
@@ -469,11 +529,12 @@ impl StreamVm {
                     self.stack.push(id);
                 }
                 b'd' => {
-                    let items = self.pop_mark(at)?;
-                    if !items.len().is_multiple_of(2) {
+                    let m = self.pop_mark(at)?;
+                    if !(self.stack.len() - m).is_multiple_of(2) {
                         return Err(self.err(at, "DICT with an odd number of items"));
                     }
-                    let pairs = items.chunks_exact(2).map(|kv| (kv[0], kv[1])).collect();
+                    let pairs = self.stack[m..].chunks_exact(2).map(|kv| (kv[0], kv[1])).collect();
+                    self.stack.truncate(m);
                     let id = self.arena.new_dict(pairs);
                     self.stack.push(id);
                 }
@@ -487,25 +548,20 @@ impl StreamVm {
                     self.stack.push(id);
                 }
                 b'a' => {
-                    let v = self.pop(at)?;
-                    let target = self.top(at)?;
-                    self.append(at, target, vec![v])?;
+                    let m = self.last_items(at, 1)?;
+                    self.append(at, m)?;
                 }
                 b'e' | 0x90 => {
-                    let items = self.pop_mark(at)?;
-                    let target = self.top(at)?;
-                    self.append(at, target, items)?;
+                    let m = self.pop_mark(at)?;
+                    self.append(at, m)?;
                 }
                 b's' => {
-                    let v = self.pop(at)?;
-                    let k = self.pop(at)?;
-                    let target = self.top(at)?;
-                    self.set_items(at, target, vec![k, v])?;
+                    let m = self.last_items(at, 2)?;
+                    self.set_items(at, m)?;
                 }
                 b'u' => {
-                    let items = self.pop_mark(at)?;
-                    let target = self.top(at)?;
-                    self.set_items(at, target, items)?;
+                    let m = self.pop_mark(at)?;
+                    self.set_items(at, m)?;
                 }
                 b'p' => {
                     let raw = self.line()?;
@@ -581,18 +637,6 @@ impl StreamVm {
             }
         }
     }
-}
-
-/// Whether a batch appended to a list holds trace entries. Only its ends are looked at: the
-/// batches of a frames list (30 frame dicts per event) must stay cheap, and a trace list's
-/// batch is all entries.
-fn starts_or_ends_with_entry(a: &Arena, items: &[Node]) -> bool {
-    items.first().is_some_and(|&v| is_trace_entry(a, v)) || items.last().is_some_and(|&v| is_trace_entry(a, v))
-}
-
-/// A dict with a string `action`: an allocator trace entry.
-fn is_trace_entry(a: &Arena, v: Node) -> bool {
-    matches!(v, Node::Dict(_)) && a.get(v, "action").and_then(|s| a.as_str(s)).is_some()
 }
 
 #[cfg(test)]

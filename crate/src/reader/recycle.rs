@@ -9,7 +9,10 @@
 use super::arena::{Arena, Node};
 use super::decode::DecodeState;
 use super::memo::Memo;
-use std::collections::HashMap;
+use crate::fasthash::FastMap;
+
+/// Memo slots' packed values (see [`Memo::key`]) rewritten by a fold, and what they now hold.
+pub type Replaced = FastMap<u32, Node>;
 
 #[derive(Default)]
 pub struct Recycler {
@@ -21,14 +24,14 @@ pub struct Recycler {
 }
 
 impl Recycler {
-    pub fn collect(&mut self, arena: &mut Arena, memo: &mut Memo, stack: &[Node], state: &mut DecodeState, replaced: &HashMap<u32, Node>) {
+    pub fn collect(&mut self, arena: &mut Arena, memo: &mut Memo, stack: &[Node], state: &mut DecodeState, replaced: &Replaced) {
         memo.replace_from(self.memo_mark, replaced);
         let (maps_mark, seqs_mark) = (self.maps_mark.min(arena.maps.len()), self.seqs_mark.min(arena.seqs.len()));
         let mut live_maps = vec![false; arena.maps.len() - maps_mark];
         let mut live_seqs = vec![false; arena.seqs.len() - seqs_mark];
         let mut work: Vec<Node> = stack.iter().copied().chain(memo.values_from(self.memo_mark)).collect();
         for old in self.extra_roots.drain(..) {
-            work.extend(children(arena, old));
+            push_children(arena, old, &mut work);
         }
         while let Some(n) = work.pop() {
             let fresh = match n {
@@ -37,18 +40,18 @@ impl Recycler {
                 _ => false,
             };
             if fresh {
-                work.extend(children(arena, n));
+                push_children(arena, n, &mut work);
             }
         }
         for (k, live) in live_maps.iter().enumerate() {
             if !live {
-                arena.maps[maps_mark + k] = Vec::new();
+                arena.recycle_map(maps_mark + k);
                 state.forget(Some((maps_mark + k) as u32), None);
             }
         }
         for (k, live) in live_seqs.iter().enumerate() {
             if !live {
-                arena.seqs[seqs_mark + k] = Vec::new();
+                arena.recycle_seq(seqs_mark + k);
                 state.forget(None, Some((seqs_mark + k) as u32));
             }
         }
@@ -74,9 +77,10 @@ fn mark(live: &mut [bool], i: usize, mark: usize) -> bool {
     }
 }
 
-fn children(arena: &Arena, n: Node) -> Vec<Node> {
+fn push_children(arena: &Arena, n: Node, work: &mut Vec<Node>) {
     if let Some(items) = arena.as_seq(n) {
-        return items.to_vec();
+        work.extend_from_slice(items);
+    } else if let Some(pairs) = arena.as_dict(n) {
+        work.extend(pairs.iter().flat_map(|&(k, v)| [k, v]));
     }
-    arena.as_dict(n).map(|pairs| pairs.iter().flat_map(|&(k, v)| [k, v]).collect()).unwrap_or_default()
 }

@@ -4,8 +4,8 @@
 
 use super::ranges::{Range, RangeSet};
 use super::{IssueLog, Lifetime, StackSource, NONE};
+use crate::fasthash::FastMap;
 use crate::model::{Action, BlockState, DeviceTrace, Pool, Snapshot};
-use std::collections::HashMap;
 
 pub(crate) struct Backward {
     pub lifetimes: Vec<Lifetime>,
@@ -35,7 +35,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
     let live_blocks: usize = snap.segments.iter().filter(|s| s.device == device).map(|s| s.blocks.len()).sum();
     let mut lifetimes: Vec<Lifetime> = Vec::with_capacity(allocs + live_blocks);
     let mut event_lifetime = vec![NONE; events.len()];
-    let mut open: HashMap<u64, u32> = HashMap::new();
+    let mut open: FastMap<u64, u32> = FastMap::default();
     let mut ranges = dump_ranges(snap, device, log);
 
     for s in snap.segments.iter().filter(|s| s.device == device) {

@@ -9,8 +9,9 @@ use super::backward::{dump_ranges, Backward};
 use super::ranges::{Range, RangeSet};
 use super::rules::{Rules, MIB, MIN_BLOCK};
 use super::{IssueLog, Lifetime, SegmentLife, NONE};
+use crate::fasthash::{FastMap, FastSet};
 use crate::model::{Action, BlockState, DeviceTrace, Pool, Snapshot};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 pub(crate) struct Forward {
     pub lifetimes: Vec<Lifetime>,
@@ -31,7 +32,7 @@ struct Layout<'r> {
     blocks: BTreeMap<u64, u32>,
     lifetimes: Vec<Lifetime>,
     /// Smallest free gap seen after each before-window block whose size is still a lower bound.
-    gap_after: HashMap<u32, u64>,
+    gap_after: FastMap<u32, u64>,
 }
 
 impl Layout<'_> {
@@ -177,9 +178,9 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
             at_dump: false,
         })
         .collect();
-    let mut open_segments: HashMap<(u64, u64), usize> = segments.iter().enumerate().map(|(i, s)| ((s.addr, s.size), i)).collect();
+    let mut open_segments: FastMap<(u64, u64), usize> = segments.iter().enumerate().map(|(i, s)| ((s.addr, s.size), i)).collect();
     let kept_start = start_ranges.clone();
-    let mut lay = Layout { rules, ranges: start_ranges, blocks: BTreeMap::new(), lifetimes, gap_after: HashMap::new() };
+    let mut lay = Layout { rules, ranges: start_ranges, blocks: BTreeMap::new(), lifetimes, gap_after: FastMap::default() };
     lay.place_start_blocks(&start_blocks, log);
 
     for (i, e) in trace.events.iter().enumerate() {
@@ -298,7 +299,7 @@ fn check_against_dump(snap: &Snapshot, device: i64, lay: &Layout, log: &mut Issu
     }
     let mut matched = 0;
     let mut total = 0;
-    let mut dump_addrs = std::collections::HashSet::new();
+    let mut dump_addrs = FastSet::default();
     for s in snap.segments.iter().filter(|s| s.device == device) {
         for b in s.blocks.iter().filter(|b| b.state != BlockState::Inactive) {
             total += 1;
