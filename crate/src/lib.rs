@@ -14,6 +14,7 @@ pub mod replay;
 pub mod report;
 pub mod session;
 pub mod store;
+pub mod warmup;
 
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 pub mod wasm;

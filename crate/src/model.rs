@@ -184,13 +184,13 @@ impl Interner {
         id
     }
 
-    pub fn stack(&mut self, frames: Vec<FrameId>) -> StackId {
-        if let Some(&id) = self.stack_ids.get(&frames) {
+    pub fn stack(&mut self, frames: &[FrameId]) -> StackId {
+        if let Some(&id) = self.stack_ids.get(frames) {
             return id;
         }
         let id = self.stacks.len() as StackId;
-        self.stacks.push(frames.clone());
-        self.stack_ids.insert(frames, id);
+        self.stacks.push(frames.to_vec());
+        self.stack_ids.insert(frames.to_vec(), id);
         id
     }
 }

@@ -26,6 +26,8 @@ fn now() -> f64 {
 struct Stats {
     bytes: f64,
     read_ms: f64,
+    /// Of `read_ms`, the time spent decoding pushed chunks (the rest is waiting for the file).
+    decode_ms: f64,
     parse_ms: f64,
     replay_ms: f64,
     store_ms: f64,
@@ -36,6 +38,13 @@ struct Stats {
     /// Wasm memory when the overview was ready (before the SnapshotDB), and now.
     wasm_memory_at_first_view_bytes: f64,
     wasm_memory_bytes: f64,
+    /// The engine's warm-up when the page opened (before this load).
+    warm_up_ms: f64,
+}
+
+thread_local! {
+    /// How long the warm-up took (0 if it did not run), reported with each load's stats.
+    static WARM_UP_MS: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
 }
 
 #[wasm_bindgen]
@@ -62,6 +71,17 @@ impl Engine {
         Engine { reader: None, snapshot: None, loaded: None, session: None, name: String::new(), started: 0.0, stats: Stats::default() }
     }
 
+    /// Run a small synthetic snapshot through the load path so that the browser optimizes it
+    /// before the user's file arrives (see `warmup.rs`). Returns the milliseconds it took.
+    #[wasm_bindgen(js_name = warmUp)]
+    pub fn warm_up() -> Result<f64, JsValue> {
+        let t = now();
+        crate::warmup::run().map_err(err)?;
+        let ms = now() - t;
+        WARM_UP_MS.with(|w| w.set(ms));
+        Ok(ms)
+    }
+
     /// Start loading a file of `total_bytes` (used to size the buffer once).
     pub fn begin(&mut self, name: String, total_bytes: f64) {
         self.reader = Some(ChunkReader::default());
@@ -70,12 +90,15 @@ impl Engine {
         self.session = None;
         self.name = name;
         self.started = now();
-        self.stats = Stats { bytes: total_bytes, ..Stats::default() };
+        self.stats = Stats { bytes: total_bytes, warm_up_ms: WARM_UP_MS.with(|w| w.get()), ..Stats::default() };
     }
 
     /// Feed the next chunk of the file (`File.stream()` order).
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), JsValue> {
-        self.reader.as_mut().ok_or_else(|| err(not_loading()))?.push(chunk).map_err(err)
+        let t = now();
+        let pushed = self.reader.as_mut().ok_or_else(|| err(not_loading()))?.push(chunk).map_err(err);
+        self.stats.decode_ms += now() - t;
+        pushed
     }
 
     /// Decode the gathered bytes into the typed snapshot. Returns the number of trace events.

@@ -70,6 +70,7 @@ export async function launch() {
       "--disable-component-update",
       "--disable-sync",
       "--allow-file-access-from-files",
+      ...(process.env.CHROMIUM_EXTRA_ARGS ?? "").split(" ").filter(Boolean),
     ],
   });
   context.profileDir = profileDir;

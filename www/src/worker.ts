@@ -68,6 +68,20 @@ async function* chunksOf(file: Blob): AsyncGenerator<Uint8Array> {
   }
 }
 
+/**
+ * Run the engine on a small synthetic snapshot while the user picks a file: the browser then
+ * optimizes the reader and replay before the real file arrives. A file chosen meanwhile waits
+ * for it (tens of milliseconds). Failure only costs the speed-up.
+ */
+function warmUp() {
+  try {
+    const ms = Engine.warmUp();
+    console.info(`snapscope: engine warmed up in ${ms.toFixed(0)} ms`);
+  } catch (e) {
+    console.warn('snapscope: warm-up failed', e);
+  }
+}
+
 /** Per snapshot: resolves once its SnapshotDB is built (calls that need SQL wait for it). */
 const stored = new Map<string, Promise<void>>();
 
@@ -114,6 +128,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         ready = init({ module_or_path: m.wasm });
         await ready;
         post({ id: m.id, kind: 'ok' });
+        if (m.warmUp) warmUp();
         break;
       case 'load':
         await ready;

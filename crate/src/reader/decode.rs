@@ -25,6 +25,10 @@ pub struct DecodeState {
     /// Per interned string: which trace-entry field it names, so that an entry's keys are
     /// matched by id rather than compared as text.
     field_of_str: Vec<EntryField>,
+    /// Per interned string: the action it names, once asked.
+    action_of_str: Vec<Option<Action>>,
+    /// Frame ids of the frames list being interned (reused).
+    frames_scratch: Vec<FrameId>,
 }
 
 /// The keys of a trace entry snapscope reads.
@@ -341,13 +345,15 @@ impl Decoder<'_> {
             return s;
         }
         let items = self.a.as_seq(list).unwrap_or(&[]);
-        let mut frames = Vec::with_capacity(items.len());
+        let mut frames = std::mem::take(&mut self.st.frames_scratch);
+        frames.clear();
         for &f in items {
             if let Some(id) = self.frame(f) {
                 frames.push(id);
             }
         }
-        let id = if frames.is_empty() { None } else { Some(self.st.snap.interner.stack(frames)) };
+        let id = if frames.is_empty() { None } else { Some(self.st.snap.interner.stack(&frames)) };
+        self.st.frames_scratch = frames;
         if let Some(i) = slot {
             remember(&mut self.st.stack_of_seq, i, id);
         }
@@ -449,11 +455,27 @@ impl Decoder<'_> {
         Some(self.st.field_of_str[i])
     }
 
+    /// The action a string value names (resolved once per interned string); None if not a string.
+    fn action(&mut self, v: Node) -> Option<Action> {
+        let Node::Str(i) = v else {
+            return None;
+        };
+        let i = i as usize;
+        if self.st.action_of_str.len() <= i {
+            self.st.action_of_str.resize(i + 1, None);
+        }
+        if self.st.action_of_str[i].is_none() {
+            self.st.action_of_str[i] = Some(Action::parse(self.a.as_str(v)?));
+        }
+        self.st.action_of_str[i]
+    }
+
     /// An event, and the entry's `frames` value (for the caller to recycle).
     fn event_and_frames(&mut self, e: Node, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> (Event, Option<Node>) {
         let mut frames = None;
         let mut ev = Event { addr: 0, size: 0, stream: 0, time_us: None, stack: None, extra: NO_EXTRA, action: Action::Unknown };
-        let mut extra = EventExtra::default();
+        // Most entries have no extras: build them only when a field asks.
+        let mut extra: Option<EventExtra> = None;
         if e == Node::Folded {
             self.warn(
                 "EVENT_INVALID",
@@ -477,14 +499,13 @@ impl Decoder<'_> {
                 continue;
             };
             match field {
-                EntryField::Action => match self.a.as_str(v) {
-                    Some(s) => {
-                        ev.action = Action::parse(s);
-                        if ev.action == Action::Unknown {
-                            extra.action_name = Some(s.to_string());
-                        }
+                EntryField::Action => match self.action(v) {
+                    Some(Action::Unknown) => {
+                        ev.action = Action::Unknown;
+                        extra_mut(&mut extra).action_name = self.a.as_str(v).map(str::to_string);
                     }
-                    None => extra.action_name = Some(self.a.to_json(v, 0).to_string()),
+                    Some(action) => ev.action = action,
+                    None => extra_mut(&mut extra).action_name = Some(self.a.to_json(v, 0).to_string()),
                 },
                 EntryField::Addr => ev.addr = self.a.as_int(v).map(to_u64).unwrap_or(0),
                 EntryField::Size => match self.a.as_int(v) {
@@ -502,22 +523,22 @@ impl Decoder<'_> {
                     ev.stack = self.stack(v);
                     frames = Some(v);
                 }
-                EntryField::DeviceFree => extra.device_free = self.a.as_int(v).map(to_u64),
-                EntryField::CompileContext => extra.compile_context = self.nonempty_text(v),
-                EntryField::UserMetadata => extra.user_metadata = self.nonempty_text(v),
-                EntryField::InternalMetadata => extra.internal_metadata = self.nonempty_text(v),
-                EntryField::Category => extra.category = self.nonempty_text(v),
-                EntryField::PoolId => extra.pool_id = self.pair(v),
+                EntryField::DeviceFree => extra_mut(&mut extra).device_free = self.a.as_int(v).map(to_u64),
+                EntryField::CompileContext => extra_mut(&mut extra).compile_context = self.nonempty_text(v),
+                EntryField::UserMetadata => extra_mut(&mut extra).user_metadata = self.nonempty_text(v),
+                EntryField::InternalMetadata => extra_mut(&mut extra).internal_metadata = self.nonempty_text(v),
+                EntryField::Category => extra_mut(&mut extra).category = self.nonempty_text(v),
+                EntryField::PoolId => extra_mut(&mut extra).pool_id = self.pair(v),
                 EntryField::ForwardFrames => {
                     let joined: String = self.a.as_seq(v).unwrap_or(&[]).iter().filter_map(|&s| self.a.as_str(s)).collect();
-                    extra.forward_frames = Some(joined).filter(|s| !s.is_empty());
+                    extra_mut(&mut extra).forward_frames = Some(joined).filter(|s| !s.is_empty());
                 }
                 EntryField::Other | EntryField::Unresolved => {
-                    extra.other.push((self.a.as_str(k).unwrap_or_default().to_string(), self.a.to_json(v, 0)))
+                    extra_mut(&mut extra).other.push((self.a.as_str(k).unwrap_or_default().to_string(), self.a.to_json(v, 0)))
                 }
             }
         }
-        if !is_empty_extra(&extra) {
+        if let Some(extra) = extra.filter(|x| !is_empty_extra(x)) {
             extras.push(extra);
             ev.extra = (extras.len() - 1) as u32;
         }
@@ -546,6 +567,11 @@ impl Decoder<'_> {
             });
         }
     }
+}
+
+/// The event's extras, created on first use.
+fn extra_mut(extra: &mut Option<EventExtra>) -> &mut EventExtra {
+    extra.get_or_insert_with(EventExtra::default)
 }
 
 fn is_empty_extra(x: &EventExtra) -> bool {

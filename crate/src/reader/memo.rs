@@ -61,7 +61,13 @@ impl Memo {
         self.slots.is_empty()
     }
 
+    #[inline]
     pub fn put(&mut self, idx: usize, v: Node) -> Result<(), String> {
+        if let (true, Some(k)) = (idx == self.slots.len(), Memo::key(v)) {
+            // MEMOIZE of a container or string: the common case.
+            self.slots.push(k);
+            return Ok(());
+        }
         if idx >= self.slots.len() {
             if idx > self.slots.len() + MAX_MEMO_GAP {
                 return Err(format!("memo index {idx} is far beyond the memo size {}", self.slots.len()));
@@ -89,11 +95,12 @@ impl Memo {
         self.slots.get(from..).unwrap_or(&[]).iter().filter_map(|&v| self.unpack(v))
     }
 
-    /// Rewrite the slots from `from` on whose packed value is a key of `replaced`.
+    /// Rewrite the slots from `from` on whose value `replaced` replaced.
     pub fn replace_from(&mut self, from: usize, replaced: &Replaced) {
-        for slot in self.slots.iter_mut().skip(from) {
-            if let Some(k) = replaced.get(slot).and_then(|&n| Memo::key(n)) {
-                *slot = k;
+        for i in from..self.slots.len() {
+            let now = self.unpack(self.slots[i]).and_then(|was| replaced.get(was)).and_then(Memo::key);
+            if let Some(k) = now {
+                self.slots[i] = k;
             }
         }
     }

@@ -44,6 +44,10 @@ impl From<Error> for Halt {
 
 type Step<T> = std::result::Result<T, Halt>;
 
+/// Bytes that must remain for [`StreamVm::run_fast`] to run an opcode: its longest fixed-size
+/// argument (LONG1 of 8 bytes) fits, so it never checks lengths.
+const FAST_WINDOW: usize = 16;
+
 /// A pickle read incrementally: [`StreamVm::feed`] chunks, then [`StreamVm::finish`].
 pub struct StreamVm {
     /// Unconsumed input; `base` is the file offset of `buf[0]`.
@@ -284,13 +288,11 @@ impl StreamVm {
         items.extend(self.stack.drain(m..));
         // Memo slots that name a folded entry or its frames list, and what they now hold.
         let mut replaced = std::mem::take(&mut self.replaced);
-        replaced.clear();
+        replaced.reset(self.recycler.maps_mark, self.recycler.seqs_mark);
         self.state.fold_events(&self.arena, list, items.iter().copied(), |item, frames| {
-            if let Some(key) = Memo::key(item) {
-                replaced.insert(key, Node::Folded);
-            }
+            replaced.set(item, Node::Folded);
             if let Some((seq, stack)) = frames {
-                replaced.insert(Memo::key(Node::List(seq)).unwrap_or(u32::MAX), Node::Stack(stack));
+                replaced.set(Node::List(seq), Node::Stack(stack));
             }
         });
         self.recycler.collect(&mut self.arena, &mut self.memo, &self.stack, &mut self.state, &replaced);
@@ -378,8 +380,96 @@ impl StreamVm {
         Ok(self.arena.new_int(i128::from_le_bytes(bytes)))
     }
 
+    /// The opcodes that make up trace entries and frames (memo fetches and stores, marks, small
+    /// ints, empty containers, short strings), run while at least `FAST_WINDOW` bytes remain
+    /// without the general loop's per-opcode bookkeeping. It stops at any other opcode and at
+    /// anything that could fail, leaving it to [`StreamVm::run`], which reports errors.
+    fn run_fast(&mut self) {
+        let buf = &self.buf[..];
+        let mut pos = self.pos;
+        let end = buf.len().saturating_sub(FAST_WINDOW);
+        while pos < end {
+            let (op, arg) = (buf[pos], &buf[pos + 1..pos + FAST_WINDOW]);
+            let u32_arg = || u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]);
+            pos += match op {
+                b'h' | b'j' => {
+                    let (idx, len) = if op == b'h' { (arg[0] as usize, 2) } else { (u32_arg() as usize, 5) };
+                    let Some(v) = self.memo.get(idx) else { break };
+                    self.stack.push(v);
+                    len
+                }
+                0x94 | b'q' | b'r' => {
+                    let (idx, len) = match op {
+                        0x94 => (self.memo.len(), 1),
+                        b'q' => (arg[0] as usize, 2),
+                        _ => (u32_arg() as usize, 5),
+                    };
+                    let Some(&v) = self.stack.last() else { break };
+                    if idx < self.recycler.memo_mark {
+                        self.recycler.extra_roots.push(v);
+                    }
+                    if self.memo.put(idx, v).is_err() {
+                        break;
+                    }
+                    len
+                }
+                b'(' => {
+                    self.marks.push(self.stack.len());
+                    1
+                }
+                b'K' => {
+                    self.stack.push(Node::Int(arg[0] as i64));
+                    2
+                }
+                b'M' => {
+                    self.stack.push(Node::Int(u16::from_le_bytes([arg[0], arg[1]]) as i64));
+                    3
+                }
+                b'J' => {
+                    self.stack.push(Node::Int(u32_arg() as i32 as i64));
+                    5
+                }
+                0x8a if arg[0] <= 8 => {
+                    // LONG1 of up to 8 bytes: a two's-complement i64.
+                    // Read 8 bytes (the window has them) and keep the low n, sign-extended.
+                    let n = arg[0] as usize;
+                    let word = u64::from_le_bytes(arg[1..9].try_into().unwrap());
+                    let v = if n == 0 { 0 } else { ((word << (64 - 8 * n)) as i64) >> (64 - 8 * n) };
+                    self.stack.push(Node::Int(v));
+                    2 + n
+                }
+                0x8c => {
+                    let n = arg[0] as usize;
+                    let Some(text) = buf.get(pos + 2..pos + 2 + n).and_then(|b| std::str::from_utf8(b).ok()) else { break };
+                    let v = self.arena.new_str(text);
+                    self.stack.push(v);
+                    2 + n
+                }
+                b'}' => {
+                    let v = self.arena.new_empty_dict();
+                    self.stack.push(v);
+                    1
+                }
+                b']' => {
+                    let v = self.arena.new_empty_seq(Node::List);
+                    self.stack.push(v);
+                    1
+                }
+                b'N' => {
+                    self.stack.push(Node::None);
+                    1
+                }
+                _ => break,
+            };
+        }
+        self.pos = pos;
+    }
+
     fn run(&mut self) -> Step<()> {
         loop {
+            if self.buf.len() - self.pos > FAST_WINDOW {
+                self.run_fast();
+            }
             let at = self.base + self.pos;
             self.op_at = at;
             let op = match self.buf.get(self.pos) {
