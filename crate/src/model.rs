@@ -244,19 +244,79 @@ pub struct EventExtra {
     pub other: Vec<(String, serde_json::Value)>,
 }
 
-pub const NO_EXTRA: u32 = u32::MAX;
+/// `Event::extra()` of an event without extras.
+pub const NO_EXTRA: u32 = EXTRA_MASK;
 
-/// One trace entry, kept small: millions of these must fit in a browser tab.
-#[derive(Debug, Clone, Copy)]
+const ACTION_SHIFT: u32 = 28;
+const EXTRA_MASK: u32 = (1 << ACTION_SHIFT) - 1;
+const NO_TIME: i64 = i64::MIN;
+const NO_STACK: u32 = u32::MAX;
+
+/// One trace entry, kept to 40 bytes: millions of these must fit in a browser tab. Absent
+/// values are sentinels, and the action shares a word with the extras index.
+#[derive(Clone, Copy, PartialEq)]
 pub struct Event {
     pub addr: u64,
     pub size: u64,
     pub stream: u64,
-    pub time_us: Option<i64>,
-    pub stack: Option<StackId>,
-    /// Index into `DeviceTrace::extras` or `NO_EXTRA`.
-    pub extra: u32,
-    pub action: Action,
+    time_us: i64,
+    stack: u32,
+    /// Action (index in `Action::ALL`) in the top 4 bits; index into `DeviceTrace::extras`
+    /// (or `NO_EXTRA`) below.
+    action_extra: u32,
+}
+
+impl Event {
+    pub fn new(action: Action, addr: u64, size: u64) -> Event {
+        let mut e = Event { addr, size, stream: 0, time_us: NO_TIME, stack: NO_STACK, action_extra: NO_EXTRA };
+        e.set_action(action);
+        e
+    }
+
+    pub fn action(&self) -> Action {
+        Action::ALL.get((self.action_extra >> ACTION_SHIFT) as usize).copied().unwrap_or(Action::Unknown)
+    }
+    pub fn set_action(&mut self, a: Action) {
+        let i = Action::ALL.iter().position(|&x| x == a).unwrap_or(Action::ALL.len()) as u32;
+        self.action_extra = (i << ACTION_SHIFT) | (self.action_extra & EXTRA_MASK);
+    }
+
+    pub fn time_us(&self) -> Option<i64> {
+        (self.time_us != NO_TIME).then_some(self.time_us)
+    }
+    pub fn set_time_us(&mut self, t: Option<i64>) {
+        self.time_us = t.unwrap_or(NO_TIME);
+    }
+
+    pub fn stack(&self) -> Option<StackId> {
+        (self.stack != NO_STACK).then_some(self.stack)
+    }
+    pub fn set_stack(&mut self, s: Option<StackId>) {
+        self.stack = s.filter(|&s| s != NO_STACK).unwrap_or(NO_STACK);
+    }
+
+    /// Index into `DeviceTrace::extras`, or `NO_EXTRA`.
+    pub fn extra(&self) -> u32 {
+        self.action_extra & EXTRA_MASK
+    }
+    /// Sets the extras index; an index beyond 2^28 - 2 is dropped (no trace has that many).
+    pub fn set_extra(&mut self, i: u32) {
+        self.action_extra = (self.action_extra & !EXTRA_MASK) | i.min(NO_EXTRA);
+    }
+}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Event")
+            .field("action", &self.action())
+            .field("addr", &self.addr)
+            .field("size", &self.size)
+            .field("stream", &self.stream)
+            .field("time_us", &self.time_us())
+            .field("stack", &self.stack())
+            .field("extra", &self.extra())
+            .finish()
+    }
 }
 
 /// Events in chunks of fixed size: a list of millions grows without ever copying itself (a
@@ -332,7 +392,7 @@ pub struct DeviceTrace {
 
 impl DeviceTrace {
     pub fn extra(&self, e: &Event) -> Option<&EventExtra> {
-        self.extras.get(e.extra as usize)
+        self.extras.get(e.extra() as usize)
     }
 }
 
@@ -420,9 +480,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn event_packs_into_40_bytes_and_round_trips() {
+        assert_eq!(std::mem::size_of::<Event>(), 40);
+        for &a in Action::ALL.iter() {
+            let mut e = Event::new(a, 1, 2);
+            assert_eq!((e.action(), e.extra(), e.stack(), e.time_us()), (a, NO_EXTRA, None, None));
+            e.set_extra(7);
+            e.set_stack(Some(0));
+            e.set_time_us(Some(-5));
+            assert_eq!((e.action(), e.extra(), e.stack(), e.time_us()), (a, 7, Some(0), Some(-5)));
+            e.set_action(Action::Oom);
+            assert_eq!((e.action(), e.extra()), (Action::Oom, 7));
+        }
+    }
+
+    #[test]
     fn event_list_across_chunks() {
-        let ev =
-            |i: usize| Event { addr: i as u64, size: 0, stream: 0, time_us: None, stack: None, extra: NO_EXTRA, action: Action::Alloc };
+        let ev = |i: usize| Event::new(Action::Alloc, i as u64, 0);
         let n = 3 * EVENT_CHUNK + 17;
         let mut list: EventList = (0..n).map(ev).collect();
         list.shrink_to_fit();

@@ -54,7 +54,7 @@ impl Session {
             .ok_or_else(|| Error::new("UNSUPPORTED", "timelines need the snapshot itself", "open the snapshot, not the SnapshotDB"))?;
         let d = l.device(device).ok_or_else(|| no_device(device))?;
         let trace = l.snapshot.trace(device);
-        let time_of = |i: usize| trace.and_then(|t| t.events.get(i)).and_then(|e| e.time_us);
+        let time_of = |i: usize| trace.and_then(|t| t.events.get(i)).and_then(|e| e.time_us());
         Ok(timeline::downsample(device, &d.series, time_of, from, to, buckets))
     }
 

@@ -137,7 +137,7 @@ fn summary(r: snapscope::Result<snapscope::model::Snapshot>) -> String {
             let mut out = format!("{} {:?} segments {:?}\n", s.encoding, s.format, s.segments);
             for (d, t) in s.traces.iter().enumerate() {
                 for e in t.events.iter() {
-                    let stack = e.stack.map(|id| {
+                    let stack = e.stack().map(|id| {
                         s.interner.stacks[id as usize].iter().map(|&f| s.interner.frames[f as usize].label()).collect::<Vec<_>>()
                     });
                     out += &format!("{d} {:?} {:?} {:?}\n", e, stack, t.extra(e));

@@ -76,7 +76,7 @@ fn device_overview(l: &Loaded, d: &DeviceReplay) -> DeviceOverview {
     let s = &l.snapshot;
     let dump = s.dump_totals(d.device);
     let trace = s.trace(d.device);
-    let times = trace.map(|t| t.events.iter().filter_map(|e| e.time_us)).into_iter().flatten();
+    let times = trace.map(|t| t.events.iter().filter_map(|e| e.time_us())).into_iter().flatten();
     let (first, last) = times
         .fold((None, None), |(lo, hi): (Option<i64>, Option<i64>), t| (Some(lo.map_or(t, |v| v.min(t))), Some(hi.map_or(t, |v| v.max(t)))));
     let has_events = d.events > 0;
@@ -99,7 +99,7 @@ fn device_overview(l: &Loaded, d: &DeviceReplay) -> DeviceOverview {
             first_time_us: first,
             last_time_us: last,
             blocks_before_window: d.lifetimes.iter().filter(|x| x.before_window() && !x.orphan).count() as u64,
-            oom_events: trace.map(|t| t.events.iter().filter(|e| e.action == crate::model::Action::Oom).count() as u64).unwrap_or(0),
+            oom_events: trace.map(|t| t.events.iter().filter(|e| e.action() == crate::model::Action::Oom).count() as u64).unwrap_or(0),
         },
         consistency: d.consistency.clone(),
     }

@@ -122,7 +122,7 @@ impl DecodeState {
             trace.trace.events.push(ev);
             trace.warnings.extend(warnings_before..self.snap.warnings.len());
             let frames = match frames {
-                Some(Node::List(j)) => Some((j, ev.stack)),
+                Some(Node::List(j)) => Some((j, ev.stack())),
                 _ => None,
             };
             folded(item, frames);
@@ -473,7 +473,7 @@ impl Decoder<'_> {
     /// An event, and the entry's `frames` value (for the caller to recycle).
     fn event_and_frames(&mut self, e: Node, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> (Event, Option<Node>) {
         let mut frames = None;
-        let mut ev = Event { addr: 0, size: 0, stream: 0, time_us: None, stack: None, extra: NO_EXTRA, action: Action::Unknown };
+        let mut ev = Event::new(Action::Unknown, 0, 0);
         // Most entries have no extras: build them only when a field asks.
         let mut extra: Option<EventExtra> = None;
         if e == Node::Folded {
@@ -501,10 +501,10 @@ impl Decoder<'_> {
             match field {
                 EntryField::Action => match self.action(v) {
                     Some(Action::Unknown) => {
-                        ev.action = Action::Unknown;
+                        ev.set_action(Action::Unknown);
                         extra_mut(&mut extra).action_name = self.a.as_str(v).map(str::to_string);
                     }
-                    Some(action) => ev.action = action,
+                    Some(action) => ev.set_action(action),
                     None => extra_mut(&mut extra).action_name = Some(self.a.to_json(v, 0).to_string()),
                 },
                 EntryField::Addr => ev.addr = self.a.as_int(v).map(to_u64).unwrap_or(0),
@@ -518,9 +518,10 @@ impl Decoder<'_> {
                     ),
                 },
                 EntryField::Stream => ev.stream = self.a.as_int(v).map(to_u64).unwrap_or(0),
-                EntryField::TimeUs => ev.time_us = self.a.as_int(v).map(|t| t as i64),
+                EntryField::TimeUs => ev.set_time_us(self.a.as_int(v).map(|t| t as i64)),
                 EntryField::Frames => {
-                    ev.stack = self.stack(v);
+                    let stack = self.stack(v);
+                    ev.set_stack(stack);
                     frames = Some(v);
                 }
                 EntryField::DeviceFree => extra_mut(&mut extra).device_free = self.a.as_int(v).map(to_u64),
@@ -540,7 +541,7 @@ impl Decoder<'_> {
         }
         if let Some(extra) = extra.filter(|x| !is_empty_extra(x)) {
             extras.push(extra);
-            ev.extra = (extras.len() - 1) as u32;
+            ev.set_extra((extras.len() - 1) as u32);
         }
         (ev, frames)
     }

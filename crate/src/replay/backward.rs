@@ -31,7 +31,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
     let events = &trace.events;
     // One lifetime per allocation plus the dump's live blocks (frees of blocks from before the
     // window add a few): reserved up front, a list of millions never doubles.
-    let allocs = events.iter().filter(|e| e.action == crate::model::Action::Alloc).count();
+    let allocs = events.iter().filter(|e| e.action() == crate::model::Action::Alloc).count();
     let live_blocks: usize = snap.segments.iter().filter(|s| s.device == device).map(|s| s.blocks.len()).sum();
     let mut lifetimes: Vec<Lifetime> = Vec::with_capacity(allocs + live_blocks);
     let mut event_lifetime = vec![NONE; events.len()];
@@ -64,7 +64,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
     }
 
     for (i, e) in (0..events.len()).rev().map(|i| (i, &events[i])) {
-        match e.action {
+        match e.action() {
             Action::Alloc => {
                 match open.remove(&e.addr) {
                     Some(l) => {
@@ -72,8 +72,8 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                         lt.alloc_event = Some(i as u32);
                         lt.requested = e.size;
                         lt.stream = e.stream;
-                        if e.stack.is_some() {
-                            lt.stack = e.stack;
+                        if e.stack().is_some() {
+                            lt.stack = e.stack();
                             lt.stack_source = StackSource::Alloc;
                         }
                         event_lifetime[i] = l;
@@ -89,8 +89,8 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                         let lt = &mut lifetimes[id as usize];
                         lt.alloc_event = Some(i as u32);
                         lt.orphan = true;
-                        lt.stack = e.stack;
-                        lt.stack_source = if e.stack.is_some() { StackSource::Alloc } else { StackSource::None };
+                        lt.stack = e.stack();
+                        lt.stack_source = if e.stack().is_some() { StackSource::Alloc } else { StackSource::None };
                         event_lifetime[i] = id;
                     }
                 }
@@ -127,11 +127,11 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                 }
                 let id = lifetimes.len() as u32;
                 let mut lt = new_freed(e.addr, e.size, e.stream, Some(i as u32));
-                if e.action == Action::Free {
+                if e.action() == Action::Free {
                     lt.free_requested_event = Some(i as u32);
                 }
-                if e.stack.is_some() {
-                    lt.stack = e.stack;
+                if e.stack().is_some() {
+                    lt.stack = e.stack();
                     lt.stack_source = StackSource::Free;
                 }
                 lifetimes.push(lt);

@@ -169,7 +169,7 @@ pub(crate) fn compute(
     let mut delta = vec![Counters::default(); n];
     for (i, e) in trace.events.iter().enumerate() {
         let d = &mut delta[i];
-        match e.action {
+        match e.action() {
             Action::SegmentAlloc | Action::SegmentMap => d.reserved = e.size as i64,
             Action::SegmentFree | Action::SegmentUnmap => d.reserved = -(e.size as i64),
             _ => {}
@@ -180,7 +180,7 @@ pub(crate) fn compute(
         }
         let lt = &lifetimes[l as usize];
         let (size, req) = (lt.size as i64, lt.requested as i64);
-        match e.action {
+        match e.action() {
             Action::Alloc => {
                 d.allocated = size;
                 d.active = size;
@@ -192,7 +192,7 @@ pub(crate) fn compute(
                 d.requested = -req;
                 // Without a free_requested in the window, the block was either pending before
                 // the window (allocated already dropped) or freed in one step.
-                if lt.free_requested_event.is_none() && lt.alloc_event.is_some() || e.action == Action::Free {
+                if lt.free_requested_event.is_none() && lt.alloc_event.is_some() || e.action() == Action::Free {
                     d.allocated = -size;
                 }
             }
@@ -238,7 +238,7 @@ pub(crate) fn compute(
         s.requested.push(cur.requested);
         let e = &trace.events[i];
         // Each `snapshot` entry records the device's active bytes at that moment.
-        if e.action == Action::Snapshot && e.size as i64 != cur.active {
+        if e.action() == Action::Snapshot && e.size as i64 != cur.active {
             log.add(
                 Some(i),
                 "CHECKPOINT_MISMATCH",

@@ -185,7 +185,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
 
     for (i, e) in trace.events.iter().enumerate() {
         let l = event_lifetime[i];
-        match e.action {
+        match e.action() {
             Action::Alloc if l != NONE => {
                 let derived = lay.derive_size(e.addr, e.size);
                 let lt = &mut lay.lifetimes[l as usize];
@@ -218,8 +218,8 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
                 lay.blocks.remove(&e.addr);
             }
             Action::SegmentAlloc | Action::SegmentMap => {
-                if let Err(m) = lay.ranges.apply(e.action, e.addr, e.size, e.stream) {
-                    log.add(Some(i), "SEGMENT_INCONSISTENT", format!("{}: {m}", e.action.name()));
+                if let Err(m) = lay.ranges.apply(e.action(), e.addr, e.size, e.stream) {
+                    log.add(Some(i), "SEGMENT_INCONSISTENT", format!("{}: {m}", e.action().name()));
                 }
                 let pool = if e.size == 2 * MIB { Pool::Small } else { Pool::Large };
                 open_segments.insert((e.addr, e.size), segments.len());
@@ -228,7 +228,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
                     size: e.size,
                     stream: e.stream,
                     pool,
-                    expandable: e.action == Action::SegmentMap,
+                    expandable: e.action() == Action::SegmentMap,
                     alloc_event: Some(i as u32),
                     free_event: None,
                     at_dump: false,
@@ -239,13 +239,16 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
                     log.add(
                         Some(i),
                         "SEGMENT_INCONSISTENT",
-                        format!("{} of 0x{:x}+{} while blocks in it are live", e.action.name(), e.addr, e.size),
+                        format!("{} of 0x{:x}+{} while blocks in it are live", e.action().name(), e.addr, e.size),
                     );
                 }
-                let done =
-                    if e.action == Action::SegmentFree { lay.ranges.remove_exact(e.addr, e.size) } else { lay.ranges.cut(e.addr, e.size) };
+                let done = if e.action() == Action::SegmentFree {
+                    lay.ranges.remove_exact(e.addr, e.size)
+                } else {
+                    lay.ranges.cut(e.addr, e.size)
+                };
                 if let Err(m) = done {
-                    log.add(Some(i), "SEGMENT_INCONSISTENT", format!("{}: {m}", e.action.name()));
+                    log.add(Some(i), "SEGMENT_INCONSISTENT", format!("{}: {m}", e.action().name()));
                 }
                 match open_segments.remove(&(e.addr, e.size)) {
                     Some(s) => segments[s].free_event = Some(i as u32),
@@ -254,7 +257,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
                         size: e.size,
                         stream: e.stream,
                         pool: Pool::Large,
-                        expandable: e.action == Action::SegmentUnmap,
+                        expandable: e.action() == Action::SegmentUnmap,
                         alloc_event: None,
                         free_event: Some(i as u32),
                         at_dump: false,

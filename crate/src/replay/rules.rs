@@ -114,7 +114,7 @@ impl Rules {
             notes.push("allocator_settings");
         }
         let uses_expandable = snap.segments.iter().any(|s| s.device == device && s.is_expandable)
-            || snap.trace(device).is_some_and(|t| t.events.iter().any(|e| matches!(e.action, Action::SegmentMap | Action::SegmentUnmap)));
+            || snap.trace(device).is_some_and(|t| t.events.iter().any(|e| matches!(e.action(), Action::SegmentMap | Action::SegmentUnmap)));
         if uses_expandable && !rules.expandable {
             rules.expandable = true;
             notes.push("expandable segments seen in the dump/trace");

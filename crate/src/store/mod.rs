@@ -307,7 +307,7 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Sto
                 for (i, e) in trace.events.iter().enumerate() {
                     let c = d.series.at(i);
                     let x = trace.extra(e);
-                    let action = x.and_then(|x| x.action_name.as_deref()).unwrap_or(e.action.name());
+                    let action = x.and_then(|x| x.action_name.as_deref()).unwrap_or(e.action().name());
                     let l = d.event_lifetime[i];
                     let extra_json = extra_json(x);
                     tr.execute(params![
@@ -317,8 +317,8 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Sto
                         e.addr as i64,
                         e.size as i64,
                         e.stream as i64,
-                        e.time_us,
-                        e.stack.map(|x| x as i64),
+                        e.time_us(),
+                        e.stack().map(|x| x as i64),
                         (l != crate::replay::NONE).then(|| lifetime_base + l as i64),
                         c.allocated,
                         c.active,

@@ -299,12 +299,12 @@ impl Rows for TraceRows {
         };
         let x = trace.and_then(|t| t.extra(e));
         match col {
-            3 => ctx.set_result(x.and_then(|x| x.action_name.as_deref()).unwrap_or(e.action.name())),
+            3 => ctx.set_result(x.and_then(|x| x.action_name.as_deref()).unwrap_or(e.action().name())),
             4 => ctx.set_result(e.addr as i64),
             5 => ctx.set_result(e.size as i64),
             6 => ctx.set_result(e.stream as i64),
-            7 => ctx.set_result(e.time_us),
-            8 => ctx.set_result(e.stack.map(|s| s as i64)),
+            7 => ctx.set_result(e.time_us()),
+            8 => ctx.set_result(e.stack().map(|s| s as i64)),
             14 => ctx.set_result(x.and_then(|x| x.device_free).map(|v| v as i64)),
             15 => ctx.set_result(x.and_then(|x| x.compile_context.as_deref())),
             16 => ctx.set_result(x.and_then(|x| x.user_metadata.as_deref())),

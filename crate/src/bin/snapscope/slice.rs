@@ -51,15 +51,15 @@ fn frames(snap: &Snapshot, stack: Option<u32>) -> V {
 fn event(snap: &Snapshot, trace: &DeviceTrace, e: &Event) -> V {
     let x = trace.extra(e);
     let mut d = BTreeMap::new();
-    d.insert(k("action"), s(x.and_then(|x| x.action_name.as_deref()).unwrap_or(e.action.name())));
+    d.insert(k("action"), s(x.and_then(|x| x.action_name.as_deref()).unwrap_or(e.action().name())));
     match x.and_then(|x| x.device_free) {
         Some(free) => d.insert(k("device_free"), u(free)),
         None => d.insert(k("addr"), u(e.addr)),
     };
     d.insert(k("size"), u(e.size));
     d.insert(k("stream"), u(e.stream));
-    d.insert(k("frames"), frames(snap, e.stack));
-    if let Some(t) = e.time_us {
+    d.insert(k("frames"), frames(snap, e.stack()));
+    if let Some(t) = e.time_us() {
         d.insert(k("time_us"), i(t));
     }
     if let Some(x) = x {
@@ -101,7 +101,7 @@ pub fn parse_range(text: &str) -> Result<(i64, i64)> {
 pub fn time_range(snap: &Snapshot, device: i64, t0: i64, t1: i64) -> Result<(i64, i64)> {
     let t = snap.trace(device).ok_or_else(|| snapscope::session::no_device(device))?;
     let idx: Vec<usize> =
-        t.events.iter().enumerate().filter(|(_, e)| e.time_us.is_some_and(|x| x >= t0 && x <= t1)).map(|(i, _)| i).collect();
+        t.events.iter().enumerate().filter(|(_, e)| e.time_us().is_some_and(|x| x >= t0 && x <= t1)).map(|(i, _)| i).collect();
     match (idx.first(), idx.last()) {
         (Some(&a), Some(&b)) => Ok((a as i64, b as i64)),
         _ => Err(Error::new(
