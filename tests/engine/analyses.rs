@@ -228,6 +228,18 @@ fn virtual_tables_equal_materialized_rows() {
         "SELECT id FROM lifetimes WHERE id > 3.5 ORDER BY device_id, id",
         "SELECT COUNT(*), SUM(size) FROM lifetimes WHERE alloc_event <= 20 AND (free_completed_event IS NULL OR free_completed_event > 20)",
         "SELECT origin, stack_source, state_at_dump, COUNT(*) FROM lifetimes GROUP BY 1, 2, 3",
+        // Prefilters: comparisons and NULL tests on other columns, with every kind of value.
+        "SELECT id FROM lifetimes WHERE alloc_event IS NULL ORDER BY id",
+        "SELECT id, size FROM lifetimes WHERE orphan = 0 AND alloc_event IS NOT NULL AND state_at_dump IS NOT NULL AND size >= 1024 ORDER BY size DESC, id",
+        "SELECT id FROM lifetimes WHERE alloc_event <= 20 AND free_completed_event > 20 UNION ALL SELECT id FROM lifetimes WHERE alloc_event IS NULL AND free_completed_event IS NULL",
+        "SELECT id FROM lifetimes WHERE size > 2.5 AND stack_id < 3.5 AND free_requested_event >= 1",
+        "SELECT COUNT(*) FROM lifetimes WHERE size < 'a' AND state_at_dump > 0",
+        "SELECT COUNT(*) FROM lifetimes WHERE stack_id = NULL OR size = NULL",
+        "SELECT COUNT(*) FROM lifetimes WHERE state_at_dump = 'active_allocated' AND origin = 'in_window' AND size_exact = 1",
+        "SELECT id FROM traces WHERE action = 'alloc' AND size >= 512 AND lifetime_id IS NOT NULL",
+        "SELECT id FROM traces WHERE compile_context IS NULL AND extra_json IS NULL AND time_us IS NOT NULL AND addr > 0 AND allocated < 1e18",
+        "SELECT COUNT(*) FROM traces WHERE stack_id IS NULL OR device_free IS NOT NULL",
+        "SELECT (SELECT COUNT(*) FROM traces WHERE size = NULL), (SELECT COUNT(*) FROM traces WHERE extra_json > NULL), (SELECT COUNT(*) FROM lifetimes WHERE size < NULL)",
     ];
     for path in &files {
         let loaded = std::sync::Arc::new(snapscope::Loaded::from_bytes(&std::fs::read(path).unwrap()).unwrap());

@@ -60,14 +60,22 @@ type PathStep = (String, Option<(String, i64, String)>);
 /// Live blocks after `event` (None = window start).
 pub fn live_blocks(conn: &Connection, device: i64, event: Option<i64>, opts: TreeOptions) -> Result<Vec<LiveBlock>> {
     let e = event.unwrap_or(-1);
-    let mut stmt = conn.prepare_cached(
-        "SELECT l.size, l.requested_size, l.stack_id, l.alloc_event IS NULL
-         FROM lifetimes l JOIN devices d ON l.device_id = d.id
-         WHERE d.device_index = ?1 AND l.orphan = 0
-           AND (l.alloc_event IS NULL OR l.alloc_event <= ?2)
-           AND (l.free_completed_event IS NULL OR l.free_completed_event > ?2)
-           AND l.size >= ?3 AND (?4 OR l.alloc_event IS NOT NULL)",
-    )?;
+    // Born before the window (if asked for) or by the event, and not freed by it: four plain
+    // conjunctions, which the virtual `lifetimes` table checks itself while scanning.
+    let branch = |born: &str, alive: &str| {
+        format!(
+            "SELECT l.size, l.requested_size, l.stack_id, l.alloc_event IS NULL FROM lifetimes l
+             WHERE l.device_id = (SELECT id FROM devices WHERE device_index = ?1) AND l.orphan = 0 AND l.size >= ?3 AND {born} AND {alive}"
+        )
+    };
+    let sql = [
+        branch("l.alloc_event IS NULL AND ?4", "l.free_completed_event IS NULL"),
+        branch("l.alloc_event IS NULL AND ?4", "l.free_completed_event > ?2"),
+        branch("l.alloc_event <= ?2", "l.free_completed_event IS NULL"),
+        branch("l.alloc_event <= ?2", "l.free_completed_event > ?2"),
+    ]
+    .join(" UNION ALL ");
+    let mut stmt = conn.prepare_cached(&sql)?;
     let rows =
         stmt.query_map(params![device, e, opts.min_size, opts.include_static], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
     Ok(rows.collect::<std::result::Result<_, _>>()?)

@@ -111,6 +111,10 @@ pub struct DeviceReplay {
     pub rules: Rules,
     pub events: usize,
     pub lifetimes: Vec<Lifetime>,
+    /// Ids of the lifetimes allocated before the window, and of those never freed in it (both
+    /// ascending): what live-at queries look up besides one scan.
+    pub before_window: Vec<u32>,
+    pub never_freed: Vec<u32>,
     /// For each event, the lifetime it acts on (alloc/free) or `NONE`.
     pub event_lifetime: Vec<u32>,
     pub segments: Vec<SegmentLife>,
@@ -151,7 +155,10 @@ pub fn replay_device(snap: &Snapshot, rules: &Rules, device: i64) -> DeviceRepla
     fwd.lifetimes.shrink_to_fit();
     let series = counters::compute(snap, trace, device, &fwd.lifetimes, &fwd.event_lifetime, &mut log);
     let ok = log.is_empty() && fwd.dump_blocks_matched[0] == fwd.dump_blocks_matched[1];
+    let ids_where = |keep: fn(&Lifetime) -> bool| (0..fwd.lifetimes.len() as u32).filter(|&i| keep(&fwd.lifetimes[i as usize])).collect();
     DeviceReplay {
+        before_window: ids_where(|l| l.alloc_event.is_none()),
+        never_freed: ids_where(|l| l.free_completed_event.is_none()),
         device,
         rules: rules.clone(),
         events: trace.events.len(),

@@ -132,11 +132,15 @@ fn frame_json(f: &Frame) -> serde_json::Value {
 }
 
 /// The `extra_json` column: rare fields without a column of their own, as JSON.
-fn extra_json(x: Option<&crate::model::EventExtra>) -> Option<String> {
-    x.filter(|x| {
+/// Whether an event's extras have anything for `extra_json`.
+fn has_extra_json(x: Option<&crate::model::EventExtra>) -> bool {
+    x.is_some_and(|x| {
         x.forward_frames.is_some() || x.internal_metadata.is_some() || x.pool_id.is_some() || x.category.is_some() || !x.other.is_empty()
     })
-    .map(|x| serde_json::to_string(x).unwrap_or_default())
+}
+
+fn extra_json(x: Option<&crate::model::EventExtra>) -> Option<String> {
+    x.filter(|&x| has_extra_json(Some(x))).map(|x| serde_json::to_string(x).unwrap_or_default())
 }
 
 fn origin_name(x: &crate::replay::Lifetime) -> &'static str {
