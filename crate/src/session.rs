@@ -77,7 +77,8 @@ impl Session {
         let has_events = ov.events > 0;
         let peak = if has_events { Some(peak::peak(&self.conn, device, event, 10)?) } else { None };
         let fragment = fragment::fragmentation(&self.conn, device)?;
-        let leak = if has_events { Some(leak::leak(&self.conn, device, 10)?) } else { None };
+        let floor = self.loaded.as_ref().and_then(|l| l.device(device)).map(|d| leak::tenth_floors(&d.series));
+        let leak = if has_events { Some(leak::leak(&self.conn, device, 10, floor)?) } else { None };
         let oom = oom::oom(&self.conn, device)?;
         let findings = findings::findings(&ov, peak.as_ref(), &fragment, leak.as_ref(), &oom);
         Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, findings })

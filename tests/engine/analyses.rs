@@ -145,6 +145,11 @@ fn every_mode_and_template_runs_on_every_corpus_file() {
                 serde_json::to_string(&r.rows).unwrap()
             };
             assert_eq!(peak(&mut s, false), peak(&mut s, true), "{rel} d{d}: stored peaks = scanned peaks");
+            // The leak floor from the replay's block extremes = the one read from every row.
+            if let Some(replay) = s.loaded.as_ref().and_then(|l| l.device(d)) {
+                let scanned = snapscope::analysis::leak::leak(&s.conn, d, 3, None).unwrap().floor;
+                assert_eq!(snapscope::analysis::leak::tenth_floors(&replay.series), scanned, "{rel} d{d}: leak floor");
+            }
         }
     }
 }
@@ -239,6 +244,9 @@ fn virtual_tables_equal_materialized_rows() {
         "SELECT id FROM traces WHERE action = 'alloc' AND size >= 512 AND lifetime_id IS NOT NULL",
         "SELECT id FROM traces WHERE compile_context IS NULL AND extra_json IS NULL AND time_us IS NOT NULL AND addr > 0 AND allocated < 1e18",
         "SELECT COUNT(*) FROM traces WHERE stack_id IS NULL OR device_free IS NOT NULL",
+        "SELECT trace_index, action, addr FROM traces WHERE action = 'segment_alloc' AND trace_index <= 200 UNION ALL SELECT trace_index, action, addr FROM traces WHERE action = 'free_completed' ORDER BY 1",
+        "SELECT COUNT(*) FROM traces WHERE action = 'segment_map' OR action IN ('alloc', 'segment_free')",
+        "SELECT COUNT(*) FROM traces WHERE action = 'no_such_action' AND compile_context > 'a'",
         "SELECT (SELECT COUNT(*) FROM traces WHERE size = NULL), (SELECT COUNT(*) FROM traces WHERE extra_json > NULL), (SELECT COUNT(*) FROM lifetimes WHERE size < NULL)",
     ];
     for path in &files {

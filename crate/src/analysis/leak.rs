@@ -45,7 +45,23 @@ pub struct LeakAnalysis {
     pub floor_rises_steadily: bool,
 }
 
-pub fn leak(conn: &Connection, device: i64, top: usize) -> Result<LeakAnalysis> {
+/// The minimum allocated bytes in each tenth of the window, from the replay's block extremes
+/// (what `leak` otherwise reads from every row of `traces`).
+pub fn tenth_floors(series: &crate::replay::Series) -> Vec<i64> {
+    let n = series.len();
+    if n < 10 {
+        return vec![];
+    }
+    // The tenths of `GROUP BY (trace_index * 10) / n`: event i is in tenth (i * 10) / n.
+    (0..10)
+        .map(|g| (g * n).div_ceil(10)..((g + 1) * n).div_ceil(10))
+        .filter(|r| !r.is_empty())
+        .map(|r| series.extremes(r).allocated_min)
+        .collect()
+}
+
+/// `floor`: the tenths' minima when the caller has them (see `tenth_floors`), else read here.
+pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>) -> Result<LeakAnalysis> {
     let dev = dev_id(conn, device)?;
     let events: i64 = conn.query_row("SELECT events FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
     let one = |sql: &str| -> Result<(i64, i64)> {
@@ -76,7 +92,9 @@ pub fn leak(conn: &Connection, device: i64, top: usize) -> Result<LeakAnalysis> 
             })
         })?
         .collect::<std::result::Result<Vec<_>, _>>()?;
-    let floor: Vec<i64> = if events >= 10 {
+    let floor: Vec<i64> = if let Some(f) = floor {
+        f
+    } else if events >= 10 {
         conn.prepare(
             "SELECT MIN(allocated) FROM traces WHERE device_id = ?1 GROUP BY (trace_index * 10) / ?2 ORDER BY (trace_index * 10) / ?2",
         )?

@@ -49,7 +49,7 @@ pub fn oom(conn: &Connection, device: i64) -> Result<OomAnalysis> {
         .prepare("SELECT trace_index, size, device_free FROM traces WHERE device_id = ?1 AND action = 'oom' ORDER BY trace_index")?
         .query_map([dev], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<std::result::Result<_, _>>()?;
-    let growth = if ooms.is_empty() { None } else { Some(leak(conn, device, 5)?) };
+    let growth = if ooms.is_empty() { None } else { Some(leak(conn, device, 5, None)?) };
     let mut cases = Vec::new();
     for (e, req, device_free) in ooms {
         let counters = counters_at(conn, device, Some(e))?;

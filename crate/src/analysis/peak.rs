@@ -88,16 +88,11 @@ pub fn peak_of(conn: &Connection, device: i64, counter: &str) -> Result<Peak> {
         "allocated" | "active" | "reserved" | "requested" => counter,
         _ => "allocated",
     };
-    // One scan, no sort: the bare trace_index comes from the first row (in event order) that
-    // holds the maximum.
+    // Stored at load: the maximum over the events and the first event reaching it.
     let best: Option<(i64, i64)> = conn
-        .query_row(
-            &format!(
-                "SELECT MAX({col}), trace_index FROM (SELECT {col}, trace_index FROM traces WHERE device_id = ?1 ORDER BY trace_index)"
-            ),
-            [dev],
-            |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)),
-        )
+        .query_row(&format!("SELECT peak_{col}, peak_{col}_event FROM devices WHERE id = ?1"), [dev], |r| {
+            Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?))
+        })
         .optional()?
         .and_then(|(b, e)| Some((b?, e?)));
     let s = match col {

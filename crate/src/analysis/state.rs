@@ -60,10 +60,16 @@ pub fn ranges_at(conn: &Connection, device: i64, event: Option<i64>) -> Result<V
         let pool = if ty == "small" { Pool::Small } else { Pool::Large };
         let _ = set.insert_separate(Range { start: a as u64, size: size as u64, stream: stream as u64, pool, expandable });
     }
-    let mut stmt = conn.prepare_cached(
-        "SELECT action, addr, size, stream FROM traces WHERE device_id = ?1 AND trace_index <= ?2
-           AND action IN ('segment_alloc', 'segment_free', 'segment_map', 'segment_unmap') ORDER BY trace_index",
-    )?;
+    // One plain equality per action (not IN): the virtual `traces` table answers each from its
+    // list of segment events instead of reading every event.
+    let sql = ["segment_alloc", "segment_free", "segment_map", "segment_unmap"]
+        .map(|a| {
+            format!(
+                "SELECT trace_index, action, addr, size, stream FROM traces WHERE device_id = ?1 AND trace_index <= ?2 AND action = '{a}'"
+            )
+        })
+        .join(" UNION ALL ");
+    let mut stmt = conn.prepare_cached(&format!("SELECT action, addr, size, stream FROM ({sql}) ORDER BY trace_index"))?;
     for r in stmt.query_map(params![dev, event.unwrap_or(-1)], |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?))
     })? {
@@ -90,19 +96,16 @@ pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Re
         })
         .collect();
     let blocks: Vec<StateBlock> = conn
-        .prepare_cached(
+        .prepare_cached(&format!(
             "SELECT l.address, l.size, l.requested_size,
                     CASE WHEN l.free_requested_event IS NOT NULL AND l.free_requested_event <= ?2 THEN 'active_pending_free'
                          WHEN l.alloc_event IS NULL AND l.free_requested_event IS NULL AND l.free_completed_event IS NOT NULL THEN 'active_pending_free'
                          WHEN l.alloc_event IS NULL AND l.free_completed_event IS NULL AND l.state_at_dump = 'active_pending_free' AND l.free_requested_event IS NULL THEN 'active_pending_free'
                          ELSE 'active_allocated' END,
                     l.stack_id, l.id
-             FROM lifetimes l JOIN devices d ON l.device_id = d.id
-             WHERE d.device_index = ?1 AND l.orphan = 0
-               AND (l.alloc_event IS NULL OR l.alloc_event <= ?2)
-               AND (l.free_completed_event IS NULL OR l.free_completed_event > ?2)
-             ORDER BY l.address",
-        )?
+             FROM {} l ORDER BY l.address",
+            super::live_lifetimes_sql("(SELECT id FROM devices WHERE device_index = ?1)", "?2")
+        ))?
         .query_map(params![device, e], |r| {
             Ok(StateBlock { address: r.get(0)?, size: r.get(1)?, requested: r.get(2)?, state: r.get(3)?, stack_id: r.get(4)?, lifetime_id: r.get(5)? })
         })?

@@ -60,21 +60,10 @@ type PathStep = (String, Option<(String, i64, String)>);
 /// Live blocks after `event` (None = window start).
 pub fn live_blocks(conn: &Connection, device: i64, event: Option<i64>, opts: TreeOptions) -> Result<Vec<LiveBlock>> {
     let e = event.unwrap_or(-1);
-    // Born before the window (if asked for) or by the event, and not freed by it: four plain
-    // conjunctions, which the virtual `lifetimes` table checks itself while scanning.
-    let branch = |born: &str, alive: &str| {
-        format!(
-            "SELECT l.size, l.requested_size, l.stack_id, l.alloc_event IS NULL FROM lifetimes l
-             WHERE l.device_id = (SELECT id FROM devices WHERE device_index = ?1) AND l.orphan = 0 AND l.size >= ?3 AND {born} AND {alive}"
-        )
-    };
-    let sql = [
-        branch("l.alloc_event IS NULL AND ?4", "l.free_completed_event IS NULL"),
-        branch("l.alloc_event IS NULL AND ?4", "l.free_completed_event > ?2"),
-        branch("l.alloc_event <= ?2", "l.free_completed_event IS NULL"),
-        branch("l.alloc_event <= ?2", "l.free_completed_event > ?2"),
-    ]
-    .join(" UNION ALL ");
+    let sql = format!(
+        "SELECT l.size, l.requested_size, l.stack_id, l.alloc_event IS NULL FROM {} l WHERE l.size >= ?3 AND (?4 OR l.alloc_event IS NOT NULL)",
+        super::live_lifetimes_sql("(SELECT id FROM devices WHERE device_index = ?1)", "?2")
+    );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows =
         stmt.query_map(params![device, e, opts.min_size, opts.include_static], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;

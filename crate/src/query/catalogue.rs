@@ -87,14 +87,6 @@ const DEV: &str = "(SELECT id FROM devices WHERE device_index = :device)";
 const PEAK_RANGE: &str =
     "device_id = {DEV} AND (:start_id IS NULL OR trace_index >= :start_id) AND (:end_id IS NULL OR trace_index <= :end_id) ORDER BY trace_index";
 
-/// The device's blocks live right after :event_id (allocated or pending free), as in the memory
-/// tree. Four plain conjunctions rather than one WHERE with ORs: the virtual `lifetimes` table
-/// checks such terms itself while scanning (ORs would reach it as millions of column reads).
-const LIVE_LIFETIMES: &str = "(SELECT * FROM lifetimes WHERE device_id = {DEV} AND orphan = 0 AND alloc_event IS NULL AND free_completed_event IS NULL
-    UNION ALL SELECT * FROM lifetimes WHERE device_id = {DEV} AND orphan = 0 AND alloc_event IS NULL AND free_completed_event > :event_id
-    UNION ALL SELECT * FROM lifetimes WHERE device_id = {DEV} AND orphan = 0 AND alloc_event <= :event_id AND free_completed_event IS NULL
-    UNION ALL SELECT * FROM lifetimes WHERE device_id = {DEV} AND orphan = 0 AND alloc_event <= :event_id AND free_completed_event > :event_id)";
-
 pub fn catalogue() -> Vec<Template> {
     let limit = || p("limit", Int, json!(-1), "maximum rows (-1 = all)");
     let offset = || p("offset", Int, json!(0), "rows to skip");
@@ -456,7 +448,7 @@ pub fn catalogue() -> Vec<Template> {
 pub fn render_sql(t: &Template, order_by: Option<&str>, order_dir: Option<&str>) -> String {
     t.sql
         .replace("{PEAK_RANGE}", PEAK_RANGE)
-        .replace("{LIVE_LIFETIMES}", LIVE_LIFETIMES)
+        .replace("{LIVE_LIFETIMES}", &crate::analysis::live_lifetimes_sql(DEV, ":event_id"))
         .replace("{DEV}", DEV)
         .replace("{order_by}", order_by.unwrap_or("1"))
         .replace("{order_dir}", order_dir.unwrap_or("ASC"))

@@ -115,6 +115,8 @@ pub struct DeviceReplay {
     /// ascending): what live-at queries look up besides one scan.
     pub before_window: Vec<u32>,
     pub never_freed: Vec<u32>,
+    /// Indices of the segment events (segment_alloc/free/map/unmap), ascending.
+    pub segment_events: Vec<u32>,
     /// For each event, the lifetime it acts on (alloc/free) or `NONE`.
     pub event_lifetime: Vec<u32>,
     pub segments: Vec<SegmentLife>,
@@ -159,6 +161,7 @@ pub fn replay_device(snap: &Snapshot, rules: &Rules, device: i64) -> DeviceRepla
     DeviceReplay {
         before_window: ids_where(|l| l.alloc_event.is_none()),
         never_freed: ids_where(|l| l.free_completed_event.is_none()),
+        segment_events: (0..trace.events.len() as u32).filter(|&i| trace.events[i as usize].action().is_segment()).collect(),
         device,
         rules: rules.clone(),
         events: trace.events.len(),

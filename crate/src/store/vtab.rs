@@ -11,6 +11,7 @@
 //! millions of lifetimes for the few that match then costs a pass in Rust, not millions of
 //! column callbacks.
 
+use crate::model::Action;
 use crate::replay::{DeviceReplay, Lifetime, NONE};
 use crate::Loaded;
 use rusqlite::types::Value;
@@ -34,6 +35,12 @@ pub trait Rows: Sized + 'static {
     fn value(l: &Loaded, dev: usize, i: usize, col: c_int, lifetime_base: i64) -> Cell;
     /// The text of a text cell (only asked when `value` says `Cell::Text`).
     fn text(l: &Loaded, dev: usize, i: usize, col: c_int) -> Option<Cow<'_, str>>;
+
+    /// The prefilter for `col <op> '<text>'`: by default only that the cell is not NULL (a
+    /// comparison with NULL is never true).
+    fn text_prefilter(col: c_int, _op: Op, _text: &str) -> Prefilter {
+        Prefilter { col, op: Op::NotNull, value: 0 }
+    }
 
     /// Order in which prefilters on a column are checked, lowest first: the columns that
     /// reject most rows should come first.
@@ -64,7 +71,7 @@ impl Cell {
 
 /// Operators a prefilter checks.
 #[derive(Clone, Copy, PartialEq, Debug)]
-enum Op {
+pub enum Op {
     Eq,
     Gt,
     Ge,
@@ -72,6 +79,8 @@ enum Op {
     Le,
     IsNull,
     NotNull,
+    /// `traces.action` names `Action::ALL[value]` (from `action = '<known action>'`).
+    ActionIs,
 }
 
 impl Op {
@@ -97,6 +106,7 @@ impl Op {
             Op::Le => 'l',
             Op::IsNull => 'n',
             Op::NotNull => 'N',
+            Op::ActionIs => 'a',
         }
     }
     fn from_letter(c: char) -> Option<Op> {
@@ -119,6 +129,8 @@ impl Prefilter {
         match (self.op, cell) {
             (Op::IsNull, c) => c == Cell::Null,
             (Op::NotNull, c) => c != Cell::Null,
+            // Only `traces` can tell (see `TraceRows::next_match`).
+            (Op::ActionIs, _) => true,
             // A comparison with NULL is never true.
             (_, Cell::Null) => false,
             // Text compares with integers by SQLite's type order: leave it to SQLite.
@@ -143,6 +155,8 @@ pub fn register(conn: &Connection, loaded: &Arc<Loaded>) -> Result<()> {
 
 const COL_ID: c_int = 0;
 const COL_DEVICE: c_int = 1;
+/// `traces.action`.
+const COL_ACTION: c_int = 3;
 
 #[repr(C)]
 pub struct Table<R: Rows> {
@@ -352,7 +366,7 @@ unsafe impl<R: Rows> VTabCursor for Cursor<'_, R> {
         self.prefilters.clear();
         for (k, term) in idx_str.unwrap_or("").split(',').filter(|t| !t.is_empty()).enumerate() {
             if let Some(check) = term.strip_prefix('c') {
-                match prefilter(check, args.get::<Value>(k)?) {
+                match prefilter::<R>(check, args.get::<Value>(k)?) {
                     Check::Filter(f) => self.prefilters.push(f),
                     Check::Nothing => (dev_lo, dev_hi) = (0, -1),
                     Check::Unchecked => {}
@@ -422,11 +436,11 @@ enum Check {
     Filter(Prefilter),
     /// A comparison with NULL: no row matches.
     Nothing,
-    /// A comparison with a real or text value: left to SQLite alone.
+    /// A comparison with a real value: left to SQLite alone.
     Unchecked,
 }
 
-fn prefilter(term: &str, arg: Value) -> Check {
+fn prefilter<R: Rows>(term: &str, arg: Value) -> Check {
     let parsed = term.chars().last().and_then(Op::from_letter).zip(term[..term.len().saturating_sub(1)].parse().ok());
     let Some((op, col)) = parsed else {
         return Check::Unchecked;
@@ -435,6 +449,7 @@ fn prefilter(term: &str, arg: Value) -> Check {
         (Op::IsNull | Op::NotNull, _) => Check::Filter(Prefilter { col, op, value: 0 }),
         (_, Value::Integer(value)) => Check::Filter(Prefilter { col, op, value }),
         (_, Value::Null) => Check::Nothing,
+        (_, Value::Text(t)) => Check::Filter(R::text_prefilter(col, op, &t)),
         _ => Check::Unchecked,
     }
 }
@@ -484,6 +499,44 @@ impl Rows for TraceRows {
             16 => text_if(x.is_some_and(|x| x.user_metadata.is_some())),
             _ => text_if(super::has_extra_json(x)),
         }
+    }
+
+    /// `action = '<known action>'` is exact: an event of an unknown action keeps a name that
+    /// parses as no known one.
+    fn text_prefilter(col: c_int, op: Op, text: &str) -> Prefilter {
+        let action = Action::parse(text);
+        match Action::ALL.iter().position(|&a| a == action) {
+            Some(i) if col == COL_ACTION && op == Op::Eq && action != Action::Unknown => {
+                Prefilter { col, op: Op::ActionIs, value: i as i64 }
+            }
+            _ => Prefilter { col, op: Op::NotNull, value: 0 },
+        }
+    }
+
+    /// Segment actions visit only the device's segment events.
+    fn next_match(l: &Loaded, dev: usize, from: usize, to: usize, lifetime_base: i64, filters: &[Prefilter]) -> usize {
+        let d = &l.devices[dev];
+        let events = l.snapshot.trace(d.device).map(|t| &t.events);
+        let action_is = |i: usize, f: &Prefilter| {
+            events.and_then(|ev| ev.get(i)).is_some_and(|e| Action::ALL.get(f.value as usize) == Some(&e.action()))
+        };
+        let passes = |i: usize| {
+            filters.iter().all(|f| {
+                if f.op == Op::ActionIs {
+                    action_is(i, f)
+                } else {
+                    f.may_match(Self::value(l, dev, i, f.col, lifetime_base))
+                }
+            })
+        };
+        let segment_only =
+            filters.iter().any(|f| f.op == Op::ActionIs && Action::ALL.get(f.value as usize).is_some_and(|a| a.is_segment()));
+        if segment_only {
+            let ids = &d.segment_events;
+            let start = ids.partition_point(|&i| (i as usize) < from);
+            return ids[start..].iter().map(|&i| i as usize).take_while(|&i| i <= to).find(|&i| passes(i)).unwrap_or(to + 1);
+        }
+        (from..=to).find(|&i| passes(i)).unwrap_or(to + 1)
     }
 
     fn text(l: &Loaded, dev: usize, i: usize, col: c_int) -> Option<Cow<'_, str>> {
