@@ -1,8 +1,8 @@
 //! A synthetic snapshot to warm the engine up with. Browsers first run WebAssembly as baseline
-//! code and optimize a function only once it has run for a while; the page's worker runs this
-//! snapshot (about 1 MB) through the reader, the replay and the overview as soon as it starts,
-//! so that the user's file meets optimized code (about a quarter off the first view of a 100 MB
-//! file, see the README's benchmarks).
+//! code and optimize a function only once it has run for a while, and a function called once
+//! per load (a device's replay) is never optimized in time; before a large file, the page's
+//! worker runs this snapshot (about 1 MB) through the reader, the replay and the overview, so
+//! that the file meets optimized code (see the README's benchmarks).
 //!
 //! The pickle is written the way PyTorch writes one: protocol 4, every dict, list and string
 //! memoized, frame dicts and frames lists shared by reference, entries appended in batches.

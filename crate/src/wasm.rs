@@ -38,12 +38,12 @@ struct Stats {
     /// Wasm memory when the overview was ready (before the SnapshotDB), and now.
     wasm_memory_at_first_view_bytes: f64,
     wasm_memory_bytes: f64,
-    /// The engine's warm-up when the page opened (before this load).
+    /// The engine's warm-up before this load (0 if none ran: small files, or done before).
     warm_up_ms: f64,
 }
 
 thread_local! {
-    /// How long the warm-up took (0 if it did not run), reported with each load's stats.
+    /// How long the warm-up took (0 if it did not run), reported with the next load's stats.
     static WARM_UP_MS: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
 }
 
@@ -90,7 +90,7 @@ impl Engine {
         self.session = None;
         self.name = name;
         self.started = now();
-        self.stats = Stats { bytes: total_bytes, warm_up_ms: WARM_UP_MS.with(|w| w.get()), ..Stats::default() };
+        self.stats = Stats { bytes: total_bytes, warm_up_ms: WARM_UP_MS.with(|w| w.replace(0.0)), ..Stats::default() };
     }
 
     /// Feed the next chunk of the file (`File.stream()` order).

@@ -61,7 +61,7 @@ export class EngineClient {
         message: ev.message || 'the engine worker failed',
         hint: 'reload the page',
       });
-    // `?warmup=0` skips the engine warm-up (to measure what it saves).
+    // `?warmup=0` skips the engine warm-up before large files (to measure what it saves).
     const warmUp = new URLSearchParams(location.search).get('warmup') !== '0';
     this.ready = this.send({ op: 'init', wasm: boot.wasm, warmUp });
   }

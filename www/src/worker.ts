@@ -69,11 +69,19 @@ async function* chunksOf(file: Blob): AsyncGenerator<Uint8Array> {
 }
 
 /**
- * Run the engine on a small synthetic snapshot while the user picks a file: the browser then
- * optimizes the reader and replay before the real file arrives. A file chosen meanwhile waits
- * for it (tens of milliseconds). Failure only costs the speed-up.
+ * Before a large file, run the engine on a small synthetic snapshot first. Browsers optimize a
+ * WebAssembly function only once it has run for a while, and a function called once per load
+ * (the replay of a device) would otherwise run unoptimized for seconds. The warm-up costs about
+ * 0.1 s, so small files, which it would not speed up, skip it. `?warmup=0` turns it off (to
+ * measure what it saves); a failure only costs the speed-up.
  */
-function warmUp() {
+const WARM_UP_MIN_BYTES = 32 << 20;
+let warmUpAllowed = true;
+let warmedUp = false;
+
+function warmUpFor(bytes: number) {
+  if (!warmUpAllowed || warmedUp || bytes < WARM_UP_MIN_BYTES) return;
+  warmedUp = true;
   try {
     const ms = Engine.warmUp();
     console.info(`snapscope: engine warmed up in ${ms.toFixed(0)} ms`);
@@ -86,6 +94,7 @@ function warmUp() {
 const stored = new Map<string, Promise<void>>();
 
 async function load(id: number, file: Blob, name: string, key: string) {
+  warmUpFor(file.size);
   const engine = new Engine();
   engine.begin(name, file.size);
   const progress = (p: Progress) => post({ id, kind: 'progress', progress: p });
@@ -127,8 +136,8 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
       case 'init':
         ready = init({ module_or_path: m.wasm });
         await ready;
+        warmUpAllowed = m.warmUp;
         post({ id: m.id, kind: 'ok' });
-        if (m.warmUp) warmUp();
         break;
       case 'load':
         await ready;
