@@ -70,6 +70,7 @@ export async function launch() {
       "--disable-component-update",
       "--disable-sync",
       "--allow-file-access-from-files",
+      // Extra flags for experiments, e.g. CHROMIUM_EXTRA_ARGS="--js-flags=--no-liftoff".
       ...(process.env.CHROMIUM_EXTRA_ARGS ?? "").split(" ").filter(Boolean),
     ],
   });
