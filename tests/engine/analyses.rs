@@ -147,8 +147,19 @@ fn every_mode_and_template_runs_on_every_corpus_file() {
             assert_eq!(peak(&mut s, false), peak(&mut s, true), "{rel} d{d}: stored peaks = scanned peaks");
             // The leak floor from the replay's block extremes = the one read from every row.
             if let Some(replay) = s.loaded.as_ref().and_then(|l| l.device(d)) {
-                let scanned = snapscope::analysis::leak::leak(&s.conn, d, 3, None).unwrap().floor;
-                assert_eq!(snapscope::analysis::leak::tenth_floors(&replay.series), scanned, "{rel} d{d}: leak floor");
+                let leak = snapscope::analysis::leak::leak(&s.conn, d, 3, None).unwrap();
+                assert_eq!(snapscope::analysis::leak::tenth_floors(&replay.series), leak.floor, "{rel} d{d}: leak floor");
+                // Long-lived blocks, split for the virtual table = the one-condition definition.
+                let by_definition: (i64, Option<i64>) = s
+                    .conn
+                    .query_row(
+                        "SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = (SELECT id FROM devices WHERE device_index = ?1)
+                           AND orphan = 0 AND alloc_event IS NOT NULL AND COALESCE(free_completed_event, ?2) - alloc_event >= ?2 / 2",
+                        rusqlite::params![d, leak.events],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .unwrap();
+                assert_eq!((leak.long_lived_blocks, leak.long_lived_bytes), (by_definition.0, by_definition.1.unwrap_or(0)), "{rel} d{d}");
             }
         }
     }

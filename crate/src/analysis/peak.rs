@@ -124,11 +124,10 @@ pub fn live_groups(conn: &Connection, device: i64, event: Option<i64>, by: &str,
         "SELECT {key} AS k, (l.alloc_event IS NULL) AS before, COUNT(*), SUM(l.size), SUM(l.requested_size),
                 CASE WHEN {key} IS NULL THEN NULL WHEN ?3 = 'frame' THEN (SELECT f.filename || ':' || f.line || ' ' || f.name FROM frames f WHERE f.id = cs.top_frame_id) ELSE cs.text END,
                 cs.site
-         FROM lifetimes l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
-         WHERE l.device_id = ?1 AND l.orphan = 0 AND (l.alloc_event IS NULL OR l.alloc_event <= ?2)
-           AND (l.free_completed_event IS NULL OR l.free_completed_event > ?2)
+         FROM {live} l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
          GROUP BY k, CASE WHEN {key} IS NULL THEN (l.alloc_event IS NULL) ELSE 0 END
-         ORDER BY SUM(l.size) DESC, k"
+         ORDER BY SUM(l.size) DESC, k",
+        live = super::live_lifetimes_sql("?1", "?2")
     );
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map(params![dev, event.unwrap_or(-1), by], |r| {
