@@ -3,8 +3,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let mut arena = snapscope::reader::arena::Arena::default();
-    if let Ok((root, _)) = snapscope::reader::pickle::parse(data, &mut arena) {
+    if let Ok((arena, root, _, _)) = snapscope::reader::pickle::parse(data) {
         let _ = arena.to_json(root, 0);
     }
 });
