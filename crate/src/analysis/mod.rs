@@ -20,15 +20,11 @@ pub mod tree;
 /// scanning, and answers the NULL tests from short lists (ORs would reach it as millions of
 /// column reads).
 pub fn live_lifetimes_sql(dev: &str, event: &str) -> String {
-    let branch = |born: &str, alive: &str| format!("SELECT * FROM lifetimes WHERE device_id = {dev} AND orphan = 0 AND {born} AND {alive}");
-    let born_before = "alloc_event IS NULL".to_string();
-    let born_by = format!("alloc_event <= {event}");
-    let (never_freed, freed_after) = ("free_completed_event IS NULL".to_string(), format!("free_completed_event > {event}"));
-    let branches = [
-        branch(&born_before, &never_freed),
-        branch(&born_before, &freed_after),
-        branch(&born_by, &never_freed),
-        branch(&born_by, &freed_after),
-    ];
+    let born = ["alloc_event IS NULL".to_string(), format!("alloc_event <= {event}")];
+    let alive = ["free_completed_event IS NULL".to_string(), format!("free_completed_event > {event}")];
+    let branches: Vec<String> = born
+        .iter()
+        .flat_map(|b| alive.iter().map(move |a| format!("SELECT * FROM lifetimes WHERE device_id = {dev} AND orphan = 0 AND {b} AND {a}")))
+        .collect();
     format!("({})", branches.join(" UNION ALL "))
 }
