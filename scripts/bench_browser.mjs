@@ -114,10 +114,15 @@ async function browserRun(origin, file) {
   const ctx = await launch();
   const profile = ctx.profileDir;
   const page = await ctx.newPage();
+  const tPage = performance.now();
   await page.goto(origin + "/");
+  // The clock starts when the page is ready for a file: its engine started and warmed up.
   await page.waitForFunction(
-    () => document.documentElement.dataset.snapscope === "empty",
+    () =>
+      document.documentElement.dataset.snapscope === "empty" &&
+      document.documentElement.dataset.engine === "ready",
   );
+  const pageReadyMs = performance.now() - tPage;
   let peakRss = 0;
   let peakTabRss = 0;
   const sampler = setInterval(() => {
@@ -138,12 +143,25 @@ async function browserRun(origin, file) {
   const tabMib = () =>
     Math.round(browserRss(profile, "--type=renderer") / 2 ** 20);
   const phases = { first_view: tabMib() };
+  // The same interval measured inside the page (without the test driver's round trips), and
+  // its parts: until the engine's overview arrived, then rendering it.
+  const marks = await page.evaluate(() => {
+    const at = (n) => performance.getEntriesByName(n).at(-1)?.startTime ?? NaN;
+    const chosen = at("snapscope:file-chosen");
+    return {
+      in_page_first_view_ms: at("snapscope:first-view") - chosen,
+      overview_received_ms: at("snapscope:overview-received") - chosen,
+    };
+  });
   const status = await page.evaluate(
     () => document.documentElement.dataset.snapscope,
   );
   const result = {
     floor_ms: Math.round(floorMs),
+    page_ready_ms: Math.round(pageReadyMs),
     first_view_ms: Math.round(firstViewMs),
+    in_page_first_view_ms: Math.round(marks.in_page_first_view_ms),
+    overview_received_ms: Math.round(marks.overview_received_ms),
     status,
   };
   if (status === "ready") {

@@ -38,13 +38,8 @@ struct Stats {
     /// Wasm memory when the overview was ready (before the SnapshotDB), and now.
     wasm_memory_at_first_view_bytes: f64,
     wasm_memory_bytes: f64,
-    /// The engine's warm-up before this load (0 if none ran: small files, or done before).
+    /// The engine's warm-up on this load's path (0 if none ran or it ran ahead of the file).
     warm_up_ms: f64,
-}
-
-thread_local! {
-    /// How long the warm-up took (0 if it did not run), reported with the next load's stats.
-    static WARM_UP_MS: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
 }
 
 #[wasm_bindgen]
@@ -77,20 +72,19 @@ impl Engine {
     pub fn warm_up() -> Result<f64, JsValue> {
         let t = now();
         crate::warmup::run().map_err(err)?;
-        let ms = now() - t;
-        WARM_UP_MS.with(|w| w.set(ms));
-        Ok(ms)
+        Ok(now() - t)
     }
 
-    /// Start loading a file of `total_bytes` (used to size the buffer once).
-    pub fn begin(&mut self, name: String, total_bytes: f64) {
+    /// Start loading a file of `total_bytes` (used to size the buffer once); `warm_up_ms` is
+    /// the warm-up the worker ran for this file, reported with its stats.
+    pub fn begin(&mut self, name: String, total_bytes: f64, warm_up_ms: f64) {
         self.reader = Some(ChunkReader::default());
         self.snapshot = None;
         self.loaded = None;
         self.session = None;
         self.name = name;
         self.started = now();
-        self.stats = Stats { bytes: total_bytes, warm_up_ms: WARM_UP_MS.with(|w| w.replace(0.0)), ..Stats::default() };
+        self.stats = Stats { bytes: total_bytes, warm_up_ms, ..Stats::default() };
     }
 
     /// Feed the next chunk of the file (`File.stream()` order).

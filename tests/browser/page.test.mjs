@@ -390,3 +390,31 @@ test("a load can be cancelled and the page stays usable", async () => {
     "ready",
   );
 });
+
+test("a file chosen once the page is ready meets an engine warmed up ahead, and so does the next", async () => {
+  const c = await launch();
+  const p = await c.newPage();
+  const engineReady = () =>
+    p.waitForFunction(
+      () => document.documentElement.dataset.engine === "ready",
+    );
+  const stats = () => p.evaluate(() => window.snapscope.stats());
+  await p.goto(origin + "/");
+  await engineReady();
+  assert.equal(await openFiles(p, [files[0]]), "ready");
+  let s = await stats();
+  assert.equal(s.warmed_ahead, true);
+  assert.equal(s.warm_up_ms, 0, "no warm-up on the load's path");
+  // The page prepares the next engine while idle.
+  await engineReady();
+  assert.equal(await openFiles(p, [files[1]]), "ready");
+  s = await stats();
+  assert.equal(s.warmed_ahead, true);
+  // ?warmup=0 turns it off: the engine is started ahead but runs cold.
+  await p.goto(origin + "/?warmup=0");
+  await engineReady();
+  assert.equal(await openFiles(p, [files[0]]), "ready");
+  s = await stats();
+  assert.equal(s.warmed_ahead, false);
+  await c.close();
+});

@@ -46,6 +46,24 @@ export function boot(): Promise<Boot> {
   })());
 }
 
+let spare: EngineClient | null = null;
+
+/**
+ * Start and warm up the engine for the next file while the page waits for one, so that a chosen
+ * file goes straight to an engine that is running optimized code. Resolves when it is ready.
+ */
+export function prepareEngine(boot: Boot): Promise<void> {
+  spare ??= new EngineClient(boot);
+  return spare.warmUp();
+}
+
+/** The engine for a file: the prepared one if there is one, else a new one. */
+export function takeEngine(boot: Boot): EngineClient {
+  const client = spare ?? new EngineClient(boot);
+  spare = null;
+  return client;
+}
+
 export class EngineClient {
   private worker: Worker;
   private nextId = 1;
@@ -89,6 +107,12 @@ export class EngineClient {
       this.pending.set(id, { resolve, reject, onProgress });
       this.worker.postMessage({ ...req, id });
     });
+  }
+
+  /** Warm the engine up now, ahead of a file (see the worker). */
+  async warmUp(): Promise<void> {
+    await this.ready;
+    await this.send({ op: 'warmUp' });
   }
 
   async load(file: Blob, name: string, onProgress: (p: Progress) => void): Promise<string> {

@@ -3,6 +3,7 @@
 /** Requests carry an id; the worker answers each with exactly one Reply of the same id. */
 export type Request =
   | { op: 'init'; wasm: WebAssembly.Module; warmUp: boolean }
+  | { op: 'warmUp' }
   | { op: 'load'; file: Blob; name: string; key: string }
   | { op: 'call'; key: string; method: EngineMethod; args: (string | number)[] }
   | { op: 'export'; key: string }

@@ -69,34 +69,42 @@ async function* chunksOf(file: Blob): AsyncGenerator<Uint8Array> {
 }
 
 /**
- * Before a large file, run the engine on a small synthetic snapshot first. Browsers optimize a
+ * Run the engine on a small synthetic snapshot before the user's file. Browsers optimize a
  * WebAssembly function only once it has run for a while, and a function called once per load
- * (the replay of a device) would otherwise run unoptimized for seconds. The warm-up costs about
- * 0.1 s, so small files, which it would not speed up, skip it. `?warmup=0` turns it off (to
- * measure what it saves); a failure only costs the speed-up.
+ * (the replay of a device) would otherwise run unoptimized for seconds. The page warms its next
+ * engine up while it waits for a file ('warmUp'); an engine started for a file warms up only
+ * before a large one, since the ~0.1 s it costs there gains nothing for a small file.
+ * `?warmup=0` turns both off (to measure what they save); a failure only costs the speed-up.
  */
 const WARM_UP_MIN_BYTES = 32 << 20;
 let warmUpAllowed = true;
 let warmedUp = false;
 
-function warmUpFor(bytes: number) {
-  if (!warmUpAllowed || warmedUp || bytes < WARM_UP_MIN_BYTES) return;
+/** Warm up unless done already or turned off; the milliseconds it took (0 if it did not run). */
+function warmUp(): number {
+  if (!warmUpAllowed || warmedUp) return 0;
   warmedUp = true;
   try {
     const ms = Engine.warmUp();
     console.info(`snapscope: engine warmed up in ${ms.toFixed(0)} ms`);
+    return ms;
   } catch (e) {
     console.warn('snapscope: warm-up failed', e);
+    return 0;
   }
 }
+
+/** Per snapshot: whether the engine had warmed up before its file arrived (reported in stats). */
+const warmedAhead = new Map<string, boolean>();
 
 /** Per snapshot: resolves once its SnapshotDB is built (calls that need SQL wait for it). */
 const stored = new Map<string, Promise<void>>();
 
 async function load(id: number, file: Blob, name: string, key: string) {
-  warmUpFor(file.size);
+  warmedAhead.set(key, warmedUp);
+  const warmUpMs = file.size >= WARM_UP_MIN_BYTES ? warmUp() : 0;
   const engine = new Engine();
-  engine.begin(name, file.size);
+  engine.begin(name, file.size, warmUpMs);
   const progress = (p: Progress) => post({ id, kind: 'progress', progress: p });
   let read = 0;
   let lastPost = 0;
@@ -139,6 +147,11 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         warmUpAllowed = m.warmUp;
         post({ id: m.id, kind: 'ok' });
         break;
+      case 'warmUp':
+        await ready;
+        warmUp();
+        post({ id: m.id, kind: 'ok' });
+        break;
       case 'load':
         await ready;
         await load(m.id, m.file, m.name, m.key);
@@ -148,7 +161,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         const e = engines.get(m.key);
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
         const fn = (e as unknown as Record<string, (...a: unknown[]) => string>)[m.method];
-        const out = m.method === 'stats' ? e.stats() : fn.apply(e, m.args);
+        const out = m.method === 'stats' ? { ...e.stats(), warmed_ahead: warmedAhead.get(m.key) } : fn.apply(e, m.args);
         // report() answers HTML and stats() an object; everything else JSON text.
         const json = m.method === 'report' || m.method === 'stats' ? JSON.stringify(out) : out;
         post({ id: m.id, kind: 'ok', json });
