@@ -114,7 +114,9 @@ impl Layout<'_> {
     fn derive_size(&mut self, addr: u64, requested: u64) -> Result<u64, String> {
         let s = self.rules.round_size(requested);
         let range = self.ranges.containing(addr).ok_or_else(|| format!("0x{addr:x} is outside every reserved segment"))?;
-        if self.blocks.contains_key(&addr) {
+        // One walk finds both an allocation already at `addr` and the end of the free block.
+        let next_block = self.blocks.range(addr..).next().map(|(&a, _)| a);
+        if next_block == Some(addr) {
             return Err(format!("0x{addr:x} is already allocated"));
         }
         let mut free_start = range.start;
@@ -143,7 +145,7 @@ impl Layout<'_> {
                 self.gap_after.remove(&p);
             }
         }
-        let free_end = self.next_start(addr, &range);
+        let free_end = next_block.unwrap_or(u64::MAX).min(range.end());
         if free_start < addr {
             let npu_aligned = self.rules.pad > 0
                 && (range.expandable || self.rules.expandable)
@@ -214,8 +216,12 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
                     lay.blocks.insert(e.addr, l);
                 }
             }
-            Action::FreeCompleted | Action::Free if l != NONE && lay.blocks.get(&e.addr) == Some(&l) => {
-                lay.blocks.remove(&e.addr);
+            Action::FreeCompleted | Action::Free if l != NONE => {
+                if let std::collections::btree_map::Entry::Occupied(b) = lay.blocks.entry(e.addr) {
+                    if *b.get() == l {
+                        b.remove();
+                    }
+                }
             }
             Action::SegmentAlloc | Action::SegmentMap => {
                 if let Err(m) = lay.ranges.apply(e.action(), e.addr, e.size, e.stream) {
