@@ -255,7 +255,7 @@ mod tests {
         let d = &loaded.devices[0];
         assert!(d.events >= 10_000 && d.events < 10_030, "{} events", d.events);
         assert!(d.consistency.ok, "{:?}", d.consistency.issues);
-        assert_eq!(first_max(&d.series.allocated).map(|(v, _)| v), Some(PEAK_ALLOCATED as i64));
+        assert_eq!(first_max(d.series.allocated.iter()).map(|(v, _)| v), Some(PEAK_ALLOCATED as i64));
         assert!(loaded.snapshot.warnings.is_empty(), "{:?}", loaded.snapshot.warnings);
         // Stacks are shared as PyTorch shares them: one interned stack per distinct seed.
         assert!(loaded.snapshot.interner.stacks.len() < 200);

@@ -104,7 +104,7 @@ pub fn bands(loaded: &Loaded, device: i64, from: u32, to: u32, columns: u32, max
                 bottom += l.size;
             }
         }
-        let active = d.series.active.get(e as usize).copied().unwrap_or(0).max(0) as u64;
+        let active = d.series.active.get(e as usize).unwrap_or(0).max(0) as u64;
         b.active.push(active);
         b.other_bytes.push(active.saturating_sub(bottom));
     }

@@ -2,6 +2,7 @@
 //! `memory_reserved()` report), anchored at the dump: the state after the last event is the dump
 //! by construction, and the window start is the dump minus every event's change.
 
+use super::column::Column;
 use super::{IssueLog, Lifetime, NONE};
 use crate::model::{Action, DeviceTrace, Snapshot};
 use serde::{Deserialize, Serialize};
@@ -21,25 +22,25 @@ pub struct Peak {
     pub event: Option<u32>,
 }
 
-/// Columnar counters: `after[i]` is the state right after event i.
+/// Columnar counters: `allocated.at(i)` is the allocated bytes right after event i.
 #[derive(Debug, Clone, Default)]
 pub struct Series {
     pub start: Counters,
-    pub allocated: Vec<i64>,
-    pub active: Vec<i64>,
-    pub reserved: Vec<i64>,
-    pub requested: Vec<i64>,
+    pub allocated: Column,
+    pub active: Column,
+    pub reserved: Column,
+    pub requested: Column,
     /// Extremes of every `SERIES_BLOCK` events (the last block may be shorter): a chart of
     /// millions of events reads these instead of every event (see `Series::extremes`).
     pub blocks: Vec<Extremes>,
 }
 
-pub const SERIES_BLOCK: usize = 256;
+pub const SERIES_BLOCK: usize = super::column::BLOCK;
 
 /// The largest value and the first index holding it (what `MAX()` over rows in order finds).
-pub fn first_max(values: &[i64]) -> Option<(i64, usize)> {
+pub fn first_max(values: impl IntoIterator<Item = i64>) -> Option<(i64, usize)> {
     let mut best: Option<(i64, usize)> = None;
-    for (i, &v) in values.iter().enumerate() {
+    for (i, v) in values.into_iter().enumerate() {
         if best.is_none_or(|(b, _)| v > b) {
             best = Some((v, i));
         }
@@ -78,13 +79,13 @@ impl Extremes {
 impl Series {
     /// Extremes of events `r` read one by one.
     fn scan(&self, r: std::ops::Range<usize>) -> Extremes {
-        let max = |v: &[i64]| v.iter().copied().max().unwrap_or(i64::MIN);
+        let max = |c: &Column| c.range(r.clone()).max().unwrap_or(i64::MIN);
         Extremes {
-            allocated_min: self.allocated[r.clone()].iter().copied().min().unwrap_or(i64::MAX),
-            allocated_max: max(&self.allocated[r.clone()]),
-            active_max: max(&self.active[r.clone()]),
-            reserved_max: max(&self.reserved[r.clone()]),
-            requested_max: max(&self.requested[r]),
+            allocated_min: self.allocated.range(r.clone()).min().unwrap_or(i64::MAX),
+            allocated_max: max(&self.allocated),
+            active_max: max(&self.active),
+            reserved_max: max(&self.reserved),
+            requested_max: max(&self.requested),
         }
     }
 
@@ -122,7 +123,12 @@ impl Series {
         self.allocated.is_empty()
     }
     pub fn at(&self, i: usize) -> Counters {
-        Counters { allocated: self.allocated[i], active: self.active[i], reserved: self.reserved[i], requested: self.requested[i] }
+        Counters {
+            allocated: self.allocated.at(i),
+            active: self.active.at(i),
+            reserved: self.reserved.at(i),
+            requested: self.requested.at(i),
+        }
     }
     /// State after event `event`, or before the first event for None.
     pub fn after(&self, event: Option<u32>) -> Counters {
@@ -134,7 +140,7 @@ impl Series {
     pub fn last(&self) -> Option<Counters> {
         (!self.is_empty()).then(|| self.at(self.len() - 1))
     }
-    pub fn column(&self, name: &str) -> Option<&[i64]> {
+    pub fn column(&self, name: &str) -> Option<&Column> {
         match name {
             "allocated" => Some(&self.allocated),
             "active" => Some(&self.active),
@@ -150,7 +156,7 @@ impl Series {
             "reserved" => self.start.reserved,
             _ => self.start.requested,
         };
-        match first_max(self.column(name).unwrap_or(&[])) {
+        match self.column(name).and_then(|c| first_max(c.iter())) {
             Some((bytes, i)) if bytes > start => Peak { bytes, event: Some(i as u32) },
             _ => Peak { bytes: start, event: None },
         }
@@ -225,10 +231,10 @@ pub(crate) fn compute(
     }
     let mut s = Series {
         start: cur,
-        allocated: Vec::with_capacity(n),
-        active: Vec::with_capacity(n),
-        reserved: Vec::with_capacity(n),
-        requested: Vec::with_capacity(n),
+        allocated: Column::with_capacity(n),
+        active: Column::with_capacity(n),
+        reserved: Column::with_capacity(n),
+        requested: Column::with_capacity(n),
         blocks: Vec::new(),
     };
     for (i, d) in changes().enumerate() {

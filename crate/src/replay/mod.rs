@@ -10,6 +10,7 @@
 //! An event that cannot be applied becomes an [`Issue`] with its index; the replay goes on.
 
 mod backward;
+pub mod column;
 mod counters;
 mod forward;
 pub mod ranges;

@@ -249,7 +249,7 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Sto
             let st = d.series.start;
             // Each counter's peak over the events, as MAX() over the rows finds it.
             let peaks = [&d.series.allocated, &d.series.active, &d.series.reserved, &d.series.requested]
-                .map(|v| crate::replay::first_max(v).map_or((None, None), |(b, i)| (Some(b), Some(i as i64))));
+                .map(|v| crate::replay::first_max(v.iter()).map_or((None, None), |(b, i)| (Some(b), Some(i as i64))));
             dev.execute(params![
                 dev_id,
                 d.device,

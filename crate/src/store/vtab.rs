@@ -477,10 +477,10 @@ impl Rows for TraceRows {
         match col {
             2 => return Cell::Int(i as i64),
             9 => return Cell::of((d.event_lifetime[i] != NONE).then(|| lifetime_base + d.event_lifetime[i] as i64)),
-            10 => return Cell::Int(d.series.allocated[i]),
-            11 => return Cell::Int(d.series.active[i]),
-            12 => return Cell::Int(d.series.reserved[i]),
-            13 => return Cell::Int(d.series.requested[i]),
+            10 => return Cell::Int(d.series.allocated.at(i)),
+            11 => return Cell::Int(d.series.active.at(i)),
+            12 => return Cell::Int(d.series.reserved.at(i)),
+            13 => return Cell::Int(d.series.requested.at(i)),
             _ => {}
         }
         let trace = l.snapshot.trace(d.device);
