@@ -5,8 +5,11 @@ mod common;
 use serde_json::Value;
 use std::process::Command;
 
+/// Runs in a scratch folder: an import remembers its database there (`.snapscope/focus.json`),
+/// never in the checkout.
 fn snapscope(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_snapscope")).args(args).output().unwrap();
+    let scratch = tmp("");
+    let out = Command::new(env!("CARGO_BIN_EXE_snapscope")).args(args).current_dir(scratch).output().unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 

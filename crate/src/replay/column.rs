@@ -36,7 +36,7 @@ impl Column {
     #[inline]
     pub fn push(&mut self, v: i64) {
         let i = self.offset.len();
-        if i % BLOCK == 0 {
+        if i.is_multiple_of(BLOCK) {
             self.base.push(v);
         }
         let base = *self.base.last().expect("a run was started");
