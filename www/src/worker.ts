@@ -39,9 +39,10 @@ function asError(e: unknown): EngineError {
 }
 
 /**
- * The file's bytes in order. A BYOB reader refills one 1 MiB buffer, so reading a 1 GB file
- * leaves no trail of chunk garbage in the tab; browsers whose Blob stream is not a byte stream
- * get the default reader.
+ * The file's bytes in order. A BYOB reader refills two 1 MiB buffers in turn: while the engine
+ * decodes one, the browser already reads into the other, and reading a 1 GB file leaves no
+ * trail of chunk garbage in the tab. Browsers whose Blob stream is not a byte stream get the
+ * default reader.
  */
 async function* chunksOf(file: Blob): AsyncGenerator<Uint8Array> {
   let byob: ReadableStreamBYOBReader | null = null;
@@ -59,12 +60,15 @@ async function* chunksOf(file: Blob): AsyncGenerator<Uint8Array> {
       yield value;
     }
   }
-  let buffer = new ArrayBuffer(1 << 20);
+  const reader = byob;
+  const readInto = (buffer: ArrayBuffer) => reader.read(new Uint8Array(buffer));
+  const inFlight = [readInto(new ArrayBuffer(1 << 20)), readInto(new ArrayBuffer(1 << 20))];
   for (;;) {
-    const { done, value } = await byob.read(new Uint8Array(buffer));
+    const { done, value } = await inFlight.shift()!;
     if (done || !value) return;
     yield value;
-    buffer = value.buffer as ArrayBuffer;
+    // The consumer is done with this chunk: its buffer takes the next read.
+    inFlight.push(readInto(value.buffer as ArrayBuffer));
   }
 }
 
