@@ -37,10 +37,15 @@ const inline = {
 };
 const single = page
   .replace('<!--CSP-->', meta(CSP_SINGLE))
-  .replace('<link rel="stylesheet" href="style.css">', `<style>${readFileSync(here + 'style.css', 'utf8')}</style>`)
+  // Replacer functions: a replacement string would read `$'`, `$&`... in the code as patterns.
+  .replace(
+    '<link rel="stylesheet" href="style.css">',
+    () => `<style>${readFileSync(here + 'style.css', 'utf8')}</style>`,
+  )
   .replace(
     '<script type="module" src="app.js"></script>',
-    `<script>globalThis.__SNAPSCOPE_INLINE__ = ${esc(JSON.stringify(inline))};</script>\n<script type="module">${esc(readFileSync(dist + 'app.js', 'utf8'))}</script>`,
+    () =>
+      `<script>globalThis.__SNAPSCOPE_INLINE__ = ${esc(JSON.stringify(inline))};</script>\n<script type="module">${esc(readFileSync(dist + 'app.js', 'utf8'))}</script>`,
   );
 writeFileSync(dist + 'snapscope.html', single);
 console.log(
