@@ -91,7 +91,7 @@ fn npu_files_agree_with_pt_snap_cli() {
         let pt_peak = g["allocator_gap"]["peak_allocated"].as_i64().unwrap();
         let (lo, hi) = (d.series.peak("requested").bytes, d.series.peak("allocated").bytes);
         assert!(lo <= pt_peak && pt_peak <= hi, "{key}: pt-snap peak {pt_peak} outside [{lo}, {hi}]");
-        let leaks: Vec<_> = d.lifetimes.iter().filter(|l| l.alloc_event.is_some() && l.state_at_dump.is_some()).collect();
+        let leaks: Vec<_> = d.lifetimes.iter().filter(|l| l.alloc_event().is_some() && l.state_at_dump.is_some()).collect();
         assert_eq!(leaks.len() as i64, g["leak_candidates_total"].as_i64().unwrap(), "{key}: leak candidates");
         seen += 1;
     }

@@ -70,7 +70,7 @@ fn ring_buffer_cut_reconstructs_blocks_from_before_the_window() {
     let d = &loaded.devices[0];
     let before: Vec<_> = d.lifetimes.iter().filter(|l| l.before_window()).collect();
     // The weights (live at dump) and the blocks of iteration 2 that were freed in the window.
-    assert!(before.iter().any(|l| l.free_completed_event.is_some()), "a block allocated before the window is freed inside it");
+    assert!(before.iter().any(|l| l.free_completed_event().is_some()), "a block allocated before the window is freed inside it");
     assert!(before.iter().any(|l| l.state_at_dump.is_some()), "a block allocated before the window is still live");
     // Small-pool blocks are exact; the large block pending at the window start may have been
     // handed a whole free block up to 1 MiB larger, and says so.

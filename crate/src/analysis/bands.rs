@@ -40,7 +40,7 @@ pub struct Bands {
 }
 
 fn live_at(l: &Lifetime, e: u32) -> bool {
-    l.alloc_event.is_none_or(|a| a <= e) && l.free_completed_event.is_none_or(|f| f > e)
+    l.alloc_event().is_none_or(|a| a <= e) && l.free_completed_event().is_none_or(|f| f > e)
 }
 
 pub fn bands(loaded: &Loaded, device: i64, from: u32, to: u32, columns: u32, max_blocks: usize) -> crate::Result<Bands> {
@@ -53,14 +53,14 @@ pub fn bands(loaded: &Loaded, device: i64, from: u32, to: u32, columns: u32, max
     let mut chosen: Vec<u32> = (0..d.lifetimes.len() as u32)
         .filter(|&i| {
             let l = &d.lifetimes[i as usize];
-            !l.orphan && l.alloc_event.is_none_or(|a| a <= to) && l.free_completed_event.is_none_or(|f| f > from)
+            !l.orphan && l.alloc_event().is_none_or(|a| a <= to) && l.free_completed_event().is_none_or(|f| f > from)
         })
         .collect();
     chosen.sort_by_key(|&i| std::cmp::Reverse(d.lifetimes[i as usize].size));
     chosen.truncate(max_blocks);
     chosen.sort_by_key(|&i| {
         let l = &d.lifetimes[i as usize];
-        (l.alloc_event.map(|a| a as i64).unwrap_or(-1), l.addr)
+        (l.alloc_event().map(|a| a as i64).unwrap_or(-1), l.addr)
     });
     let interner = &loaded.snapshot.interner;
     let blocks: Vec<BandBlock> = chosen
@@ -71,10 +71,10 @@ pub fn bands(loaded: &Loaded, device: i64, from: u32, to: u32, columns: u32, max
                 lifetime: i,
                 address: l.addr,
                 size: l.size,
-                alloc_event: l.alloc_event,
-                free_event: l.free_completed_event,
-                stack: l.stack,
-                site: l.stack.and_then(|s| interner.site(&interner.stacks[s as usize])).map(|f| f.label()).unwrap_or_default(),
+                alloc_event: l.alloc_event(),
+                free_event: l.free_completed_event(),
+                stack: l.stack(),
+                site: l.stack().and_then(|s| interner.site(&interner.stacks[s as usize])).map(|f| f.label()).unwrap_or_default(),
             }
         })
         .collect();

@@ -41,22 +41,13 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
     for s in snap.segments.iter().filter(|s| s.device == device) {
         for b in s.blocks.iter().filter(|b| b.state != BlockState::Inactive) {
             let id = lifetimes.len() as u32;
-            lifetimes.push(Lifetime {
-                addr: b.address,
-                size: b.size,
-                requested: b.requested_size,
-                stream: s.stream,
-                alloc_event: None,
-                free_requested_event: None,
-                free_completed_event: None,
-                state_at_dump: Some(b.state),
-                stack: b.stack,
-                stack_source: if b.stack.is_some() { StackSource::DumpBlock } else { StackSource::None },
-                size_exact: true,
-                size_uncertainty: 0,
-                size_known: true,
-                orphan: false,
-            });
+            let mut lt = Lifetime::new(b.address, b.size, b.requested_size, s.stream);
+            lt.state_at_dump = Some(b.state);
+            lt.set_stack(b.stack);
+            lt.stack_source = if b.stack.is_some() { StackSource::DumpBlock } else { StackSource::None };
+            lt.size_exact = true;
+            lt.size_known = true;
+            lifetimes.push(lt);
             if open.insert(b.address, id).is_some() {
                 log.add(None, "DUMP_BLOCK_DUPLICATE", format!("two dump blocks start at 0x{:x}", b.address));
             }
@@ -69,11 +60,11 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                 match open.remove(&e.addr) {
                     Some(l) => {
                         let lt = &mut lifetimes[l as usize];
-                        lt.alloc_event = Some(i as u32);
+                        lt.set_alloc_event(Some(i as u32));
                         lt.requested = e.size;
                         lt.stream = e.stream;
                         if e.stack().is_some() {
-                            lt.stack = e.stack();
+                            lt.set_stack(e.stack());
                             lt.stack_source = StackSource::Alloc;
                         }
                         event_lifetime[i] = l;
@@ -87,9 +78,9 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                         let id = lifetimes.len() as u32;
                         lifetimes.push(new_freed(e.addr, e.size, e.stream, None));
                         let lt = &mut lifetimes[id as usize];
-                        lt.alloc_event = Some(i as u32);
+                        lt.set_alloc_event(Some(i as u32));
                         lt.orphan = true;
-                        lt.stack = e.stack();
+                        lt.set_stack(e.stack());
                         lt.stack_source = if e.stack().is_some() { StackSource::Alloc } else { StackSource::None };
                         event_lifetime[i] = id;
                     }
@@ -98,12 +89,12 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
             Action::FreeRequested => {
                 let fits = open.get(&e.addr).copied().filter(|&l| {
                     let lt = &lifetimes[l as usize];
-                    lt.free_requested_event.is_none()
-                        && (lt.free_completed_event.is_some() || lt.state_at_dump == Some(BlockState::ActivePendingFree))
+                    lt.free_requested_event().is_none()
+                        && (lt.free_completed_event().is_some() || lt.state_at_dump == Some(BlockState::ActivePendingFree))
                 });
                 match fits {
                     Some(l) => {
-                        lifetimes[l as usize].free_requested_event = Some(i as u32);
+                        lifetimes[l as usize].set_free_requested_event(Some(i as u32));
                         event_lifetime[i] = l;
                     }
                     None => log.add(
@@ -128,10 +119,10 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                 let id = lifetimes.len() as u32;
                 let mut lt = new_freed(e.addr, e.size, e.stream, Some(i as u32));
                 if e.action() == Action::Free {
-                    lt.free_requested_event = Some(i as u32);
+                    lt.set_free_requested_event(Some(i as u32));
                 }
                 if e.stack().is_some() {
-                    lt.stack = e.stack();
+                    lt.set_stack(e.stack());
                     lt.stack_source = StackSource::Free;
                 }
                 lifetimes.push(lt);
@@ -170,22 +161,9 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
 }
 
 fn new_freed(addr: u64, requested: u64, stream: u64, free_completed: Option<u32>) -> Lifetime {
-    Lifetime {
-        addr,
-        size: 0,
-        requested,
-        stream,
-        alloc_event: None,
-        free_requested_event: None,
-        free_completed_event: free_completed,
-        state_at_dump: None,
-        stack: None,
-        stack_source: StackSource::None,
-        size_exact: false,
-        size_uncertainty: 0,
-        size_known: false,
-        orphan: false,
-    }
+    let mut lt = Lifetime::new(addr, 0, requested, stream);
+    lt.set_free_completed_event(free_completed);
+    lt
 }
 
 /// An unmapped range that is mapped again belongs to the pool of the range it touches.

@@ -188,7 +188,7 @@ fn change_of(e: &crate::model::Event, l: u32, lifetimes: &[Lifetime]) -> Counter
             d.requested = -req;
             // Without a free_requested in the window, the block was either pending before
             // the window (allocated already dropped) or freed in one step.
-            if lt.free_requested_event.is_none() && lt.alloc_event.is_some() || e.action() == Action::Free {
+            if lt.free_requested_event().is_none() && lt.alloc_event().is_some() || e.action() == Action::Free {
                 d.allocated = -size;
             }
         }

@@ -75,7 +75,7 @@ impl Layout<'_> {
                 lt.size = self.rules.round_size(lt.requested);
             }
             if self.ranges.containing(lt.addr).is_none() {
-                let first = lt.free_requested_event.or(lt.free_completed_event).map(|e| e as usize);
+                let first = lt.free_requested_event().or(lt.free_completed_event()).map(|e| e as usize);
                 log.add(
                     first,
                     "BLOCK_OUTSIDE_SEGMENTS",

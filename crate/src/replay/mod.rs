@@ -36,39 +36,98 @@ pub enum StackSource {
     None,
 }
 
-/// One block from allocation to release (or to the dump).
-#[derive(Debug, Clone, Serialize)]
+/// One block from allocation to release (or to the dump). 64 bytes: event ids and the stack are
+/// kept as `u32` with `NONE` for "absent" (an `Option<u32>` takes 8), read through accessors.
+#[derive(Debug, Clone)]
 pub struct Lifetime {
     pub addr: u64,
     /// Block bytes (rounded). A lower bound when `size_exact` is false.
     pub size: u64,
     pub requested: u64,
     pub stream: u64,
-    pub alloc_event: Option<u32>,
-    pub free_requested_event: Option<u32>,
-    pub free_completed_event: Option<u32>,
-    /// State at the dump; None when freed inside the window.
-    pub state_at_dump: Option<BlockState>,
-    pub stack: Option<StackId>,
-    pub stack_source: StackSource,
-    pub size_exact: bool,
     /// Bytes by which the true size may exceed `size` (0 when exact).
     pub size_uncertainty: u64,
-    #[serde(skip)]
+    alloc_event: u32,
+    free_requested_event: u32,
+    free_completed_event: u32,
+    stack: u32,
+    /// State at the dump; None when freed inside the window.
+    pub state_at_dump: Option<BlockState>,
+    pub stack_source: StackSource,
+    pub size_exact: bool,
     pub(crate) size_known: bool,
     /// The trace contradicts this lifetime (it is left out of the counters).
     pub orphan: bool,
 }
 
+const fn packed(v: Option<u32>) -> u32 {
+    match v {
+        Some(v) if v != NONE => v,
+        _ => NONE,
+    }
+}
+
+const fn unpacked(v: u32) -> Option<u32> {
+    if v == NONE {
+        None
+    } else {
+        Some(v)
+    }
+}
+
 impl Lifetime {
+    /// A lifetime with no events or stack yet.
+    pub(crate) fn new(addr: u64, size: u64, requested: u64, stream: u64) -> Lifetime {
+        Lifetime {
+            addr,
+            size,
+            requested,
+            stream,
+            size_uncertainty: 0,
+            alloc_event: NONE,
+            free_requested_event: NONE,
+            free_completed_event: NONE,
+            stack: NONE,
+            state_at_dump: None,
+            stack_source: StackSource::None,
+            size_exact: false,
+            size_known: false,
+            orphan: false,
+        }
+    }
+    pub fn alloc_event(&self) -> Option<u32> {
+        unpacked(self.alloc_event)
+    }
+    pub fn free_requested_event(&self) -> Option<u32> {
+        unpacked(self.free_requested_event)
+    }
+    pub fn free_completed_event(&self) -> Option<u32> {
+        unpacked(self.free_completed_event)
+    }
+    pub fn stack(&self) -> Option<StackId> {
+        unpacked(self.stack)
+    }
+    pub fn set_alloc_event(&mut self, e: Option<u32>) {
+        self.alloc_event = packed(e);
+    }
+    pub fn set_free_requested_event(&mut self, e: Option<u32>) {
+        self.free_requested_event = packed(e);
+    }
+    pub fn set_free_completed_event(&mut self, e: Option<u32>) {
+        self.free_completed_event = packed(e);
+    }
+    pub fn set_stack(&mut self, s: Option<StackId>) {
+        self.stack = packed(s);
+    }
+
     pub fn before_window(&self) -> bool {
-        self.alloc_event.is_none()
+        self.alloc_event().is_none()
     }
     /// Counted in `allocated` at the window start.
     pub fn allocated_at_start(&self) -> bool {
         self.before_window()
-            && (self.free_requested_event.is_some()
-                || (self.free_completed_event.is_none() && self.state_at_dump == Some(BlockState::ActiveAllocated)))
+            && (self.free_requested_event().is_some()
+                || (self.free_completed_event().is_none() && self.state_at_dump == Some(BlockState::ActiveAllocated)))
     }
 }
 
@@ -160,8 +219,8 @@ pub fn replay_device(snap: &Snapshot, rules: &Rules, device: i64) -> DeviceRepla
     let ok = log.is_empty() && fwd.dump_blocks_matched[0] == fwd.dump_blocks_matched[1];
     let ids_where = |keep: fn(&Lifetime) -> bool| (0..fwd.lifetimes.len() as u32).filter(|&i| keep(&fwd.lifetimes[i as usize])).collect();
     DeviceReplay {
-        before_window: ids_where(|l| l.alloc_event.is_none()),
-        never_freed: ids_where(|l| l.free_completed_event.is_none()),
+        before_window: ids_where(|l| l.alloc_event().is_none()),
+        never_freed: ids_where(|l| l.free_completed_event().is_none()),
         segment_events: (0..trace.events.len() as u32).filter(|&i| trace.events[i as usize].action().is_segment()).collect(),
         device,
         rules: rules.clone(),
@@ -205,4 +264,30 @@ pub fn replay_inferred(snap: &Snapshot, device: i64) -> DeviceReplay {
 /// Replay every device of the snapshot.
 pub fn replay_all(snap: &Snapshot) -> Vec<DeviceReplay> {
     snap.devices().into_iter().map(|d| replay_inferred(snap, d)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Millions of lifetimes stay at 64 bytes each, and absent ids read back as absent.
+    #[test]
+    fn lifetime_packs_into_64_bytes_and_round_trips() {
+        assert_eq!(std::mem::size_of::<Lifetime>(), 64);
+        let mut l = Lifetime::new(0x7f00_0000_0000, 512, 500, 7);
+        assert_eq!((l.alloc_event(), l.free_requested_event(), l.free_completed_event(), l.stack()), (None, None, None, None));
+        l.set_alloc_event(Some(0));
+        l.set_free_requested_event(Some(NONE - 1));
+        l.set_free_completed_event(Some(12));
+        l.set_stack(Some(3));
+        assert_eq!(
+            (l.alloc_event(), l.free_requested_event(), l.free_completed_event(), l.stack()),
+            (Some(0), Some(NONE - 1), Some(12), Some(3))
+        );
+        assert!(!l.before_window());
+        l.set_alloc_event(None);
+        l.set_stack(None);
+        assert_eq!((l.alloc_event(), l.stack()), (None, None));
+        assert!(l.before_window() && l.allocated_at_start());
+    }
 }

@@ -130,7 +130,7 @@ pub fn write(session: &Session, device: i64, a: i64, b: i64, out: &Path) -> Resu
     }
     let state = allocator_state(&session.conn, device, Some(b))?;
     let stack_of: BTreeMap<i64, Option<u32>> =
-        loaded.device(device).map(|d| d.lifetimes.iter().enumerate().map(|(i, l)| (i as i64, l.stack)).collect()).unwrap_or_default();
+        loaded.device(device).map(|d| d.lifetimes.iter().enumerate().map(|(i, l)| (i as i64, l.stack())).collect()).unwrap_or_default();
     let base: i64 = session.conn.query_row(
         "SELECT COALESCE(MIN(id), 0) FROM lifetimes WHERE device_id = (SELECT id FROM devices WHERE device_index = ?1)",
         [device],
