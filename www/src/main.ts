@@ -102,7 +102,8 @@ class App {
       this.hideProgress();
       this.setStatus('ready');
       this.render();
-      performance.mark('snapscope:first-view');
+      // After the frame that paints it (a task queued from the next animation frame).
+      requestAnimationFrame(() => setTimeout(() => performance.mark('snapscope:first-view')));
       prepareNextEngine();
       return overview;
     } catch (e) {
