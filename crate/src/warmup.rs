@@ -1,8 +1,9 @@
 //! A synthetic snapshot to warm the engine up with. Browsers first run WebAssembly as baseline
 //! code and optimize a function only once it has run for a while, and a function called once
-//! per load (a device's replay) is never optimized in time; before a large file, the page's
-//! worker runs this snapshot (about 1 MB) through the reader, the replay and the overview, so
-//! that the file meets optimized code (see the README's benchmarks).
+//! per load (a device's replay) is never optimized in time. The page's next worker runs this
+//! snapshot through the reader, the replay and the overview while the page waits for a file
+//! (`AHEAD_EVENTS`), and a worker started for a large file runs a shorter one first
+//! (`ON_LOAD_EVENTS`), so that the file meets optimized code (see the README's benchmarks).
 //!
 //! The pickle is written the way PyTorch writes one: protocol 4, every dict, list and string
 //! memoized, frame dicts and frames lists shared by reference, entries appended in batches.
@@ -26,14 +27,17 @@ fn cycle_shape(c: usize) -> (usize, u64) {
     (1 + c % 4, (1 + (c % 3) as u64) * MIB)
 }
 
-/// Events of the snapshot the page warms up with (about 1.1 MB).
-pub const WARM_UP_EVENTS: usize = 20_000;
+/// Events of the warm-up run while the page waits for a file (about 4 MB, ~0.3 s): off the
+/// load's path, so long enough for the browser to optimize every hot function.
+pub const AHEAD_EVENTS: usize = 80_000;
+/// Events of the warm-up run on a load's path, before a large file (about 1 MB, ~0.1 s).
+pub const ON_LOAD_EVENTS: usize = 20_000;
 
-/// Read, replay and summarize the warm-up snapshot, as a load does.
-pub fn run() -> crate::Result<()> {
+/// Read, replay and summarize a warm-up snapshot of about `events` events, as a load does.
+pub fn run(events: usize) -> crate::Result<()> {
     let mut reader = crate::reader::ChunkReader::default();
     // In pieces the size of the worker's reads, so that the streaming path is the one warmed.
-    for piece in snapshot_pickle(WARM_UP_EVENTS).chunks(1 << 20) {
+    for piece in snapshot_pickle(events).chunks(1 << 20) {
         reader.push(piece)?;
     }
     let loaded = crate::Loaded::from_snapshot(reader.finish()?);

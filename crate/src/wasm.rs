@@ -66,12 +66,14 @@ impl Engine {
         Engine { reader: None, snapshot: None, loaded: None, session: None, name: String::new(), started: 0.0, stats: Stats::default() }
     }
 
-    /// Run a small synthetic snapshot through the load path so that the browser optimizes it
-    /// before the user's file arrives (see `warmup.rs`). Returns the milliseconds it took.
+    /// Run a synthetic snapshot through the load path so that the browser optimizes it before
+    /// the user's file arrives (see `warmup.rs`): the long one when `ahead` (the page waits for
+    /// a file), the short one on a load's path. Returns the milliseconds it took.
     #[wasm_bindgen(js_name = warmUp)]
-    pub fn warm_up() -> Result<f64, JsValue> {
+    pub fn warm_up(ahead: bool) -> Result<f64, JsValue> {
         let t = now();
-        crate::warmup::run().map_err(err)?;
+        let events = if ahead { crate::warmup::AHEAD_EVENTS } else { crate::warmup::ON_LOAD_EVENTS };
+        crate::warmup::run(events).map_err(err)?;
         Ok(now() - t)
     }
 

@@ -77,19 +77,22 @@ async function* chunksOf(file: Blob): AsyncGenerator<Uint8Array> {
  * WebAssembly function only once it has run for a while, and a function called once per load
  * (the replay of a device) would otherwise run unoptimized for seconds. The page warms its next
  * engine up while it waits for a file ('warmUp'); an engine started for a file warms up only
- * before a large one, since the ~0.1 s it costs there gains nothing for a small file.
+ * before a large one, and briefly, since the ~0.1 s it costs there gains nothing for a small file.
  * `?warmup=0` turns both off (to measure what they save); a failure only costs the speed-up.
  */
 const WARM_UP_MIN_BYTES = 32 << 20;
 let warmUpAllowed = true;
 let warmedUp = false;
 
-/** Warm up unless done already or turned off; the milliseconds it took (0 if it did not run). */
-function warmUp(): number {
+/**
+ * Warm up unless done already or turned off (longer when `ahead` of a file); the milliseconds it
+ * took (0 if it did not run).
+ */
+function warmUp(ahead: boolean): number {
   if (!warmUpAllowed || warmedUp) return 0;
   warmedUp = true;
   try {
-    const ms = Engine.warmUp();
+    const ms = Engine.warmUp(ahead);
     console.info(`snapscope: engine warmed up in ${ms.toFixed(0)} ms`);
     return ms;
   } catch (e) {
@@ -106,7 +109,7 @@ const stored = new Map<string, Promise<void>>();
 
 async function load(id: number, file: Blob, name: string, key: string) {
   warmedAhead.set(key, warmedUp);
-  const warmUpMs = file.size >= WARM_UP_MIN_BYTES ? warmUp() : 0;
+  const warmUpMs = file.size >= WARM_UP_MIN_BYTES ? warmUp(false) : 0;
   const engine = new Engine();
   engine.begin(name, file.size, warmUpMs);
   const progress = (p: Progress) => post({ id, kind: 'progress', progress: p });
@@ -153,7 +156,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         break;
       case 'warmUp':
         await ready;
-        warmUp();
+        warmUp(true);
         post({ id: m.id, kind: 'ok' });
         break;
       case 'load':
