@@ -445,15 +445,25 @@ impl StreamVm {
                     self.stack.push(v);
                     2 + n
                 }
-                b'}' => {
-                    let v = self.arena.new_empty_dict();
+                b'}' | b']' => {
+                    let v = if op == b'}' { self.arena.new_empty_dict() } else { self.arena.new_empty_seq(Node::List) };
                     self.stack.push(v);
-                    1
-                }
-                b']' => {
-                    let v = self.arena.new_empty_seq(Node::List);
-                    self.stack.push(v);
-                    1
+                    // Every container is memoized right after it is made: do it from the value
+                    // at hand, because reading back the stack slot just written (as MEMOIZE
+                    // does) stalls the CPU on a store it cannot forward.
+                    if arg[0] != 0x94 {
+                        1
+                    } else {
+                        let idx = self.memo.len();
+                        if idx < self.recycler.memo_mark {
+                            self.recycler.extra_roots.push(v);
+                        }
+                        if self.memo.put(idx, v).is_err() {
+                            pos += 1; // the general path runs the MEMOIZE and reports the error
+                            break;
+                        }
+                        2
+                    }
                 }
                 b'N' => {
                     self.stack.push(Node::None);
