@@ -410,6 +410,21 @@ test("a file chosen once the page is ready meets an engine warmed up ahead, and 
   assert.equal(await openFiles(p, [files[1]]), "ready");
   s = await stats();
   assert.equal(s.warmed_ahead, true);
+  // A file that fails to open uses up the prepared engine; the page prepares another.
+  const broken = join(
+    mkdtempSync(join(tmpdir(), "snapscope-bad-")),
+    "x.pickle",
+  );
+  (await import("node:fs")).writeFileSync(
+    broken,
+    Buffer.from([0x80, 0x04, 0x95, 1]),
+  );
+  await engineReady();
+  await p.setInputFiles("#file-input", broken);
+  await p.waitForSelector("#error:not([hidden])");
+  await engineReady();
+  assert.equal(await openFiles(p, [files[0]]), "ready");
+  assert.equal((await stats()).warmed_ahead, true);
   // ?warmup=0 turns it off: the engine is started ahead but runs cold.
   await p.goto(origin + "/?warmup=0");
   await engineReady();

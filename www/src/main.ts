@@ -104,7 +104,6 @@ class App {
       this.render();
       // After the frame that paints it (a task queued from the next animation frame).
       requestAnimationFrame(() => setTimeout(() => performance.mark('snapscope:first-view')));
-      prepareNextEngine();
       return overview;
     } catch (e) {
       client.terminate();
@@ -114,6 +113,8 @@ class App {
       throw e;
     } finally {
       this.loading = null;
+      // The next file gets a warm engine too, whether this one opened, failed or was cancelled.
+      prepareNextEngine();
     }
   }
 
