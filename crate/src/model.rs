@@ -252,6 +252,23 @@ const EXTRA_MASK: u32 = (1 << ACTION_SHIFT) - 1;
 const NO_TIME: i64 = i64::MIN;
 const NO_STACK: u32 = u32::MAX;
 
+/// An id stored as a `u32` with `u32::MAX` for "absent": half the size of an `Option<u32>` in
+/// the records kept per event and per lifetime.
+pub(crate) const fn packed_id(v: Option<u32>) -> u32 {
+    match v {
+        Some(v) => v,
+        None => u32::MAX,
+    }
+}
+
+pub(crate) const fn unpacked_id(v: u32) -> Option<u32> {
+    if v == u32::MAX {
+        None
+    } else {
+        Some(v)
+    }
+}
+
 /// One trace entry, kept to 40 bytes: millions of these must fit in a browser tab. Absent
 /// values are sentinels, and the action shares a word with the extras index.
 #[derive(Clone, Copy, PartialEq)]
@@ -289,10 +306,10 @@ impl Event {
     }
 
     pub fn stack(&self) -> Option<StackId> {
-        (self.stack != NO_STACK).then_some(self.stack)
+        unpacked_id(self.stack)
     }
     pub fn set_stack(&mut self, s: Option<StackId>) {
-        self.stack = s.filter(|&s| s != NO_STACK).unwrap_or(NO_STACK);
+        self.stack = packed_id(s);
     }
 
     /// Index into `DeviceTrace::extras`, or `NO_EXTRA`.

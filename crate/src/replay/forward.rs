@@ -47,8 +47,14 @@ impl Layout<'_> {
         !self.lifetimes[l as usize].size_exact && !range.expandable && !self.rules.expandable && range.pool == Pool::Large
     }
 
-    fn next_start(&self, addr: u64, range: &Range) -> u64 {
-        self.blocks.range(addr..).next().map(|(&a, _)| a).unwrap_or(u64::MAX).min(range.end())
+    /// The first block at or after `addr`.
+    fn block_from(&self, addr: u64) -> Option<u64> {
+        self.blocks.range(addr..).next().map(|(&a, _)| a)
+    }
+
+    /// Where the free space from `addr` ends: the next block, or the range's end.
+    fn next_start(next_block: Option<u64>, range: &Range) -> u64 {
+        next_block.unwrap_or(u64::MAX).min(range.end())
     }
 
     fn prev_block(&self, addr: u64, range: &Range) -> Option<u32> {
@@ -99,7 +105,7 @@ impl Layout<'_> {
             }
             // A free block of ≤ 1 MiB cannot follow it in the large pool: such a gap is its tail.
             let end = self.end_of(l);
-            let next = self.next_start(addr + 1, &range);
+            let next = Layout::next_start(self.block_from(addr + 1), &range);
             if next > end && next - end <= MIB {
                 self.grow_to(l, next);
             } else if next == end {
@@ -115,7 +121,7 @@ impl Layout<'_> {
         let s = self.rules.round_size(requested);
         let range = self.ranges.containing(addr).ok_or_else(|| format!("0x{addr:x} is outside every reserved segment"))?;
         // One walk finds both an allocation already at `addr` and the end of the free block.
-        let next_block = self.blocks.range(addr..).next().map(|(&a, _)| a);
+        let next_block = self.block_from(addr);
         if next_block == Some(addr) {
             return Err(format!("0x{addr:x} is already allocated"));
         }
@@ -145,7 +151,7 @@ impl Layout<'_> {
                 self.gap_after.remove(&p);
             }
         }
-        let free_end = next_block.unwrap_or(u64::MAX).min(range.end());
+        let free_end = Layout::next_start(next_block, &range);
         if free_start < addr {
             let npu_aligned = self.rules.pad > 0
                 && (range.expandable || self.rules.expandable)

@@ -16,7 +16,7 @@ mod forward;
 pub mod ranges;
 pub mod rules;
 
-use crate::model::{BlockState, Pool, Snapshot, StackId};
+use crate::model::{packed_id, unpacked_id, BlockState, Pool, Snapshot, StackId};
 pub use counters::{first_max, Counters, Peak, Series};
 pub use rules::Rules;
 use serde::{Deserialize, Serialize};
@@ -60,21 +60,6 @@ pub struct Lifetime {
     pub orphan: bool,
 }
 
-const fn packed(v: Option<u32>) -> u32 {
-    match v {
-        Some(v) if v != NONE => v,
-        _ => NONE,
-    }
-}
-
-const fn unpacked(v: u32) -> Option<u32> {
-    if v == NONE {
-        None
-    } else {
-        Some(v)
-    }
-}
-
 impl Lifetime {
     /// A lifetime with no events or stack yet.
     pub(crate) fn new(addr: u64, size: u64, requested: u64, stream: u64) -> Lifetime {
@@ -96,28 +81,28 @@ impl Lifetime {
         }
     }
     pub fn alloc_event(&self) -> Option<u32> {
-        unpacked(self.alloc_event)
+        unpacked_id(self.alloc_event)
     }
     pub fn free_requested_event(&self) -> Option<u32> {
-        unpacked(self.free_requested_event)
+        unpacked_id(self.free_requested_event)
     }
     pub fn free_completed_event(&self) -> Option<u32> {
-        unpacked(self.free_completed_event)
+        unpacked_id(self.free_completed_event)
     }
     pub fn stack(&self) -> Option<StackId> {
-        unpacked(self.stack)
+        unpacked_id(self.stack)
     }
     pub fn set_alloc_event(&mut self, e: Option<u32>) {
-        self.alloc_event = packed(e);
+        self.alloc_event = packed_id(e);
     }
     pub fn set_free_requested_event(&mut self, e: Option<u32>) {
-        self.free_requested_event = packed(e);
+        self.free_requested_event = packed_id(e);
     }
     pub fn set_free_completed_event(&mut self, e: Option<u32>) {
-        self.free_completed_event = packed(e);
+        self.free_completed_event = packed_id(e);
     }
     pub fn set_stack(&mut self, s: Option<StackId>) {
-        self.stack = packed(s);
+        self.stack = packed_id(s);
     }
 
     pub fn before_window(&self) -> bool {
