@@ -40,6 +40,15 @@ impl Error {
         Error::new("IO_ERROR", format!("{path}: {e}"), "check the path and its permissions")
     }
 
+    pub fn no_device(device: i64) -> Self {
+        Error::new("DEVICE_NOT_FOUND", format!("device {device} is not in this snapshot"), "see `overview` for the devices it has")
+    }
+
+    /// A call that needs the snapshot itself (the replay in memory), made on a SnapshotDB.
+    pub fn needs_snapshot(what: &str) -> Self {
+        Error::new("UNSUPPORTED", format!("{what} needs the snapshot itself"), "open the snapshot pickle, not the SnapshotDB")
+    }
+
     pub fn sql(e: impl fmt::Display) -> Self {
         Error::new("QUERY_FAILED", e.to_string(), "check the SQL against docs/schema.md")
     }

@@ -4,15 +4,16 @@
 //! The same functions serve the native CLI and the WebAssembly build.
 
 pub mod analysis;
+pub mod engine;
 pub mod error;
 pub mod export;
 pub mod fasthash;
+pub mod format;
 pub mod model;
 pub mod query;
 pub mod reader;
 pub mod replay;
 pub mod report;
-pub mod session;
 pub mod store;
 pub mod warmup;
 

@@ -5,7 +5,7 @@
 //! per pixel and a block budget, so millions of events cost the same as thousands.
 
 use crate::replay::{DeviceReplay, Lifetime};
-use crate::session::no_device;
+use crate::error::Error;
 use crate::Loaded;
 use serde::Serialize;
 
@@ -44,7 +44,7 @@ fn live_at(l: &Lifetime, e: u32) -> bool {
 }
 
 pub fn bands(loaded: &Loaded, device: i64, from: u32, to: u32, columns: u32, max_blocks: usize) -> crate::Result<Bands> {
-    let d: &DeviceReplay = loaded.device(device).ok_or_else(|| no_device(device))?;
+    let d: &DeviceReplay = loaded.device(device).ok_or_else(|| Error::no_device(device))?;
     let n = d.events as u32;
     let to = to.min(n.saturating_sub(1));
     let from = from.min(to);

@@ -1,7 +1,8 @@
 //! Two snapshots side by side (before/after a change, rank against rank): peaks per device, and
 //! live bytes at each allocated peak per stack, with stacks that appeared or vanished.
 
-use super::peak::{live_groups, peak_set, PeakSet};
+use super::basis::{live_groups, peak_set, PeakSet};
+use super::overview::{DeviceOverview, Overview};
 use crate::error::Result;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,17 @@ pub struct StackDelta {
     pub change: String,
 }
 
+/// One figure of both snapshots: `delta` = b − a (None when either lacks the device).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Figure {
+    pub label: String,
+    /// "bytes" or "count".
+    pub unit: String,
+    pub a: Option<i64>,
+    pub b: Option<i64>,
+    pub delta: Option<i64>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceComparison {
     pub device: i64,
@@ -24,6 +36,9 @@ pub struct DeviceComparison {
     pub peaks_b: Option<PeakSet>,
     /// b − a of the allocated peak.
     pub allocated_peak_delta: Option<i64>,
+    /// Events, peaks and dump figures side by side.
+    pub figures: Vec<Figure>,
+    /// Live bytes at each allocated peak per stack, largest change first.
     pub stacks: Vec<StackDelta>,
 }
 
@@ -32,19 +47,35 @@ pub struct Comparison {
     pub devices: Vec<DeviceComparison>,
 }
 
-fn devices(conn: &Connection) -> Result<Vec<i64>> {
-    Ok(conn.prepare("SELECT device_index FROM devices ORDER BY 1")?.query_map([], |r| r.get(0))?.collect::<std::result::Result<_, _>>()?)
+/// What one snapshot contributes to a comparison, per device: its overview, its peaks and the
+/// live bytes per stack at its allocated peak. Each snapshot computes its own side (the page
+/// holds them in different workers), and either side compares itself with the other.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Side {
+    pub devices: Vec<DeviceSide>,
 }
 
-/// Live bytes per stack label at the allocated peak.
-pub fn at_peak(conn: &Connection, device: i64) -> Result<(PeakSet, BTreeMap<String, i64>)> {
-    let peaks = peak_set(conn, device)?;
-    let (groups, _, _) = live_groups(conn, device, peaks.allocated.event.map(|e| e as i64), "stack", usize::MAX)?;
-    let mut m = BTreeMap::new();
-    for g in groups {
-        *m.entry(g.label).or_insert(0) += g.bytes;
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeviceSide {
+    pub overview: DeviceOverview,
+    pub peaks: PeakSet,
+    /// Live bytes per stack label at the allocated peak (at the dump without events).
+    pub stacks: BTreeMap<String, i64>,
+}
+
+/// This snapshot's side: `overview` lists its devices.
+pub fn side(conn: &Connection, overview: &Overview) -> Result<Side> {
+    let mut devices = Vec::new();
+    for d in &overview.devices {
+        let peaks = peak_set(conn, d.device)?;
+        let mut stacks = BTreeMap::new();
+        let (groups, _, _) = live_groups(conn, d.device, peaks.allocated.event.map(i64::from), "stack", usize::MAX)?;
+        for g in groups {
+            *stacks.entry(g.label).or_insert(0) += g.bytes;
+        }
+        devices.push(DeviceSide { overview: d.clone(), peaks, stacks });
     }
-    Ok((peaks, m))
+    Ok(Side { devices })
 }
 
 /// Stacks of A and B by live bytes: new, vanished, changed, largest change first.
@@ -76,27 +107,48 @@ pub fn diff_stacks(ma: &BTreeMap<String, i64>, mb: &BTreeMap<String, i64>, top: 
     stacks
 }
 
-pub fn compare(a: &Connection, b: &Connection, top: usize) -> Result<Comparison> {
-    let mut all = devices(a)?;
-    all.extend(devices(b)?);
+fn figures(a: Option<&DeviceOverview>, b: Option<&DeviceOverview>) -> Vec<Figure> {
+    type Get = fn(&DeviceOverview) -> i64;
+    let rows: [(&str, &str, Get); 8] = [
+        ("events", "count", |d| d.events as i64),
+        ("peak allocated", "bytes", |d| d.peaks.allocated.bytes),
+        ("peak active", "bytes", |d| d.peaks.active.bytes),
+        ("peak reserved", "bytes", |d| d.peaks.reserved.bytes),
+        ("peak requested", "bytes", |d| d.peaks.requested.bytes),
+        ("allocated at dump", "bytes", |d| d.at_dump.allocated as i64),
+        ("reserved at dump", "bytes", |d| d.at_dump.reserved as i64),
+        ("segments at dump", "count", |d| d.segments_at_dump as i64),
+    ];
+    rows.iter()
+        .map(|&(label, unit, get)| {
+            let (x, y) = (a.map(get), b.map(get));
+            Figure { label: label.into(), unit: unit.into(), a: x, b: y, delta: x.zip(y).map(|(x, y)| y - x) }
+        })
+        .collect()
+}
+
+/// Snapshot A against snapshot B, device by device (the union of both), `top` stacks each.
+pub fn compare(a: &Side, b: &Side, top: usize) -> Comparison {
+    let mut all: Vec<i64> = a.devices.iter().chain(&b.devices).map(|d| d.overview.device).collect();
     all.sort_unstable();
     all.dedup();
-    let mut out = Vec::new();
-    for d in all {
-        let pa = if devices(a)?.contains(&d) { Some(at_peak(a, d)?) } else { None };
-        let pb = if devices(b)?.contains(&d) { Some(at_peak(b, d)?) } else { None };
-        let empty = BTreeMap::new();
-        let stacks = diff_stacks(pa.as_ref().map(|p| &p.1).unwrap_or(&empty), pb.as_ref().map(|p| &p.1).unwrap_or(&empty), top);
-        out.push(DeviceComparison {
-            device: d,
-            allocated_peak_delta: match (&pa, &pb) {
-                (Some(x), Some(y)) => Some(y.0.allocated.bytes - x.0.allocated.bytes),
-                _ => None,
-            },
-            peaks_a: pa.map(|p| p.0),
-            peaks_b: pb.map(|p| p.0),
-            stacks,
-        });
-    }
-    Ok(Comparison { devices: out })
+    let find = |s: &'_ Side, d: i64| s.devices.iter().find(|x| x.overview.device == d).cloned();
+    let devices = all
+        .into_iter()
+        .map(|d| {
+            let (pa, pb) = (find(a, d), find(b, d));
+            let empty = BTreeMap::new();
+            let stacks_of = |s: &Option<DeviceSide>| s.as_ref().map_or(&empty, |x| &x.stacks).clone();
+            let stacks = diff_stacks(&stacks_of(&pa), &stacks_of(&pb), top);
+            DeviceComparison {
+                device: d,
+                allocated_peak_delta: pa.as_ref().zip(pb.as_ref()).map(|(x, y)| y.peaks.allocated.bytes - x.peaks.allocated.bytes),
+                figures: figures(pa.as_ref().map(|x| &x.overview), pb.as_ref().map(|x| &x.overview)),
+                peaks_a: pa.map(|x| x.peaks),
+                peaks_b: pb.map(|x| x.peaks),
+                stacks,
+            }
+        })
+        .collect();
+    Comparison { devices }
 }

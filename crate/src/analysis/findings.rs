@@ -6,6 +6,7 @@ use super::leak::LeakAnalysis;
 use super::oom::OomAnalysis;
 use super::overview::DeviceOverview;
 use super::peak::PeakAnalysis;
+use crate::format::{bytes, event};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -21,9 +22,6 @@ pub struct Finding {
     pub expected_effect: String,
 }
 
-fn gib(b: i64) -> String {
-    format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
-}
 
 pub fn findings(
     ov: &DeviceOverview,
@@ -47,7 +45,7 @@ pub fn findings(
     };
     if !ov.consistency.ok {
         let n = ov.consistency.issues.len() as u64 + ov.consistency.more_issues;
-        let first = ov.consistency.issues.first().map(|i| format!("first at event {:?}: {}", i.event, i.message)).unwrap_or_default();
+        let first = ov.consistency.issues.first().map(|i| format!("first at {}: {}", event(i.event.map(i64::from)), i.message)).unwrap_or_default();
         add(
             "high",
             "consistency",
@@ -64,7 +62,7 @@ pub fn findings(
             format!("Out of memory at event {} ({})", o.event, o.verdict.replace('_', " ")),
             o.explanation.clone(),
             o.suggestions.first().map(String::as_str).unwrap_or(""),
-            format!("the {} request fits", gib(o.requested)),
+            format!("the {} request fits", bytes(o.requested)),
         );
     }
     if let Some(l) = leak {
@@ -73,20 +71,20 @@ pub fn findings(
             add(
                 "high",
                 "leak",
-                format!("Allocated memory floor grows by {} over the window", gib(l.floor_growth)),
+                format!("Allocated memory floor grows by {} over the window", bytes(l.floor_growth)),
                 format!(
                     "{} blocks ({}) allocated in the window are still allocated at the end; largest site: {top}",
                     l.candidates,
-                    gib(l.candidate_bytes)
+                    bytes(l.candidate_bytes)
                 ),
                 "drop references to these tensors (detach/.item() for logged values, clear caches)",
-                format!("up to {} less memory at the end, and no slow creep", gib(l.candidate_bytes)),
+                format!("up to {} less memory at the end, and no slow creep", bytes(l.candidate_bytes)),
             );
         } else if l.candidate_bytes > 0 && l.events > 0 {
             add(
                 "info",
                 "leak",
-                format!("{} blocks ({}) allocated in the window are alive at the dump", l.candidates, gib(l.candidate_bytes)),
+                format!("{} blocks ({}) allocated in the window are alive at the dump", l.candidates, bytes(l.candidate_bytes)),
                 "the allocated floor does not grow steadily: likely live state (activations of the current step, caches), not a leak"
                     .into(),
                 "check the candidates by stack if the dump was taken between steps",
@@ -97,10 +95,10 @@ pub fn findings(
             add(
                 "low",
                 "leak",
-                format!("{} freed but not yet returned at the dump", gib(l.pending_free_bytes)),
+                format!("{} freed but not yet returned at the dump", bytes(l.pending_free_bytes)),
                 format!("{} pending-free blocks (used on other streams, record_stream)", l.pending_free_blocks),
                 "synchronize the side streams or avoid record_stream on large tensors",
-                format!("{} returned sooner", gib(l.pending_free_bytes)),
+                format!("{} returned sooner", bytes(l.pending_free_bytes)),
             );
         }
     }
@@ -114,22 +112,22 @@ pub fn findings(
                     100.0 * at.free_bytes as f64 / at.reserved as f64,
                     at.free_blocks
                 ),
-                format!("at {}: {} free, largest piece {}", at.label.replace('_', " "), gib(at.free_bytes), gib(at.largest_free)),
+                format!("at {}: {} free, largest piece {}", at.label.replace('_', " "), bytes(at.free_bytes), bytes(at.largest_free)),
                 "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
-                format!("up to {} less reserved memory", gib(at.free_bytes - at.largest_free)),
+                format!("up to {} less reserved memory", bytes(at.free_bytes - at.largest_free)),
             );
         }
         if at.allocated > 0 && at.rounding_waste as f64 > 0.05 * at.allocated as f64 {
             add(
                 "low",
                 "fragmentation",
-                format!("{} lost to rounding", gib(at.rounding_waste)),
+                format!("{} lost to rounding", bytes(at.rounding_waste)),
                 format!(
                     "{:.1}% of allocated bytes are rounding (block size − requested)",
                     100.0 * at.rounding_waste as f64 / at.allocated as f64
                 ),
                 "check roundup_power2_divisions and odd tensor sizes",
-                format!("up to {}", gib(at.rounding_waste)),
+                format!("up to {}", bytes(at.rounding_waste)),
             );
         }
     }
@@ -140,19 +138,19 @@ pub fn findings(
                 "medium",
                 "peak",
                 format!("One allocation site holds {:.0}% of the peak", g.share * 100.0),
-                format!("{} in {} blocks at event {:?}: {site}", gib(g.bytes), g.blocks, p.event),
+                format!("{} in {} blocks at {}: {site}", bytes(g.bytes), g.blocks, event(p.event)),
                 "start there: smaller shapes, lower precision, checkpointing or freeing earlier",
-                format!("the peak drops by up to {}", gib(g.bytes)),
+                format!("the peak drops by up to {}", bytes(g.bytes)),
             );
         }
         if p.counters_at_event.reserved > 0 && p.reserved_minus_allocated as f64 > 0.25 * p.counters_at_event.reserved as f64 {
             add(
                 "low",
                 "peak",
-                format!("{} reserved but not allocated at the peak", gib(p.reserved_minus_allocated)),
+                format!("{} reserved but not allocated at the peak", bytes(p.reserved_minus_allocated)),
                 "cached blocks the allocator keeps for reuse".into(),
                 "expandable_segments:True or a smaller garbage_collection_threshold releases them",
-                format!("up to {} lower reserved peak", gib(p.reserved_minus_allocated)),
+                format!("up to {} lower reserved peak", bytes(p.reserved_minus_allocated)),
             );
         }
     }

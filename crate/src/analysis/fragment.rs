@@ -2,7 +2,7 @@
 //! many pieces, the largest piece (the biggest request served without a new segment), bytes lost
 //! to rounding, and bytes held by pending frees; overall and per segment.
 
-use super::peak::peak_of;
+use super::basis::{peak_of, Counter};
 use super::state::{allocator_state, AllocatorState};
 use crate::error::Result;
 use rusqlite::Connection;
@@ -89,7 +89,7 @@ pub fn fragmentation(conn: &Connection, device: i64) -> Result<Fragmentation> {
     let events: i64 = conn.query_row("SELECT events FROM devices WHERE device_index = ?1", [device], |r| r.get(0))?;
     let last = (events > 0).then_some(events - 1);
     let mut at = vec![summarize("dump", &allocator_state(conn, device, last)?)];
-    if let Some(e) = peak_of(conn, device, "allocated")?.event {
+    if let Some(e) = peak_of(conn, device, Counter::Allocated)?.event {
         at.push(summarize("allocated_peak", &allocator_state(conn, device, Some(e as i64))?));
     }
     Ok(Fragmentation { device, at })

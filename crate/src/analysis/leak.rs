@@ -2,8 +2,8 @@
 //! pending frees and from memory allocated before the window), long-lived blocks, and whether the
 //! allocated floor grows across the window — all attributed to stacks.
 
-use super::peak::dev_id;
-use super::tree::NO_STACK;
+use super::basis::dev_id;
+use super::basis::NO_STACK;
 use crate::error::Result;
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};

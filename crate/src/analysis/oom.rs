@@ -3,7 +3,7 @@
 //! the cause with suggestions.
 
 use super::leak::leak;
-use super::peak::{counters_at, dev_id, live_groups, Group};
+use super::basis::{counters_at, dev_id, live_groups, Group};
 use super::state::allocator_state;
 use crate::error::Result;
 use crate::replay::Counters;

@@ -6,12 +6,9 @@ use crate::replay::{Consistency, Counters, DeviceReplay, Peak};
 use crate::Loaded;
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA_VERSION: u32 = 1;
-
+/// Printed behind the envelope's `ok` and `schema_version` (`engine::envelope`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Overview {
-    pub ok: bool,
-    pub schema_version: u32,
     pub format: Option<crate::model::Format>,
     pub encoding: String,
     pub source_bytes: u64,
@@ -62,8 +59,6 @@ pub struct Window {
 pub fn overview(l: &Loaded) -> Overview {
     let s = &l.snapshot;
     Overview {
-        ok: true,
-        schema_version: SCHEMA_VERSION,
         format: s.format,
         encoding: s.encoding.clone(),
         source_bytes: s.source_bytes,

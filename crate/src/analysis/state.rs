@@ -2,7 +2,7 @@
 //! with the free space between blocks as free blocks (the allocator merges neighbouring free
 //! blocks, so each gap is one free block).
 
-use super::peak::dev_id;
+use super::basis::dev_id;
 use crate::error::Result;
 use crate::model::{Action, Pool};
 use crate::replay::ranges::{Range, RangeSet};
@@ -104,7 +104,7 @@ pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Re
                          ELSE 'active_allocated' END,
                     l.stack_id, l.id
              FROM {} l ORDER BY l.address",
-            super::live_lifetimes_sql("(SELECT id FROM devices WHERE device_index = ?1)", "?2")
+            super::basis::live_lifetimes_sql("(SELECT id FROM devices WHERE device_index = ?1)", "?2")
         ))?
         .query_map(params![device, e], |r| {
             Ok(StateBlock { address: r.get(0)?, size: r.get(1)?, requested: r.get(2)?, state: r.get(3)?, stack_id: r.get(4)?, lifetime_id: r.get(5)? })

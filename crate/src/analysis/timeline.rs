@@ -68,7 +68,7 @@ pub fn downsample(device: i64, s: &Series, time_of: impl Fn(usize) -> Option<i64
 
 /// The same buckets from the SnapshotDB (for inputs that are only a database, and the report).
 pub fn from_db(conn: &rusqlite::Connection, device: i64, buckets: i64) -> crate::Result<Timeline> {
-    let dev = super::peak::dev_id(conn, device)?;
+    let dev = super::basis::dev_id(conn, device)?;
     let events: i64 = conn.query_row("SELECT events FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
     let mut t = Timeline::empty(device, 0, events.max(1) as u32 - 1);
     let mut stmt = conn.prepare(

@@ -9,8 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// Labels of the synthetic groups, one spelling everywhere.
-pub const BEFORE_WINDOW_NO_STACK: &str = "[allocated before the window, no stack]";
-pub const NO_STACK: &str = "[no stack recorded]";
+pub use super::basis::{BEFORE_WINDOW_NO_STACK, NO_STACK};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TreeNode {
@@ -62,7 +61,7 @@ pub fn live_blocks(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
     let e = event.unwrap_or(-1);
     let sql = format!(
         "SELECT l.size, l.requested_size, l.stack_id, l.alloc_event IS NULL FROM {} l WHERE l.size >= ?3 AND (?4 OR l.alloc_event IS NOT NULL)",
-        super::live_lifetimes_sql("(SELECT id FROM devices WHERE device_index = ?1)", "?2")
+        super::basis::live_lifetimes_sql("(SELECT id FROM devices WHERE device_index = ?1)", "?2")
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows =

@@ -35,6 +35,15 @@ pub fn export(conn: &Connection, path: &std::path::Path, completed_at: &str) -> 
     result
 }
 
+/// `export` of a SnapshotDB file, read through a writable in-memory connection (the file stays
+/// read-only; unqualified table names resolve to the attached file).
+pub fn export_from_file(db: &std::path::Path, path: &std::path::Path, completed_at: &str) -> Result<()> {
+    let c = Connection::open_in_memory()?;
+    c.execute("ATTACH DATABASE ?1 AS src", [format!("file:{}?mode=ro", db.display())])
+        .or_else(|_| c.execute("ATTACH DATABASE ?1 AS src", [db.display().to_string()]))?;
+    export(&c, path, completed_at)
+}
+
 fn write(conn: &Connection, tmp: &std::path::Path, completed_at: &str) -> Result<()> {
     conn.execute("ATTACH DATABASE ?1 AS out", [tmp.to_string_lossy()])?;
     conn.execute_batch("PRAGMA out.journal_mode=OFF; PRAGMA out.synchronous=OFF;")?;

@@ -448,7 +448,7 @@ pub fn catalogue() -> Vec<Template> {
 pub fn render_sql(t: &Template, order_by: Option<&str>, order_dir: Option<&str>) -> String {
     t.sql
         .replace("{PEAK_RANGE}", PEAK_RANGE)
-        .replace("{LIVE_LIFETIMES}", &crate::analysis::live_lifetimes_sql(DEV, ":event_id"))
+        .replace("{LIVE_LIFETIMES}", &crate::analysis::basis::live_lifetimes_sql(DEV, ":event_id"))
         .replace("{DEV}", DEV)
         .replace("{order_by}", order_by.unwrap_or("1"))
         .replace("{order_dir}", order_dir.unwrap_or("ASC"))

@@ -16,14 +16,76 @@ pub enum Cell {
     Blob(String),
 }
 
+/// How result rows are written in JSON: objects keyed by column name (pt-snap-cli's shape, what
+/// `jq` users expect) or arrays in column order (compact; the page reads these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RowShape {
+    Objects,
+    #[default]
+    Arrays,
+}
+
+/// Result rows as JSON in the chosen shape.
+pub struct ShapedRows<'a> {
+    pub names: Vec<&'a str>,
+    pub rows: &'a [Vec<Cell>],
+    pub shape: RowShape,
+}
+
+impl Serialize for ShapedRows<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.rows.len()))?;
+        for row in self.rows {
+            match self.shape {
+                RowShape::Arrays => seq.serialize_element(row)?,
+                RowShape::Objects => seq.serialize_element(&RowObject { names: &self.names, cells: row })?,
+            }
+        }
+        seq.end()
+    }
+}
+
+struct RowObject<'a> {
+    names: &'a [&'a str],
+    cells: &'a [Cell],
+}
+
+impl Serialize for RowObject<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.cells.len()))?;
+        for (name, cell) in self.names.iter().zip(self.cells) {
+            m.serialize_entry(name, cell)?;
+        }
+        m.end()
+    }
+}
+
+/// A result with its rows in a chosen shape (the rows come last).
+#[derive(Serialize)]
+pub struct WithRows<'a, T: Serialize> {
+    #[serde(flatten)]
+    pub result: &'a T,
+    pub rows: ShapedRows<'a>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Rows {
     pub columns: Vec<String>,
+    /// Written through [`Rows::with_rows`].
+    #[serde(skip)]
     pub rows: Vec<Vec<Cell>>,
     pub returned: usize,
     /// More rows exist beyond `max_rows`.
     pub has_more: bool,
     pub truncated: bool,
+}
+
+impl Rows {
+    pub fn with_rows(&self, shape: RowShape) -> WithRows<'_, Rows> {
+        WithRows { result: self, rows: ShapedRows { names: self.columns.iter().map(String::as_str).collect(), rows: &self.rows, shape } }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -13,12 +13,12 @@ use serde_json::{Map, Value as J};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TemplateResult {
-    pub ok: bool,
-    pub schema_version: u32,
     pub template: &'static str,
     pub device: i64,
     pub effective_params: Map<String, J>,
     pub columns: Vec<Column>,
+    /// Written through [`TemplateResult::with_rows`].
+    #[serde(skip)]
     pub rows: Vec<Vec<Cell>>,
     /// Rows the query has in all (exact).
     pub total: u64,
@@ -67,6 +67,13 @@ pub fn resolve_device(conn: &Connection, device: Option<i64>) -> Result<i64> {
             .first()
             .copied()
             .ok_or_else(|| Error::new("DEVICE_NOT_FOUND", "the snapshot has no devices", "it holds no segments and no trace events")),
+    }
+}
+
+impl TemplateResult {
+    pub fn with_rows(&self, shape: sql::RowShape) -> sql::WithRows<'_, TemplateResult> {
+        let names = self.columns.iter().map(|c| c.name).collect();
+        sql::WithRows { result: self, rows: sql::ShapedRows { names, rows: &self.rows, shape } }
     }
 }
 
@@ -208,8 +215,6 @@ pub fn run(conn: &mut Connection, name: &str, params: &Map<String, J>, limits: L
         }
     };
     let mut result = TemplateResult {
-        ok: true,
-        schema_version: 1,
         template: t.name,
         device,
         effective_params: effective,

@@ -1,20 +1,25 @@
-//! The SnapshotDB: the replayed snapshot as SQLite tables (schema in `schema.sql`, documented in
+//! The SnapshotDB: the replayed snapshot as SQLite tables (declared in `tables.rs`, documented in
 //! docs/schema.md). Loading runs in one transaction with prepared statements; indexes are built
 //! after the rows are in.
 
 use crate::error::{Error, Result};
-use crate::model::{Frame, Pool};
-use crate::replay::StackSource;
+use crate::model::Frame;
 use crate::Loaded;
+use cells::{device_rows, pool_name};
+use tables::{
+    ANNOTATIONS, BLOCKS, CALL_STACKS, DEVICES, FRAMES, ISSUES, LIFETIMES, METADATA, SEGMENTS, SEGMENT_LIVES, STACK_FRAMES,
+    START_RANGES, TRACES, WARNINGS,
+};
 #[cfg(not(target_arch = "wasm32"))]
 use rusqlite::OpenFlags;
 use rusqlite::{params, Connection};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+pub mod cells;
+pub mod tables;
 pub mod vtab;
 
-pub const SCHEMA_SQL: &str = include_str!("schema.sql");
 pub const SCHEMA_VERSION: i64 = 1;
 
 /// Indexes of the large tables, when they are rows (virtual tables narrow their own scans).
@@ -41,29 +46,36 @@ enum Storage<'l> {
     Virtual(&'l Arc<Loaded>),
 }
 
+/// What the loader records besides the replay: metadata rows (source name, hash, ...) and the
+/// overview JSON the engine computed (stored so a .db answers `overview` without the replay).
+pub struct Records<'m> {
+    pub meta: &'m [(&'m str, String)],
+    pub overview_json: &'m str,
+}
+
 /// A new in-memory SnapshotDB over `loaded`, its `traces` and `lifetimes` virtual tables.
-pub fn to_memory(loaded: &Arc<Loaded>, meta: &[(&str, String)]) -> Result<Connection> {
+pub fn to_memory(loaded: &Arc<Loaded>, records: &Records) -> Result<Connection> {
     let mut conn = Connection::open_in_memory()?;
-    fill(&mut conn, loaded, meta, Storage::Virtual(loaded))?;
+    fill(&mut conn, loaded, records, Storage::Virtual(loaded))?;
     Ok(conn)
 }
 
 /// A new in-memory SnapshotDB holding every table as rows (what an exported .db contains).
-pub fn to_memory_materialized(loaded: &Loaded, meta: &[(&str, String)]) -> Result<Connection> {
+pub fn to_memory_materialized(loaded: &Loaded, records: &Records) -> Result<Connection> {
     let mut conn = Connection::open_in_memory()?;
-    fill(&mut conn, loaded, meta, Storage::Rows)?;
+    fill(&mut conn, loaded, records, Storage::Rows)?;
     Ok(conn)
 }
 
 /// Write the SnapshotDB to `path` atomically: a temporary file beside it, renamed when complete.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn write_file(loaded: &Loaded, meta: &[(&str, String)], path: &std::path::Path) -> Result<()> {
+pub fn write_file(loaded: &Loaded, records: &Records, path: &std::path::Path) -> Result<()> {
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     let result = (|| {
         let mut conn = Connection::open(&tmp)?;
         conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
-        fill(&mut conn, loaded, meta, Storage::Rows)?;
+        fill(&mut conn, loaded, records, Storage::Rows)?;
         conn.close().map_err(|(_, e)| Error::from(e))?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io(&path.display().to_string(), e))
     })();
@@ -107,58 +119,38 @@ pub fn all_metadata(conn: &Connection) -> Result<Vec<(String, String)>> {
     Ok(rows)
 }
 
+/// The metadata rows (but the overview and allocator settings) as one JSON object, with the
+/// number of devices and events.
+pub fn metadata_summary(conn: &Connection) -> Result<serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    let mut stmt = conn.prepare("SELECT key, value FROM metadata WHERE key NOT IN ('overview_json', 'allocator_settings') ORDER BY key")?;
+    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)))? {
+        let (k, v) = row?;
+        m.insert(k, v.map(serde_json::Value::String).unwrap_or(serde_json::Value::Null));
+    }
+    let (devices, events): (i64, i64) =
+        conn.query_row("SELECT COUNT(*), COALESCE(SUM(events), 0) FROM devices", [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    m.insert("devices".into(), devices.into());
+    m.insert("events".into(), events.into());
+    Ok(serde_json::Value::Object(m))
+}
+
 pub fn metadata(conn: &Connection, key: &str) -> Result<Option<String>> {
     Ok(conn.query_row("SELECT value FROM metadata WHERE key = ?1", [key], |r| r.get(0)).ok())
-}
-
-fn pool_name(p: Pool) -> &'static str {
-    match p {
-        Pool::Small => "small",
-        Pool::Large => "large",
-    }
-}
-
-fn stack_source_name(s: StackSource) -> &'static str {
-    match s {
-        StackSource::Alloc => "alloc",
-        StackSource::DumpBlock => "dump_block",
-        StackSource::Free => "free",
-        StackSource::None => "none",
-    }
 }
 
 fn frame_json(f: &Frame) -> serde_json::Value {
     serde_json::json!({"filename": f.filename, "line": f.line, "name": f.name})
 }
 
-/// The `extra_json` column: rare fields without a column of their own, as JSON.
-/// Whether an event's extras have anything for `extra_json`.
-fn has_extra_json(x: Option<&crate::model::EventExtra>) -> bool {
-    x.is_some_and(|x| {
-        x.forward_frames.is_some() || x.internal_metadata.is_some() || x.pool_id.is_some() || x.category.is_some() || !x.other.is_empty()
-    })
-}
-
-fn extra_json(x: Option<&crate::model::EventExtra>) -> Option<String> {
-    x.filter(|&x| has_extra_json(Some(x))).map(|x| serde_json::to_string(x).unwrap_or_default())
-}
-
-fn origin_name(x: &crate::replay::Lifetime) -> &'static str {
-    if x.before_window() {
-        "before_window"
-    } else {
-        "in_window"
-    }
-}
-
-fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Storage) -> Result<()> {
+fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) -> Result<()> {
     let s = &l.snapshot;
     let virtual_tables = matches!(storage, Storage::Virtual(_));
     if let Storage::Virtual(shared) = storage {
         vtab::register(conn, shared)?;
     }
     let tx = conn.transaction()?;
-    tx.execute_batch(SCHEMA_SQL)?;
+    tx.execute_batch(&tables::schema_sql())?;
     if virtual_tables {
         tx.execute_batch(
             "DROP TABLE traces; CREATE VIRTUAL TABLE traces USING snapscope_traces;
@@ -166,7 +158,7 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Sto
         )?;
     }
     {
-        let mut m = tx.prepare("INSERT OR REPLACE INTO metadata (key, value) VALUES (?1, ?2)")?;
+        let mut m = tx.prepare(&METADATA.insert_sql().replace("INSERT", "INSERT OR REPLACE"))?;
         m.execute(params!["schema_version", SCHEMA_VERSION.to_string()])?;
         m.execute(params!["engine_version", crate::VERSION])?;
         m.execute(params!["format", s.format.map(|f| format!("{f:?}").to_lowercase())])?;
@@ -175,19 +167,17 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Sto
         if let Some(a) = &s.allocator_settings {
             m.execute(params!["allocator_settings", a.to_string()])?;
         }
-        let ov = crate::analysis::overview::overview(l);
-        m.execute(params!["overview_json", serde_json::to_string(&ov).unwrap_or_default()])?;
-        for (k, v) in meta {
+        m.execute(params!["overview_json", records.overview_json])?;
+        for (k, v) in records.meta {
             m.execute(params![k, v])?;
         }
 
-        let mut f = tx.prepare("INSERT INTO frames (id, filename, line, name) VALUES (?1, ?2, ?3, ?4)")?;
+        let mut f = tx.prepare(&FRAMES.insert_sql())?;
         for (i, fr) in s.interner.frames.iter().enumerate() {
             f.execute(params![i as i64, fr.filename, fr.line, fr.name])?;
         }
-        let mut cs =
-            tx.prepare("INSERT INTO call_stacks (id, depth, top_frame_id, frames_json, text, site) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
-        let mut sf = tx.prepare("INSERT INTO stack_frames (stack_id, position, frame_id) VALUES (?1, ?2, ?3)")?;
+        let mut cs = tx.prepare(&CALL_STACKS.insert_sql())?;
+        let mut sf = tx.prepare(&STACK_FRAMES.insert_sql())?;
         for (i, st) in s.interner.stacks.iter().enumerate() {
             let json = serde_json::Value::Array(st.iter().map(|&fid| frame_json(&s.interner.frames[fid as usize])).collect());
             let text: Vec<String> = st
@@ -205,47 +195,20 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Sto
             }
         }
 
-        let mut dev = tx.prepare(
-            "INSERT INTO devices (id, device_index, events, allocator_rules, consistent, ambiguous_bytes, start_allocated, start_active, start_reserved, start_requested,
-               peak_allocated, peak_allocated_event, peak_active, peak_active_event, peak_reserved, peak_reserved_event, peak_requested, peak_requested_event)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-        )?;
-        let mut seg = tx.prepare(
-            "INSERT INTO segments (id, device_id, address, total_size, allocated_size, active_size, requested_size, stream, segment_type, pool_id_0, pool_id_1, is_expandable, stack_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-        )?;
-        let mut blk = tx.prepare(
-            "INSERT INTO blocks (segment_id, address, size, requested_size, state, stack_id, lifetime_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?;
+        let mut dev = tx.prepare(&DEVICES.insert_sql())?;
+        let mut seg = tx.prepare(&SEGMENTS.insert_sql())?;
+        let mut blk = tx.prepare(&BLOCKS.insert_sql())?;
         // Virtual tables take no rows (and refuse to prepare an INSERT).
-        let mut tr = if virtual_tables {
-            None
-        } else {
-            Some(tx.prepare(
-            "INSERT INTO traces (device_id, trace_index, action, addr, size, stream, time_us, stack_id, lifetime_id, allocated, active, reserved, requested, device_free, compile_context, user_metadata, extra_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-        )?)
-        };
-        let mut lt = if virtual_tables {
-            None
-        } else {
-            Some(tx.prepare(
-                "INSERT INTO lifetimes (id, device_id, address, size, requested_size, stream, alloc_event, free_requested_event, free_completed_event, origin, state_at_dump, stack_id, stack_source, size_exact, size_uncertainty, orphan)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-            )?)
-        };
-        let mut sl = tx.prepare(
-            "INSERT INTO segment_lives (device_id, address, size, stream, segment_type, is_expandable, alloc_event, free_event, at_dump) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )?;
-        let mut iss = tx.prepare("INSERT INTO issues (device_id, event, code, message) VALUES (?1, ?2, ?3, ?4)")?;
-        let mut sr = tx.prepare(
-            "INSERT INTO start_ranges (device_id, address, size, stream, segment_type, is_expandable) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?;
+        let mut tr = if virtual_tables { None } else { Some(tx.prepare(&TRACES.insert_sql())?) };
+        let mut lt = if virtual_tables { None } else { Some(tx.prepare(&LIFETIMES.insert_sql())?) };
+        let mut sl = tx.prepare(&SEGMENT_LIVES.insert_sql())?;
+        let mut iss = tx.prepare(&ISSUES.insert_sql())?;
+        let mut sr = tx.prepare(&START_RANGES.insert_sql())?;
 
         let mut seg_id: i64 = 0;
-        let mut lifetime_base: i64 = 0;
-        for (dev_id, d) in l.devices.iter().enumerate() {
-            let dev_id = dev_id as i64;
+        let (mut trace_base, mut lifetime_base): (i64, i64) = (1, 0);
+        for (dev_pos, d) in l.devices.iter().enumerate() {
+            let dev_id = dev_pos as i64;
             let st = d.series.start;
             // Each counter's peak over the events, as MAX() over the rows finds it.
             let peaks = [&d.series.allocated, &d.series.active, &d.series.reserved, &d.series.requested]
@@ -307,56 +270,17 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Sto
                 }
                 seg_id += 1;
             }
-            if let (Some(trace), Some(tr)) = (s.trace(d.device), tr.as_mut()) {
-                for (i, e) in trace.events.iter().enumerate() {
-                    let c = d.series.at(i);
-                    let x = trace.extra(e);
-                    let action = x.and_then(|x| x.action_name.as_deref()).unwrap_or(e.action().name());
-                    let l = d.event_lifetime[i];
-                    let extra_json = extra_json(x);
-                    tr.execute(params![
-                        dev_id,
-                        i as i64,
-                        action,
-                        e.addr as i64,
-                        e.size as i64,
-                        e.stream as i64,
-                        e.time_us(),
-                        e.stack().map(|x| x as i64),
-                        (l != crate::replay::NONE).then(|| lifetime_base + l as i64),
-                        c.allocated,
-                        c.active,
-                        c.reserved,
-                        c.requested,
-                        x.and_then(|x| x.device_free).map(|v| v as i64),
-                        x.and_then(|x| x.compile_context.as_deref()),
-                        x.and_then(|x| x.user_metadata.as_deref()),
-                        extra_json
-                    ])?;
+            if let Some(tr) = tr.as_mut() {
+                for row in device_rows(l, dev_pos, trace_base, lifetime_base, TRACES.columns) {
+                    tr.execute(rusqlite::params_from_iter(&row[usize::from(TRACES.auto_id)..]))?;
                 }
             }
             if let Some(lt) = lt.as_mut() {
-                for (i, x) in d.lifetimes.iter().enumerate() {
-                    lt.execute(params![
-                        lifetime_base + i as i64,
-                        dev_id,
-                        x.addr as i64,
-                        x.size as i64,
-                        x.requested as i64,
-                        x.stream as i64,
-                        x.alloc_event(),
-                        x.free_requested_event(),
-                        x.free_completed_event(),
-                        origin_name(x),
-                        x.state_at_dump.map(|s| s.name()),
-                        x.stack().map(|s| s as i64),
-                        stack_source_name(x.stack_source),
-                        x.size_exact,
-                        x.size_uncertainty as i64,
-                        x.orphan
-                    ])?;
+                for row in device_rows(l, dev_pos, lifetime_base, lifetime_base, LIFETIMES.columns) {
+                    lt.execute(rusqlite::params_from_iter(&row))?;
                 }
             }
+            trace_base += d.events as i64;
             lifetime_base += d.lifetimes.len() as i64;
             for x in &d.segments {
                 sl.execute(params![
@@ -378,11 +302,11 @@ fn fill(conn: &mut Connection, l: &Loaded, meta: &[(&str, String)], storage: Sto
                 iss.execute(params![dev_id, x.event, x.code, x.message])?;
             }
         }
-        let mut an = tx.prepare("INSERT INTO annotations (device_index, time_us, name, stage) VALUES (?1, ?2, ?3, ?4)")?;
+        let mut an = tx.prepare(&ANNOTATIONS.insert_sql())?;
         for a in &s.annotations {
             an.execute(params![a.device, a.time_us, a.name, a.stage])?;
         }
-        let mut w = tx.prepare("INSERT INTO warnings (device_index, event, code, message) VALUES (?1, ?2, ?3, ?4)")?;
+        let mut w = tx.prepare(&WARNINGS.insert_sql())?;
         for x in &s.warnings {
             w.execute(params![x.device, x.event.map(|e| e as i64), x.code, x.message])?;
         }

@@ -1,7 +1,8 @@
 //! The SnapshotDB's two large tables, `traces` and `lifetimes`, as virtual tables over the
 //! replayed snapshot held in memory instead of copies as SQLite rows: at millions of events the
-//! copies doubled the memory and took most of the load time. Rows, columns and ids are exactly
-//! those of the materialized tables written to .db files (schema.sql); a test compares them.
+//! copies doubled the memory and took most of the load time. Columns and cells come from the
+//! same declarations (`tables.rs`) as the materialized tables written to .db files; a test
+//! compares the two query by query.
 //!
 //! Rows are numbered per device in `loaded.devices` order. Constraints on `id`, `device_id` and
 //! (for `traces`) `trace_index` narrow the scan to ranges, and that order is reported to SQLite
@@ -11,8 +12,10 @@
 //! millions of lifetimes for the few that match then costs a pass in Rust, not millions of
 //! column callbacks.
 
-use crate::model::Action;
-use crate::replay::{DeviceReplay, Lifetime, NONE};
+use super::cells::{CellFn, CellValue, Items, Row};
+use super::tables::{Table as Declared, LIFETIMES, TRACES};
+use crate::model::{Action, Event};
+use crate::replay::Lifetime;
 use crate::Loaded;
 use rusqlite::types::Value;
 use rusqlite::vtab::{Context, CreateVTab, Filters, IndexConstraintOp, IndexInfo, Module, VTab, VTabConnection, VTabCursor, VTabKind};
@@ -22,24 +25,19 @@ use std::ffi::{c_int, CStr};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// What one virtual table serves: its declaration, its rows per device, and their cells.
+/// What one virtual table serves: its declared columns and cells, its rows per device.
 pub trait Rows: Sized + 'static {
-    const DECLARATION: &'static CStr;
+    type Item: Items;
+    const TABLE: &'static Declared<CellFn<Self::Item>>;
     /// Id of the first row (`traces` counts from 1 as SQLite assigns rowids, `lifetimes` from 0).
     const FIRST_ID: i64;
     /// Column holding the row's position within its device, if the table has one.
     const INDEX_COLUMN: Option<c_int>;
-    fn count(d: &DeviceReplay) -> usize;
-    /// Cell `col` of row `i` of device position `dev` (columns 0 and 1, id and device_id, are
-    /// answered by the table itself): integers and NULLs exactly, text only as "not NULL".
-    fn value(l: &Loaded, dev: usize, i: usize, col: c_int, lifetime_base: i64) -> Cell;
-    /// The text of a text cell (only asked when `value` says `Cell::Text`).
-    fn text(l: &Loaded, dev: usize, i: usize, col: c_int) -> Option<Cow<'_, str>>;
 
     /// The prefilter for `col <op> '<text>'`: by default only that the cell is not NULL (a
     /// comparison with NULL is never true).
-    fn text_prefilter(col: c_int, _op: Op, _text: &str) -> Prefilter {
-        Prefilter { col, op: Op::NotNull, value: 0 }
+    fn text_prefilter(_col: c_int, _op: Op, _text: &str) -> (Op, i64) {
+        (Op::NotNull, 0)
     }
 
     /// Order in which prefilters on a column are checked, lowest first: the columns that
@@ -50,23 +48,18 @@ pub trait Rows: Sized + 'static {
 
     /// The first row of device position `dev` in `from..=to` that may pass every prefilter (the
     /// id and device columns are the cursor's bounds, never prefilters), or `to + 1`.
-    fn next_match(l: &Loaded, dev: usize, from: usize, to: usize, lifetime_base: i64, filters: &[Prefilter]) -> usize {
-        (from..=to).find(|&i| filters.iter().all(|f| f.may_match(Self::value(l, dev, i, f.col, lifetime_base)))).unwrap_or(to + 1)
+    fn next_match(l: &Loaded, dev: usize, from: usize, to: usize, lifetime_base: i64, filters: &[Prefilter<Self::Item>]) -> usize {
+        (from..=to).find(|&i| passes(&row::<Self>(l, dev, i, lifetime_base), filters)).unwrap_or(to + 1)
     }
 }
 
-/// A cell's value as far as prefilters are concerned.
-#[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Cell {
-    Null,
-    Int(i64),
-    Text,
+/// Row `i` of device position `dev` (its id is the cursor's business: prefilters never read it).
+fn row<R: Rows>(l: &Loaded, dev: usize, i: usize, lifetime_base: i64) -> Row<'_, R::Item> {
+    Row { loaded: l, dev, index: i, id: 0, lifetime_base, item: R::Item::item(l, dev, i) }
 }
 
-impl Cell {
-    fn of(v: Option<i64>) -> Cell {
-        v.map_or(Cell::Null, Cell::Int)
-    }
+fn passes<T>(row: &Row<'_, T>, filters: &[Prefilter<T>]) -> bool {
+    filters.iter().all(|f| f.may_match(&(f.cell)(row)))
 }
 
 /// Operators a prefilter checks.
@@ -115,31 +108,32 @@ impl Op {
 }
 
 /// A constraint on a column other than id, device and index, checked by the cursor.
-#[derive(Clone, Copy, Debug)]
-pub struct Prefilter {
+pub struct Prefilter<T: 'static> {
     col: c_int,
     op: Op,
     /// The integer compared with (unused by the NULL tests).
     value: i64,
+    /// The column's cell, looked up once.
+    cell: CellFn<T>,
 }
 
-impl Prefilter {
+impl<T> Prefilter<T> {
     /// False only when the row certainly fails the constraint.
-    fn may_match(&self, cell: Cell) -> bool {
+    fn may_match(&self, cell: &CellValue) -> bool {
         match (self.op, cell) {
-            (Op::IsNull, c) => c == Cell::Null,
-            (Op::NotNull, c) => c != Cell::Null,
+            (Op::IsNull, c) => *c == CellValue::Null,
+            (Op::NotNull, c) => *c != CellValue::Null,
             // Only `traces` can tell (see `TraceRows::next_match`).
             (Op::ActionIs, _) => true,
             // A comparison with NULL is never true.
-            (_, Cell::Null) => false,
+            (_, CellValue::Null) => false,
             // Text compares with integers by SQLite's type order: leave it to SQLite.
-            (_, Cell::Text) => true,
-            (Op::Eq, Cell::Int(v)) => v == self.value,
-            (Op::Gt, Cell::Int(v)) => v > self.value,
-            (Op::Ge, Cell::Int(v)) => v >= self.value,
-            (Op::Lt, Cell::Int(v)) => v < self.value,
-            (Op::Le, Cell::Int(v)) => v <= self.value,
+            (_, CellValue::Text(_)) => true,
+            (Op::Eq, CellValue::Int(v)) => *v == self.value,
+            (Op::Gt, CellValue::Int(v)) => *v > self.value,
+            (Op::Ge, CellValue::Int(v)) => *v >= self.value,
+            (Op::Lt, CellValue::Int(v)) => *v < self.value,
+            (Op::Le, CellValue::Int(v)) => *v <= self.value,
         }
     }
 }
@@ -155,8 +149,7 @@ pub fn register(conn: &Connection, loaded: &Arc<Loaded>) -> Result<()> {
 
 const COL_ID: c_int = 0;
 const COL_DEVICE: c_int = 1;
-/// `traces.action`.
-const COL_ACTION: c_int = 3;
+const TRACE_ACTION: c_int = TRACES.position("action") as c_int;
 
 #[repr(C)]
 pub struct Table<R: Rows> {
@@ -170,10 +163,10 @@ pub struct Table<R: Rows> {
 
 impl<R: Rows> Table<R> {
     fn count(&self, dev: usize) -> usize {
-        R::count(&self.loaded.devices[dev])
+        R::Item::count(&self.loaded.devices[dev])
     }
     fn total(&self) -> usize {
-        self.loaded.devices.iter().map(R::count).sum()
+        self.loaded.devices.iter().map(R::Item::count).sum()
     }
 }
 
@@ -195,11 +188,11 @@ unsafe impl<'vtab, R: Rows> VTab<'vtab> for Table<R> {
         for d in &loaded.devices {
             row_base.push(rows);
             lifetime_base.push(lifes);
-            rows += R::count(d) as i64;
+            rows += R::Item::count(d) as i64;
             lifes += d.lifetimes.len() as i64;
         }
         Ok((
-            Cow::Borrowed(R::DECLARATION),
+            Cow::Owned(R::TABLE.vtab_declaration()),
             Table { base: ffi::sqlite3_vtab::default(), loaded, row_base, lifetime_base, rows: PhantomData },
         ))
     }
@@ -309,7 +302,7 @@ pub struct Cursor<'vtab, R: Rows> {
     index_hi: i64,
     id_lo: i64,
     id_hi: i64,
-    prefilters: Vec<Prefilter>,
+    prefilters: Vec<Prefilter<R::Item>>,
 }
 
 impl<R: Rows> Cursor<'_, R> {
@@ -317,12 +310,8 @@ impl<R: Rows> Cursor<'_, R> {
         self.tab.row_base[self.dev] + self.index as i64
     }
 
-    fn value(&self, col: c_int) -> Cell {
-        match col {
-            COL_ID => Cell::Int(self.id()),
-            COL_DEVICE => Cell::Int(self.dev as i64),
-            _ => R::value(&self.tab.loaded, self.dev, self.index, col, self.tab.lifetime_base[self.dev]),
-        }
+    fn row(&self) -> Row<'_, R::Item> {
+        Row { id: self.id(), ..row::<R>(&self.tab.loaded, self.dev, self.index, self.tab.lifetime_base[self.dev]) }
     }
 
     /// Move to the first row at or after the current position that lies within the bounds
@@ -421,11 +410,8 @@ unsafe impl<R: Rows> VTabCursor for Cursor<'_, R> {
     }
 
     fn column(&self, ctx: &mut Context, col: c_int) -> Result<()> {
-        match self.value(col) {
-            Cell::Null => ctx.set_result(rusqlite::types::Null),
-            Cell::Int(v) => ctx.set_result(v),
-            Cell::Text => ctx.set_result(R::text(&self.tab.loaded, self.dev, self.index, col)),
-        }
+        let cell = R::TABLE.columns.get(col as usize).map_or(CellValue::Null, |c| (c.cell)(&self.row()));
+        ctx.set_result(&cell)
     }
 
     fn rowid(&self) -> Result<i64> {
@@ -434,100 +420,61 @@ unsafe impl<R: Rows> VTabCursor for Cursor<'_, R> {
 }
 
 /// What plan term `c<column><op>` checks against `arg`.
-enum Check {
-    Filter(Prefilter),
+enum Check<T: 'static> {
+    Filter(Prefilter<T>),
     /// A comparison with NULL: no row matches.
     Nothing,
     /// A comparison with a real value: left to SQLite alone.
     Unchecked,
 }
 
-fn prefilter<R: Rows>(term: &str, arg: Value) -> Check {
-    let parsed = term.chars().last().and_then(Op::from_letter).zip(term[..term.len().saturating_sub(1)].parse().ok());
+fn prefilter<R: Rows>(term: &str, arg: Value) -> Check<R::Item> {
+    let parsed = term.chars().last().and_then(Op::from_letter).zip(term[..term.len().saturating_sub(1)].parse::<c_int>().ok());
     let Some((op, col)) = parsed else {
         return Check::Unchecked;
     };
-    match (op, arg) {
-        (Op::IsNull | Op::NotNull, _) => Check::Filter(Prefilter { col, op, value: 0 }),
-        (_, Value::Integer(value)) => Check::Filter(Prefilter { col, op, value }),
-        (_, Value::Null) => Check::Nothing,
-        (_, Value::Text(t)) => Check::Filter(R::text_prefilter(col, op, &t)),
-        _ => Check::Unchecked,
-    }
+    let Some(cell) = R::TABLE.columns.get(col as usize).map(|c| c.cell) else {
+        return Check::Unchecked;
+    };
+    let (op, value) = match (op, arg) {
+        (Op::IsNull | Op::NotNull, _) => (op, 0),
+        (_, Value::Integer(value)) => (op, value),
+        (_, Value::Null) => return Check::Nothing,
+        (_, Value::Text(t)) => R::text_prefilter(col, op, &t),
+        _ => return Check::Unchecked,
+    };
+    Check::Filter(Prefilter { col, op, value, cell })
 }
 
 /// `traces`: one row per event, with the counters right after it.
 pub struct TraceRows;
 
 impl Rows for TraceRows {
-    const DECLARATION: &'static CStr =
-        c"CREATE TABLE x(id INTEGER, device_id INTEGER, trace_index INTEGER, action TEXT, addr INTEGER, size INTEGER,
-  stream INTEGER, time_us INTEGER, stack_id INTEGER, lifetime_id INTEGER, allocated INTEGER, active INTEGER, reserved INTEGER,
-  requested INTEGER, device_free INTEGER, compile_context TEXT, user_metadata TEXT, extra_json TEXT)";
+    type Item = Event;
+    const TABLE: &'static Declared<CellFn<Event>> = &TRACES;
     const FIRST_ID: i64 = 1;
-    const INDEX_COLUMN: Option<c_int> = Some(2);
-
-    fn count(d: &DeviceReplay) -> usize {
-        d.events
-    }
-
-    fn value(l: &Loaded, dev: usize, i: usize, col: c_int, lifetime_base: i64) -> Cell {
-        let d = &l.devices[dev];
-        // The counters and ids (what scans for peaks read) need no event lookup.
-        match col {
-            2 => return Cell::Int(i as i64),
-            9 => return Cell::of((d.event_lifetime[i] != NONE).then(|| lifetime_base + d.event_lifetime[i] as i64)),
-            10 => return Cell::Int(d.series.allocated.at(i)),
-            11 => return Cell::Int(d.series.active.at(i)),
-            12 => return Cell::Int(d.series.reserved.at(i)),
-            13 => return Cell::Int(d.series.requested.at(i)),
-            _ => {}
-        }
-        let trace = l.snapshot.trace(d.device);
-        let Some(e) = trace.and_then(|t| t.events.get(i)) else {
-            return Cell::Null;
-        };
-        let x = trace.and_then(|t| t.extra(e));
-        let text_if = |present: bool| if present { Cell::Text } else { Cell::Null };
-        match col {
-            3 => Cell::Text,
-            4 => Cell::Int(e.addr as i64),
-            5 => Cell::Int(e.size as i64),
-            6 => Cell::Int(e.stream as i64),
-            7 => Cell::of(e.time_us()),
-            8 => Cell::of(e.stack().map(|s| s as i64)),
-            14 => Cell::of(x.and_then(|x| x.device_free).map(|v| v as i64)),
-            15 => text_if(x.is_some_and(|x| x.compile_context.is_some())),
-            16 => text_if(x.is_some_and(|x| x.user_metadata.is_some())),
-            _ => text_if(super::has_extra_json(x)),
-        }
-    }
+    const INDEX_COLUMN: Option<c_int> = Some(TRACES.position("trace_index") as c_int);
 
     /// `action = '<known action>'` is exact: an event of an unknown action keeps a name that
     /// parses as no known one.
-    fn text_prefilter(col: c_int, op: Op, text: &str) -> Prefilter {
+    fn text_prefilter(col: c_int, op: Op, text: &str) -> (Op, i64) {
         let action = Action::parse(text);
         match Action::ALL.iter().position(|&a| a == action) {
-            Some(i) if col == COL_ACTION && op == Op::Eq && action != Action::Unknown => {
-                Prefilter { col, op: Op::ActionIs, value: i as i64 }
-            }
-            _ => Prefilter { col, op: Op::NotNull, value: 0 },
+            Some(i) if col == TRACE_ACTION && op == Op::Eq && action != Action::Unknown => (Op::ActionIs, i as i64),
+            _ => (Op::NotNull, 0),
         }
     }
 
     /// Segment actions visit only the device's segment events.
-    fn next_match(l: &Loaded, dev: usize, from: usize, to: usize, lifetime_base: i64, filters: &[Prefilter]) -> usize {
+    fn next_match(l: &Loaded, dev: usize, from: usize, to: usize, lifetime_base: i64, filters: &[Prefilter<Event>]) -> usize {
         let d = &l.devices[dev];
-        let events = l.snapshot.trace(d.device).map(|t| &t.events);
-        let action_is = |i: usize, f: &Prefilter| {
-            events.and_then(|ev| ev.get(i)).is_some_and(|e| Action::ALL.get(f.value as usize) == Some(&e.action()))
-        };
         let passes = |i: usize| {
+            let row = row::<Self>(l, dev, i, lifetime_base);
             filters.iter().all(|f| {
                 if f.op == Op::ActionIs {
-                    action_is(i, f)
+                    Action::ALL.get(f.value as usize) == Some(&row.item.action())
                 } else {
-                    f.may_match(Self::value(l, dev, i, f.col, lifetime_base))
+                    f.may_match(&(f.cell)(&row))
                 }
             })
         };
@@ -540,44 +487,27 @@ impl Rows for TraceRows {
         }
         (from..=to).find(|&i| passes(i)).unwrap_or(to + 1)
     }
-
-    fn text(l: &Loaded, dev: usize, i: usize, col: c_int) -> Option<Cow<'_, str>> {
-        let trace = l.snapshot.trace(l.devices[dev].device)?;
-        let e = trace.events.get(i)?;
-        let x = trace.extra(e);
-        match col {
-            3 => Some(Cow::Borrowed(x.and_then(|x| x.action_name.as_deref()).unwrap_or(e.action().name()))),
-            15 => x.and_then(|x| x.compile_context.as_deref()).map(Cow::Borrowed),
-            16 => x.and_then(|x| x.user_metadata.as_deref()).map(Cow::Borrowed),
-            _ => super::extra_json(x).map(Cow::Owned),
-        }
-    }
 }
 
 /// `lifetimes`: one row per block lifetime the replay found.
 pub struct LifetimeRows;
 
+const ALLOC_EVENT: c_int = LIFETIMES.position("alloc_event") as c_int;
+const FREE_REQUESTED_EVENT: c_int = LIFETIMES.position("free_requested_event") as c_int;
+const FREE_COMPLETED_EVENT: c_int = LIFETIMES.position("free_completed_event") as c_int;
+const STATE_AT_DUMP: c_int = LIFETIMES.position("state_at_dump") as c_int;
+
 impl Rows for LifetimeRows {
-    const DECLARATION: &'static CStr =
-        c"CREATE TABLE x(id INTEGER, device_id INTEGER, address INTEGER, size INTEGER, requested_size INTEGER,
-  stream INTEGER, alloc_event INTEGER, free_requested_event INTEGER, free_completed_event INTEGER, origin TEXT, state_at_dump TEXT,
-  stack_id INTEGER, stack_source TEXT, size_exact INTEGER, size_uncertainty INTEGER, orphan INTEGER)";
+    type Item = Lifetime;
+    const TABLE: &'static Declared<CellFn<Lifetime>> = &LIFETIMES;
     const FIRST_ID: i64 = 0;
     const INDEX_COLUMN: Option<c_int> = None;
-
-    fn count(d: &DeviceReplay) -> usize {
-        d.lifetimes.len()
-    }
-
-    fn value(l: &Loaded, dev: usize, i: usize, col: c_int, _lifetime_base: i64) -> Cell {
-        lifetime_value(&l.devices[dev].lifetimes[i], col)
-    }
 
     /// Event columns first: a live-at query's event bounds reject most lifetimes, while its
     /// `orphan = 0` and size terms pass nearly all.
     fn check_order(col: c_int) -> u8 {
         match col {
-            6..=8 | 10 => 0,
+            ALLOC_EVENT | FREE_REQUESTED_EVENT | FREE_COMPLETED_EVENT | STATE_AT_DUMP => 0,
             _ => 1,
         }
     }
@@ -587,49 +517,20 @@ impl Rows for LifetimeRows {
     /// listed as such, and so does `state_at_dump IS NOT NULL` (a block live at the dump has no
     /// free in the window: the replay sets `free_completed_event` only on lifetimes it creates
     /// at a free, never on a dump block's).
-    fn next_match(l: &Loaded, dev: usize, from: usize, to: usize, _lifetime_base: i64, filters: &[Prefilter]) -> usize {
+    fn next_match(l: &Loaded, dev: usize, from: usize, to: usize, lifetime_base: i64, filters: &[Prefilter<Lifetime>]) -> usize {
         let d = &l.devices[dev];
-        let passes = |x: &Lifetime| filters.iter().all(|f| f.may_match(lifetime_value(x, f.col)));
+        let passes = |i: usize| passes(&Row { loaded: l, dev, index: i, id: 0, lifetime_base, item: &d.lifetimes[i] }, filters);
         let listed = filters.iter().find_map(|f| match (f.op, f.col) {
-            (Op::IsNull, 6) => Some(&d.before_window),
-            (Op::IsNull, 8) | (Op::NotNull, 10) => Some(&d.never_freed),
+            (Op::IsNull, ALLOC_EVENT) => Some(&d.before_window),
+            (Op::IsNull, FREE_COMPLETED_EVENT) | (Op::NotNull, STATE_AT_DUMP) => Some(&d.never_freed),
             _ => None,
         });
         match listed {
             Some(ids) => {
                 let start = ids.partition_point(|&i| (i as usize) < from);
-                ids[start..].iter().map(|&i| i as usize).take_while(|&i| i <= to).find(|&i| passes(&d.lifetimes[i])).unwrap_or(to + 1)
+                ids[start..].iter().map(|&i| i as usize).take_while(|&i| i <= to).find(|&i| passes(i)).unwrap_or(to + 1)
             }
-            None => d.lifetimes[from..=to].iter().position(passes).map_or(to + 1, |k| from + k),
+            None => (from..=to).find(|&i| passes(i)).unwrap_or(to + 1),
         }
-    }
-
-    fn text(l: &Loaded, dev: usize, i: usize, col: c_int) -> Option<Cow<'_, str>> {
-        let x = &l.devices[dev].lifetimes[i];
-        Some(Cow::Borrowed(match col {
-            9 => super::origin_name(x),
-            10 => x.state_at_dump?.name(),
-            _ => super::stack_source_name(x.stack_source),
-        }))
-    }
-}
-
-/// Cell `col` of a lifetime row.
-#[inline]
-fn lifetime_value(x: &Lifetime, col: c_int) -> Cell {
-    match col {
-        2 => Cell::Int(x.addr as i64),
-        3 => Cell::Int(x.size as i64),
-        4 => Cell::Int(x.requested as i64),
-        5 => Cell::Int(x.stream as i64),
-        6 => Cell::of(x.alloc_event().map(i64::from)),
-        7 => Cell::of(x.free_requested_event().map(i64::from)),
-        8 => Cell::of(x.free_completed_event().map(i64::from)),
-        10 if x.state_at_dump.is_none() => Cell::Null,
-        9 | 10 | 12 => Cell::Text,
-        11 => Cell::of(x.stack().map(i64::from)),
-        13 => Cell::Int(x.size_exact as i64),
-        14 => Cell::Int(x.size_uncertainty as i64),
-        _ => Cell::Int(x.orphan as i64),
     }
 }

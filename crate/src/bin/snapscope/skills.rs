@@ -1,6 +1,7 @@
 //! `snapscope skill`: concise agent playbooks, installed where agents look for skills.
 
-use crate::output::json;
+use crate::emit::Out;
+use snapscope::engine::write_atomic;
 use snapscope::{Error, Result};
 use std::path::PathBuf;
 
@@ -29,7 +30,7 @@ fn root(scope: &str) -> Result<PathBuf> {
     }
 }
 
-pub fn list(scope: &str, as_json: bool) -> Result<()> {
+pub fn list(scope: &str, out: Out) -> Result<()> {
     let base = root(scope)?;
     let skills: Vec<_> = SKILLS
         .iter()
@@ -49,9 +50,7 @@ pub fn list(scope: &str, as_json: bool) -> Result<()> {
             serde_json::json!({"name": name, "description": description(text), "locations": locations})
         })
         .collect();
-    if as_json {
-        json(&serde_json::json!({"ok": true, "schema_version": 1, "skills": skills}));
-    } else {
+    out.answer(serde_json::json!({ "skills": skills }), |_| {
         for s in &skills {
             println!("{}: {}", s["name"].as_str().unwrap_or(""), s["description"].as_str().unwrap_or(""));
             for l in s["locations"].as_array().into_iter().flatten() {
@@ -63,30 +62,28 @@ pub fn list(scope: &str, as_json: bool) -> Result<()> {
                 );
             }
         }
-    }
+    });
     Ok(())
 }
 
-pub fn install(scope: &str, host: &str, as_json: bool) -> Result<()> {
+pub fn install(scope: &str, host: &str, out: Out) -> Result<()> {
     let base = root(scope)?;
     let mut written = Vec::new();
     for (h, dir) in HOSTS.iter().filter(|(h, _)| host == "all" || *h == host) {
         for (name, text) in SKILLS {
             let path = base.join(dir).join(name).join("SKILL.md");
             std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| Error::io(&path.display().to_string(), e))?;
-            crate::input::write_atomic(&path, text.as_bytes())?;
+            write_atomic(&path, text.as_bytes())?;
             written.push(serde_json::json!({"host": h, "name": name, "path": path}));
         }
     }
     if written.is_empty() {
         return Err(Error::new("INVALID_PARAMETER", format!("unknown host {host:?}"), "--host claude|codex|agents|all"));
     }
-    if as_json {
-        json(&serde_json::json!({"ok": true, "schema_version": 1, "installed": written}));
-    } else {
+    out.answer(serde_json::json!({ "installed": written }), |_| {
         for w in &written {
             println!("installed {}", w["path"].as_str().unwrap_or(""));
         }
-    }
+    });
     Ok(())
 }

@@ -1,14 +1,12 @@
-//! `snapscope slice`: a smaller, valid snapshot pickle holding the events A..B of one device and
+//! Slices: a smaller, valid snapshot pickle holding the events A..B of one device and
 //! the segments/blocks as they stand after B, so it replays to the same counters over A..B.
 //! Written with serde-pickle (writing is where it works well); CPython's pickle loads it.
 
+use crate::analysis::state::AllocatorState;
+use crate::model::{DeviceTrace, Event, Snapshot};
+use crate::{Error, Loaded, Result};
 use serde_pickle::{HashableValue as H, Value as V};
-use snapscope::analysis::state::allocator_state;
-use snapscope::model::{DeviceTrace, Event, Snapshot};
-use snapscope::session::Session;
-use snapscope::{Error, Result};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 fn s(x: &str) -> V {
     V::String(x.to_string())
@@ -86,20 +84,9 @@ fn event(snap: &Snapshot, trace: &DeviceTrace, e: &Event) -> V {
     V::Dict(d)
 }
 
-/// Parse "A..B" (both ends included).
-pub fn parse_range(text: &str) -> Result<(i64, i64)> {
-    let bad = || Error::new("INVALID_PARAMETER", format!("{text:?} is not a range A..B"), "e.g. --events 1000..2000 (both ends included)");
-    let (a, b) = text.split_once("..").ok_or_else(bad)?;
-    let (a, b) = (a.trim().parse::<i64>().map_err(|_| bad())?, b.trim().parse::<i64>().map_err(|_| bad())?);
-    if a > b {
-        return Err(bad());
-    }
-    Ok((a, b))
-}
-
 /// Events of `device` whose time_us lies in [t0, t1].
 pub fn time_range(snap: &Snapshot, device: i64, t0: i64, t1: i64) -> Result<(i64, i64)> {
-    let t = snap.trace(device).ok_or_else(|| snapscope::session::no_device(device))?;
+    let t = snap.trace(device).ok_or_else(|| Error::no_device(device))?;
     let idx: Vec<usize> =
         t.events.iter().enumerate().filter(|(_, e)| e.time_us().is_some_and(|x| x >= t0 && x <= t1)).map(|(i, _)| i).collect();
     match (idx.first(), idx.last()) {
@@ -112,30 +99,14 @@ pub fn time_range(snap: &Snapshot, device: i64, t0: i64, t1: i64) -> Result<(i64
     }
 }
 
-/// Write the slice of `device`, events a..=b, to `out`.
-pub fn write(session: &Session, device: i64, a: i64, b: i64, out: &Path) -> Result<usize> {
-    let loaded = session
-        .loaded
-        .as_ref()
-        .ok_or_else(|| Error::new("UNSUPPORTED", "slicing needs the snapshot itself", "pass the snapshot pickle, not a SnapshotDB"))?;
+/// The events a..=b of `device` (a range `check_range` accepted) with `state`, the allocator
+/// state after b, as pickle bytes. `lifetime_base` is the id of the device's first lifetime.
+pub fn pickle(loaded: &Loaded, device: i64, a: i64, b: i64, state: &AllocatorState, lifetime_base: i64) -> Result<Vec<u8>> {
     let snap = &loaded.snapshot;
-    let trace = snap.trace(device).ok_or_else(|| snapscope::session::no_device(device))?;
-    let n = trace.events.len() as i64;
-    if a < 0 || b >= n {
-        return Err(Error::new(
-            "EVENT_OUT_OF_RANGE",
-            format!("{a}..{b} is outside device {device}'s {n} events"),
-            format!("use a range within 0..{}", n - 1),
-        ));
-    }
-    let state = allocator_state(&session.conn, device, Some(b))?;
+    let trace = snap.trace(device).ok_or_else(|| Error::no_device(device))?;
     let stack_of: BTreeMap<i64, Option<u32>> =
         loaded.device(device).map(|d| d.lifetimes.iter().enumerate().map(|(i, l)| (i as i64, l.stack())).collect()).unwrap_or_default();
-    let base: i64 = session.conn.query_row(
-        "SELECT COALESCE(MIN(id), 0) FROM lifetimes WHERE device_id = (SELECT id FROM devices WHERE device_index = ?1)",
-        [device],
-        |r| r.get(0),
-    )?;
+    let base = lifetime_base;
     let segments: Vec<V> = state
         .segments
         .iter()
@@ -172,15 +143,26 @@ pub fn write(session: &Session, device: i64, a: i64, b: i64, out: &Path) -> Resu
         })
         .collect();
     let events: Vec<V> = (a as usize..=b as usize).map(|i| event(snap, trace, &trace.events[i])).collect();
-    let count = events.len();
     let mut traces: Vec<V> = (0..device).map(|_| V::List(vec![])).collect();
     traces.push(V::List(events));
     let mut top = BTreeMap::from([(k("segments"), V::List(segments)), (k("device_traces"), V::List(traces))]);
     if let Some(settings) = &snap.allocator_settings {
         top.insert(k("allocator_settings"), json_to_pickle(settings));
     }
-    let bytes = serde_pickle::value_to_vec(&V::Dict(top), serde_pickle::SerOptions::new())
-        .map_err(|e| Error::new("EXPORT_FAILED", e.to_string(), "report this as a bug"))?;
-    crate::input::write_atomic(out, &bytes)?;
-    Ok(count)
+    serde_pickle::value_to_vec(&V::Dict(top), serde_pickle::SerOptions::new())
+        .map_err(|e| Error::new("EXPORT_FAILED", e.to_string(), "report this as a bug"))
+}
+
+/// Checks that a..=b lies within `device`'s trace.
+pub fn check_range(snap: &Snapshot, device: i64, a: i64, b: i64) -> Result<()> {
+    let trace = snap.trace(device).ok_or_else(|| Error::no_device(device))?;
+    let n = trace.events.len() as i64;
+    if a < 0 || b >= n {
+        return Err(Error::new(
+            "EVENT_OUT_OF_RANGE",
+            format!("{a}..{b} is outside device {device}'s {n} events"),
+            format!("use a range within 0..{}", n - 1),
+        ));
+    }
+    Ok(())
 }

@@ -1,80 +1,94 @@
-//! `snapscope analyze`: the analyses of each device, as JSON or as text for people.
-
-use crate::output::{bytes, event, json};
-use snapscope::session::{no_device, DeviceAnalysis, Session};
+use crate::emit::Out;
+use crate::focus::resolve;
+use snapscope::analysis::DeviceAnalysis;
+use snapscope::engine::{At, Engine, ANALYSES};
+use snapscope::format::{bytes, event};
 use snapscope::{Error, Result};
-use std::path::Path;
+use std::path::PathBuf;
 
-pub fn run(s: &Session, mode: &str, reference: Option<&Path>, ev: Option<i64>, device: Option<i64>, as_json: bool) -> Result<()> {
-    let devices = match device {
-        Some(d) if s.devices()?.contains(&d) => vec![d],
-        Some(d) => return Err(no_device(d)),
-        None => s.devices()?,
-    };
-    if mode == "compare" {
-        let other = reference.ok_or_else(|| {
+#[derive(clap::Args)]
+pub struct Args {
+    input: Option<PathBuf>,
+    #[arg(long, default_value = "all", value_parser = ANALYSES)]
+    mode: String,
+    /// The other snapshot or DB for --mode compare.
+    #[arg(long = "ref")]
+    reference: Option<PathBuf>,
+    /// Event for peak/tree (default: the allocated peak).
+    #[arg(long)]
+    event: Option<i64>,
+    #[arg(long)]
+    device: Option<i64>,
+}
+
+pub fn run(a: Args, out: Out) -> Result<()> {
+    let target = resolve(a.input, a.device)?;
+    let engine = Engine::open(&target.path)?;
+    let devices = engine.devices_or(target.device)?;
+    let at = At::event_or_peak(a.event);
+    if a.mode == "compare" {
+        let other = a.reference.ok_or_else(|| {
             Error::new("INVALID_PARAMETER", "--mode compare needs --ref OTHER", "snapscope analyze A.pickle --mode compare --ref B.pickle")
         })?;
-        let c = s.compare(&crate::input::session(other)?)?;
-        if as_json {
-            json(&serde_json::json!({"ok": true, "schema_version": 1, "mode": "compare", "comparison": c}));
-        } else {
+        let c = engine.compare_with(&Engine::open(&other)?.compare_side()?)?;
+        out.answer(serde_json::json!({"mode": "compare", "comparison": c}), |_| {
             for d in &c.devices {
+                let peak = |p: &Option<snapscope::analysis::basis::PeakSet>| p.as_ref().map_or("—".into(), |p| bytes(p.allocated.bytes));
                 println!(
                     "device {}: allocated peak {} → {} ({})",
                     d.device,
-                    d.peaks_a.as_ref().map(|p| bytes(p.allocated.bytes)).unwrap_or("—".into()),
-                    d.peaks_b.as_ref().map(|p| bytes(p.allocated.bytes)).unwrap_or("—".into()),
-                    d.allocated_peak_delta.map(bytes).unwrap_or("—".into())
+                    peak(&d.peaks_a),
+                    peak(&d.peaks_b),
+                    d.allocated_peak_delta.map_or("—".into(), bytes)
                 );
                 for st in d.stacks.iter().take(10) {
                     println!("  {:>9} {:>12}  {}", st.change, bytes(st.delta), st.label.lines().last().unwrap_or(""));
                 }
             }
-        }
+        });
         return Ok(());
     }
-    let mut out = Vec::new();
+    let mut results = Vec::new();
     for d in devices {
-        if mode == "tree" {
-            let t = s.tree(
-                d,
-                ev.or(s.overview()?.devices.iter().find(|x| x.device == d).and_then(|x| x.peaks.allocated.event.map(|e| e as i64))),
-            )?;
-            out.push(serde_json::json!({"device": d, "tree": t}));
+        if a.mode == "tree" {
+            results.push(serde_json::json!({"device": d, "tree": engine.tree(d, at)?}));
             continue;
         }
-        let a = s.analyze(d, ev.map(Some))?;
-        out.push(match mode {
-            "overview" => serde_json::json!({"device": d, "overview": a.overview, "findings": a.findings}),
-            "peak" => serde_json::json!({"device": d, "peak": a.peak}),
-            "fragment" => serde_json::json!({"device": d, "fragment": a.fragment}),
-            "leak" => serde_json::json!({"device": d, "leak": a.leak}),
-            "oom" => serde_json::json!({"device": d, "oom": a.oom}),
-            _ => serde_json::to_value(&a).expect("serializable"),
+        let x = engine.analyze(d, at)?;
+        if !out.json {
+            print_text(&x, &a.mode);
+        }
+        results.push(match a.mode.as_str() {
+            "overview" => serde_json::json!({"device": d, "overview": x.overview, "findings": x.findings}),
+            "peak" => serde_json::json!({"device": d, "peak": x.peak}),
+            "fragment" => serde_json::json!({"device": d, "fragment": x.fragment}),
+            "leak" => serde_json::json!({"device": d, "leak": x.leak}),
+            "oom" => serde_json::json!({"device": d, "oom": x.oom}),
+            _ => serde_json::to_value(&x).expect("serializable"),
         });
-        if !as_json {
-            print_text(&a, mode);
-        }
     }
-    if as_json {
-        json(&serde_json::json!({"ok": true, "schema_version": 1, "mode": mode, "devices": out}));
-    } else if mode == "tree" {
-        for t in &out {
-            println!("device {}:", t["device"]);
-            for n in t["tree"]["nodes"].as_array().into_iter().flatten() {
-                println!(
-                    "{}{}: {} / self {} / {} blocks",
-                    "  ".repeat(n["depth"].as_u64().unwrap_or(0) as usize),
-                    n["label"].as_str().unwrap_or(""),
-                    bytes(n["total_bytes"].as_i64().unwrap_or(0)),
-                    bytes(n["self_bytes"].as_i64().unwrap_or(0)),
-                    n["blocks"]
-                );
-            }
+    out.answer(serde_json::json!({"mode": a.mode, "devices": results}), |body| {
+        if a.mode == "tree" {
+            print_trees(&body["devices"]);
         }
-    }
+    });
     Ok(())
+}
+
+fn print_trees(devices: &serde_json::Value) {
+    for t in devices.as_array().into_iter().flatten() {
+        println!("device {}:", t["device"]);
+        for n in t["tree"]["nodes"].as_array().into_iter().flatten() {
+            println!(
+                "{}{}: {} / self {} / {} blocks",
+                "  ".repeat(n["depth"].as_u64().unwrap_or(0) as usize),
+                n["label"].as_str().unwrap_or(""),
+                bytes(n["total_bytes"].as_i64().unwrap_or(0)),
+                bytes(n["self_bytes"].as_i64().unwrap_or(0)),
+                n["blocks"]
+            );
+        }
+    }
 }
 
 fn print_text(a: &DeviceAnalysis, mode: &str) {
@@ -85,7 +99,7 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
         println!(
             "peak allocated {} at {} · reserved peak {} · at dump {} of {} reserved · replay {}",
             bytes(d.peaks.allocated.bytes),
-            event(d.peaks.allocated.event),
+            event(d.peaks.allocated.event.map(i64::from)),
             bytes(d.peaks.reserved.bytes),
             bytes(d.at_dump.allocated as i64),
             bytes(d.at_dump.reserved as i64),
@@ -96,7 +110,7 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
         println!(
             "\nwho holds {} at {} (reserved − allocated {}):",
             bytes(p.live_bytes),
-            event(p.event.map(|e| e as u32)),
+            event(p.event),
             bytes(p.reserved_minus_allocated)
         );
         for g in &p.by_stack {
@@ -109,7 +123,7 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
             println!(
                 "fragmentation at {} ({}): {} free of {} reserved in {} pieces, largest {}, rounding waste {}, pending free {}",
                 f.label.replace('_', " "),
-                event(f.event.map(|e| e as u32)),
+                event(f.event),
                 bytes(f.free_bytes),
                 bytes(f.reserved),
                 f.free_blocks,

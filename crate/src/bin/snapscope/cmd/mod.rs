@@ -1,0 +1,14 @@
+//! One module per subcommand: its arguments and a `run` that calls the engine and answers.
+
+pub mod analyze;
+pub mod capabilities;
+pub mod export;
+pub mod focus;
+pub mod import;
+pub mod metadata;
+pub mod overview;
+pub mod query;
+pub mod report;
+pub mod skill;
+pub mod slice;
+pub mod sql;

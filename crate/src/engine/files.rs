@@ -1,0 +1,198 @@
+//! The engine on files (native only): open a snapshot or a SnapshotDB by path, import with a
+//! cache, write exports and slices atomically.
+
+use super::{At, Engine};
+use crate::error::{Error, Result};
+use crate::export::{ptsnap, slice};
+use crate::store::{self, Records};
+use crate::Loaded;
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::Path;
+
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::io(&path.display().to_string(), e))
+}
+
+/// Seconds since the epoch as an ISO 8601 UTC timestamp (no clock crate needed for this).
+pub fn now_iso() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn source_meta(path: &Path) -> Vec<(&'static str, String)> {
+    vec![("source_name", path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())]
+}
+
+fn is_db(path: &Path) -> Result<bool> {
+    let mut head = [0u8; 16];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .map_err(|e| Error::io(&path.display().to_string(), e))?;
+    Ok(store::is_sqlite(&head[..n]))
+}
+
+fn load_snapshot(path: &Path) -> Result<(Loaded, Vec<u8>)> {
+    let bytes = read_file(path)?;
+    if store::is_sqlite(&bytes) {
+        return Err(Error::new(
+            "SNAPSHOT_INVALID",
+            format!("{} is a SnapshotDB, not a snapshot", path.display()),
+            "pass the snapshot pickle this database was imported from",
+        ));
+    }
+    Ok((Loaded::from_bytes(&bytes)?, bytes))
+}
+
+/// Write a file atomically: a new temporary file beside it (never an existing file or a
+/// symlink planted there), renamed over the target when complete.
+pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}-{nanos}", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(data))
+        .and_then(|_| std::fs::rename(&tmp, path));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(&path.display().to_string(), e)
+    })
+}
+
+/// How `import_file` went.
+pub struct ImportOutcome {
+    pub reused: bool,
+    /// Why the database was (re)built: forced, database_missing, metadata_mismatch.
+    pub reason: &'static str,
+}
+
+/// Import `snapshot` into the SnapshotDB file `out`, reusing an existing one made by this engine
+/// version from the same file (same size and mtime, or failing that the same SHA-256) for the
+/// same device selection.
+pub fn import_file(snapshot: &Path, out: &Path, device: Option<i64>, force: bool, imported_at: &str) -> Result<ImportOutcome> {
+    if out.canonicalize().ok().is_some() && out.canonicalize().ok() == snapshot.canonicalize().ok() {
+        return Err(Error::new(
+            "INVALID_PARAMETER",
+            "the output path is the input snapshot",
+            "choose another -o path; snapscope never writes to its input",
+        ));
+    }
+    let size = std::fs::metadata(snapshot).map_err(|e| Error::io(&snapshot.display().to_string(), e))?.len();
+    let selection = device.map(|d| d.to_string()).unwrap_or_else(|| "all".into());
+    let mtime = std::fs::metadata(snapshot)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0);
+    let mut reason = if force { "forced" } else { "database_missing" };
+    if !force && out.exists() {
+        reason = "metadata_mismatch";
+        if let Ok(conn) = store::open_file(out) {
+            let m = |k: &str| store::metadata(&conn, k).ok().flatten().unwrap_or_default();
+            let same_build = m("engine_version") == crate::VERSION && m("device_selection") == selection && m("source_bytes") == size.to_string();
+            // Same size and mtime: unchanged without reading it; otherwise compare the hash.
+            if same_build && (m("source_mtime_ns") == mtime.to_string() || m("source_sha256") == sha256_hex(&read_file(snapshot)?)) {
+                return Ok(ImportOutcome { reused: true, reason });
+            }
+        }
+    }
+    let bytes = read_file(snapshot)?;
+    if store::is_sqlite(&bytes) {
+        return Err(Error::new(
+            "SNAPSHOT_INVALID",
+            format!("{} is already a SnapshotDB", snapshot.display()),
+            "import the snapshot it came from",
+        ));
+    }
+    let mut loaded = Loaded::from_bytes(&bytes)?;
+    if let Some(d) = device {
+        if loaded.device(d).is_none() {
+            return Err(Error::no_device(d));
+        }
+        loaded.devices.retain(|x| x.device == d);
+    }
+    let mut meta = source_meta(snapshot);
+    meta.extend([
+        ("source_sha256", sha256_hex(&bytes)),
+        ("source_mtime_ns", mtime.to_string()),
+        ("device_selection", selection),
+        ("imported_at", imported_at.to_string()),
+    ]);
+    let overview_json = serde_json::to_string(&crate::analysis::overview::overview(&loaded)).expect("serializable");
+    store::write_file(&loaded, &Records { meta: &meta, overview_json: &overview_json }, out)?;
+    Ok(ImportOutcome { reused: false, reason })
+}
+
+impl Engine {
+    /// A snapshot (read and replayed) or a SnapshotDB file (opened read-only), by its content.
+    pub fn open(path: &Path) -> Result<Engine> {
+        Engine::open_as(path, false)
+    }
+
+    /// `open`, with the snapshot's SHA-256 in the metadata (exports record it).
+    pub fn open_hashed(path: &Path) -> Result<Engine> {
+        Engine::open_as(path, true)
+    }
+
+    fn open_as(path: &Path, hashed: bool) -> Result<Engine> {
+        if is_db(path)? {
+            return Engine::from_db(store::open_file(path)?);
+        }
+        let (loaded, bytes) = load_snapshot(path)?;
+        let mut meta = source_meta(path);
+        if hashed {
+            meta.push(("source_sha256", sha256_hex(&bytes)));
+        }
+        Ok(Engine::from_loaded(loaded, meta))
+    }
+
+    /// Write pt-snap-cli's SnapshotDB layout to `out`.
+    pub fn export_ptsnap(&self, out: &Path, completed_at: &str) -> Result<()> {
+        let conn = self.conn()?;
+        match conn.path().filter(|p| self.loaded.is_none() && !p.is_empty()) {
+            // A .db file is open read-only: export through a writable in-memory connection.
+            Some(db) => ptsnap::export_from_file(Path::new(db), out, completed_at),
+            None => ptsnap::export(conn, out, completed_at),
+        }
+    }
+
+    /// The event range `a..=b` of `device` as a snapshot pickle written to `out`; returns the
+    /// number of events written.
+    pub fn write_slice(&self, device: i64, a: i64, b: i64, out: &Path) -> Result<usize> {
+        let loaded = self.loaded("slicing")?;
+        slice::check_range(&loaded.snapshot, device, a, b)?;
+        let state = self.state(device, At::Event(b))?;
+        let lifetime_base: usize = loaded.devices.iter().take_while(|d| d.device != device).map(|d| d.lifetimes.len()).sum();
+        write_atomic(out, &slice::pickle(loaded, device, a, b, &state, lifetime_base as i64)?)?;
+        Ok((b - a + 1) as usize)
+    }
+
+    /// Events of `device` in the trace (0 when it has none).
+    pub fn trace_events(&self, device: i64) -> usize {
+        self.loaded.as_ref().and_then(|l| l.snapshot.trace(device)).map_or(0, |t| t.events.len())
+    }
+
+    /// The first and last events of `device` whose time_us lies in [t0, t1].
+    pub fn time_range(&self, device: i64, t0: i64, t1: i64) -> Result<(i64, i64)> {
+        slice::time_range(&self.loaded("a time range")?.snapshot, device, t0, t1)
+    }
+}

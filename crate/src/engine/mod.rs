@@ -1,0 +1,249 @@
+//! The engine API: one open snapshot (replayed in memory, or a SnapshotDB file) and a method for
+//! everything a surface needs. The CLI and the wasm facade are adapters over it: they parse
+//! input, call one method, and print or serialize what it returns. No surface touches SQL.
+
+mod envelope;
+#[cfg(not(target_arch = "wasm32"))]
+mod files;
+
+use crate::analysis::basis::{self, Counter};
+use crate::analysis::{
+    bands, compare, event, findings, fragment, leak, oom, overview, peak, state, timeline, tree, DeviceAnalysis,
+};
+use crate::error::{Error, Result};
+use crate::query::{catalogue, sql, templates};
+use crate::store::{self, Records};
+use crate::Loaded;
+use rusqlite::Connection;
+use std::cell::OnceCell;
+use std::sync::Arc;
+
+pub use envelope::{envelope, Envelope, ENVELOPE_VERSION};
+#[cfg(not(target_arch = "wasm32"))]
+pub use files::{import_file, now_iso, sha256_hex, write_atomic, ImportOutcome};
+
+/// Which event of a device a question is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    /// The first event holding the peak of a counter.
+    Peak(Counter),
+    /// The state before the first event.
+    WindowStart,
+    /// Right after event N (checked against the trace).
+    Event(i64),
+    /// The last event, i.e. the state the dump shows.
+    Dump,
+}
+
+impl At {
+    /// From a plain index as the page and the CLI pass it: `None` = the allocated peak.
+    pub fn event_or_peak(event: Option<i64>) -> At {
+        event.map_or(At::Peak(Counter::Allocated), At::Event)
+    }
+}
+
+/// The analysis modes of `analyze`.
+pub const ANALYSES: [&str; 8] = ["overview", "peak", "fragment", "leak", "oom", "tree", "compare", "all"];
+
+pub struct Engine {
+    /// The replay, shared with the SnapshotDB's virtual tables (None for a .db file).
+    loaded: Option<Arc<Loaded>>,
+    /// The SnapshotDB, built on first use over a replay (the overview needs none).
+    db: OnceCell<Connection>,
+    /// Metadata rows the SnapshotDB records (source name, hash).
+    meta: Vec<(&'static str, String)>,
+}
+
+impl Engine {
+    /// An engine over a replayed snapshot; `meta` are metadata rows (source name, hash).
+    pub fn from_loaded(loaded: Loaded, meta: Vec<(&'static str, String)>) -> Engine {
+        Engine { loaded: Some(Arc::new(loaded)), db: OnceCell::new(), meta }
+    }
+
+    /// An engine over a SnapshotDB (read-only).
+    pub fn from_db(conn: Connection) -> Result<Engine> {
+        store::check_schema(&conn)?;
+        Ok(Engine { loaded: None, db: OnceCell::from(conn), meta: Vec::new() })
+    }
+
+    /// The SnapshotDB (built now if it is not yet).
+    fn conn(&self) -> Result<&Connection> {
+        if let Some(c) = self.db.get() {
+            return Ok(c);
+        }
+        let loaded = self.loaded.as_ref().expect("an engine without a database has a replay");
+        let overview_json = serde_json::to_string(&overview::overview(loaded)).expect("serializable");
+        let conn = store::to_memory(loaded, &Records { meta: &self.meta, overview_json: &overview_json })?;
+        Ok(self.db.get_or_init(|| conn))
+    }
+
+    fn conn_mut(&mut self) -> Result<&mut Connection> {
+        self.conn()?;
+        Ok(self.db.get_mut().expect("built above"))
+    }
+
+    /// Build the SnapshotDB now (the page does it right after showing the overview).
+    pub fn build_db(&self) -> Result<()> {
+        self.conn().map(|_| ())
+    }
+
+    fn loaded(&self, what: &str) -> Result<&Loaded> {
+        self.loaded.as_deref().ok_or_else(|| Error::needs_snapshot(what))
+    }
+
+    // ---- what the snapshot holds ------------------------------------------------------------
+
+    pub fn overview(&self) -> Result<overview::Overview> {
+        match &self.loaded {
+            Some(l) => Ok(overview::overview(l)),
+            None => serde_json::from_str(&self.stored_overview()?)
+                .map_err(|e| Error::new("DATABASE_SCHEMA_INVALID", format!("stored overview unreadable: {e}"), "re-import the snapshot")),
+        }
+    }
+
+    fn stored_overview(&self) -> Result<String> {
+        store::metadata(self.conn()?, "overview_json")?
+            .ok_or_else(|| Error::new("DATABASE_SCHEMA_INVALID", "the SnapshotDB has no overview", "re-import the snapshot"))
+    }
+
+    pub fn devices(&self) -> Result<Vec<i64>> {
+        Ok(self.overview()?.devices.iter().map(|d| d.device).collect())
+    }
+
+    /// The device asked for (checked), or every device.
+    pub fn devices_or(&self, device: Option<i64>) -> Result<Vec<i64>> {
+        let all = self.devices()?;
+        match device {
+            Some(d) if all.contains(&d) => Ok(vec![d]),
+            Some(d) => Err(Error::no_device(d)),
+            None => Ok(all),
+        }
+    }
+
+    /// The device asked for (checked), or the first one.
+    pub fn device_or_first(&self, device: Option<i64>) -> Result<i64> {
+        templates::resolve_device(self.conn()?, device)
+    }
+
+    /// Source, hash, engine version, device selection and counts, as one JSON object.
+    pub fn metadata(&self) -> Result<serde_json::Value> {
+        store::metadata_summary(self.conn()?)
+    }
+
+    /// The index the analyses take for `at` on `device` (None = the window start). Event
+    /// indices are validated: an index past the end is an error, not the end state.
+    pub fn resolve(&self, device: i64, at: At) -> Result<Option<i64>> {
+        let events = self.overview()?.devices.iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))?.events as i64;
+        Ok(match at {
+            At::WindowStart => None,
+            At::Dump => (events > 0).then_some(events - 1),
+            At::Peak(c) => basis::peak_of(self.conn()?, device, c)?.event.map(i64::from),
+            At::Event(e) if e < 0 || e >= events => {
+                return Err(Error::new(
+                    "EVENT_OUT_OF_RANGE",
+                    format!("event {e} is outside device {device}'s trace (0..{})", events.max(1) - 1),
+                    "omit the event for the state before the first event, or pick one from `overview`",
+                ))
+            }
+            At::Event(e) => Some(e),
+        })
+    }
+
+    // ---- analyses ---------------------------------------------------------------------------
+
+    /// Every analysis of one device; `at` picks the peak analysis's event (default: the
+    /// allocated peak).
+    pub fn analyze(&self, device: i64, at: At) -> Result<DeviceAnalysis> {
+        let ov = self.overview()?.devices.into_iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))?;
+        let event = self.resolve(device, at)?;
+        let has_events = ov.events > 0;
+        let peak = if has_events { Some(peak::peak(self.conn()?, device, event, 10)?) } else { None };
+        let fragment = fragment::fragmentation(self.conn()?, device)?;
+        let leak = if has_events { Some(self.leaks(device)?) } else { None };
+        let oom = oom::oom(self.conn()?, device)?;
+        let findings = findings::findings(&ov, peak.as_ref(), &fragment, leak.as_ref(), &oom);
+        Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, findings })
+    }
+
+    fn leaks(&self, device: i64) -> Result<leak::LeakAnalysis> {
+        // The floor per tenth comes from the replay's block extremes when it is in memory.
+        let floor = self.loaded.as_ref().and_then(|l| l.device(device)).map(|d| leak::tenth_floors(&d.series));
+        leak::leak(self.conn()?, device, 10, floor)
+    }
+
+    pub fn tree(&self, device: i64, at: At) -> Result<tree::MemoryTree> {
+        tree::memory_tree(self.conn()?, device, self.resolve(device, at)?, tree::TreeOptions::default())
+    }
+
+    pub fn state(&self, device: i64, at: At) -> Result<state::AllocatorState> {
+        state::allocator_state(self.conn()?, device, self.resolve(device, at)?)
+    }
+
+    pub fn event(&self, device: i64, index: i64) -> Result<event::EventDetail> {
+        event::event_detail(self.conn()?, device, index)
+    }
+
+    /// Counters over events `from..=to` in `buckets` min/max columns.
+    pub fn timeline(&self, device: i64, from: u32, to: u32, buckets: u32) -> Result<timeline::Timeline> {
+        let l = self.loaded("a timeline")?;
+        let d = l.device(device).ok_or_else(|| Error::no_device(device))?;
+        let trace = l.snapshot.trace(device);
+        let time_of = |i: usize| trace.and_then(|t| t.events.get(i)).and_then(|e| e.time_us());
+        Ok(timeline::downsample(device, &d.series, time_of, from, to, buckets))
+    }
+
+    /// Stacked live allocations of events `from..=to` in `columns` columns, the `max_blocks`
+    /// largest blocks drawn one by one.
+    pub fn bands(&self, device: i64, from: u32, to: u32, columns: u32, max_blocks: usize) -> Result<bands::Bands> {
+        bands::bands(self.loaded("the allocations view")?, device, from, to, columns, max_blocks)
+    }
+
+    /// What this snapshot contributes to a comparison (see [`Engine::compare_with`]).
+    pub fn compare_side(&self) -> Result<compare::Side> {
+        compare::side(self.conn()?, &self.overview()?)
+    }
+
+    /// This snapshot (a) against another's side (b): figures, peaks and the stacks at the peaks.
+    pub fn compare_with(&self, other: &compare::Side) -> Result<compare::Comparison> {
+        Ok(compare::compare(&self.compare_side()?, other, 20))
+    }
+
+    /// The self-contained HTML report.
+    pub fn report(&self, title: &str) -> Result<String> {
+        let ov = self.overview()?;
+        let analyses: Vec<DeviceAnalysis> = ov.devices.iter().map(|d| self.analyze(d.device, At::Peak(Counter::Allocated))).collect::<Result<_>>()?;
+        let timelines: Vec<timeline::Timeline> =
+            ov.devices.iter().map(|d| timeline::from_db(self.conn()?, d.device, 300)).collect::<Result<_>>()?;
+        Ok(crate::report::html(title, &ov, &analyses, &timelines))
+    }
+
+    // ---- queries ----------------------------------------------------------------------------
+
+    pub fn catalogue() -> Vec<catalogue::Template> {
+        catalogue::catalogue()
+    }
+
+    /// Run a catalogue template with JSON parameters.
+    pub fn query(&mut self, template: &str, params: &serde_json::Map<String, serde_json::Value>, limits: sql::Limits) -> Result<templates::TemplateResult> {
+        templates::run(self.conn_mut()?, template, params, limits)
+    }
+
+    /// Run read-only SQL.
+    pub fn sql(&mut self, text: &str, limits: sql::Limits) -> Result<sql::Rows> {
+        sql::run(self.conn_mut()?, text, &[], limits)
+    }
+
+    // ---- exports ----------------------------------------------------------------------------
+
+    /// The SnapshotDB as an SQLite file image, every table as rows.
+    pub fn export_db(&mut self) -> Result<Vec<u8>> {
+        let Some(loaded) = self.loaded.clone() else {
+            return Ok(self.conn_mut()?.serialize(rusqlite::MAIN_DB)?.to_vec());
+        };
+        let meta = store::all_metadata(self.conn()?)?;
+        let meta: Vec<(&str, String)> = meta.iter().filter(|(k, _)| k != "overview_json").map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let overview_json = self.stored_overview()?;
+        let mut conn = store::to_memory_materialized(&loaded, &Records { meta: &meta, overview_json: &overview_json })?;
+        Ok(conn.serialize(rusqlite::MAIN_DB)?.to_vec())
+    }
+}

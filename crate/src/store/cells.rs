@@ -1,0 +1,151 @@
+//! Cells of the two large tables, `traces` and `lifetimes`: one function per column (declared
+//! beside the column in `tables.rs`) that both the loader of .db files and the virtual tables
+//! of open sessions call, so the two can never disagree.
+
+use super::tables::Column;
+use crate::model::{DeviceTrace, Event, EventExtra, Pool};
+use crate::replay::{DeviceReplay, Lifetime, StackSource, NONE};
+use crate::Loaded;
+use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
+use std::borrow::Cow;
+
+/// One row of a large table: its device, position, ids and item (an event or a lifetime).
+pub struct Row<'a, T> {
+    pub loaded: &'a Loaded,
+    /// Device position in `loaded.devices` (= `device_id`).
+    pub dev: usize,
+    /// Position within the device.
+    pub index: usize,
+    /// The row's id.
+    pub id: i64,
+    /// Id of the device's first lifetime (lifetime ids run across devices).
+    pub lifetime_base: i64,
+    pub item: &'a T,
+}
+
+/// A cell's value.
+#[derive(Debug, PartialEq)]
+pub enum CellValue<'a> {
+    Null,
+    Int(i64),
+    Text(Cow<'a, str>),
+}
+
+impl CellValue<'_> {
+    pub fn of(v: Option<i64>) -> Self {
+        v.map_or(CellValue::Null, CellValue::Int)
+    }
+    pub fn text_of(v: Option<&str>) -> CellValue<'_> {
+        v.map_or(CellValue::Null, |s| CellValue::Text(Cow::Borrowed(s)))
+    }
+}
+
+impl ToSql for CellValue<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self {
+            CellValue::Null => ValueRef::Null,
+            CellValue::Int(v) => ValueRef::Integer(*v),
+            CellValue::Text(s) => ValueRef::Text(s.as_bytes()),
+        }))
+    }
+}
+
+/// How a column's cell is computed from its row.
+pub type CellFn<T> = for<'r, 'a> fn(&'r Row<'a, T>) -> CellValue<'a>;
+
+/// Rows of one large table: how many a device has and the item of each.
+pub trait Items: Sized + 'static {
+    fn count(d: &DeviceReplay) -> usize;
+    fn item<'a>(l: &'a Loaded, dev: usize, index: usize) -> &'a Self;
+}
+
+impl Items for Event {
+    fn count(d: &DeviceReplay) -> usize {
+        d.events
+    }
+    fn item<'a>(l: &'a Loaded, dev: usize, index: usize) -> &'a Event {
+        let trace = l.snapshot.trace(l.devices[dev].device).expect("a device with events has a trace");
+        &trace.events[index]
+    }
+}
+
+impl Items for Lifetime {
+    fn count(d: &DeviceReplay) -> usize {
+        d.lifetimes.len()
+    }
+    fn item<'a>(l: &'a Loaded, dev: usize, index: usize) -> &'a Lifetime {
+        &l.devices[dev].lifetimes[index]
+    }
+}
+
+/// Every row of `columns`' table for device position `dev`, as the values its INSERT takes.
+pub fn device_rows<'a, T: Items>(
+    l: &'a Loaded,
+    dev: usize,
+    first_id: i64,
+    lifetime_base: i64,
+    columns: &'a [Column<CellFn<T>>],
+) -> impl Iterator<Item = Vec<CellValue<'a>>> + 'a {
+    (0..T::count(&l.devices[dev])).map(move |index| {
+        let row = Row { loaded: l, dev, index, id: first_id + index as i64, lifetime_base, item: T::item(l, dev, index) };
+        columns.iter().map(|c| (c.cell)(&row)).collect()
+    })
+}
+
+impl<'a> Row<'a, Event> {
+    pub fn replay(&self) -> &'a DeviceReplay {
+        &self.loaded.devices[self.dev]
+    }
+    fn trace(&self) -> Option<&'a DeviceTrace> {
+        self.loaded.snapshot.trace(self.replay().device)
+    }
+    pub fn extra(&self) -> Option<&'a EventExtra> {
+        self.trace().and_then(|t| t.extra(self.item))
+    }
+    /// The action's name (an unknown action keeps its own).
+    pub fn action(&self) -> &'a str {
+        self.extra().and_then(|x| x.action_name.as_deref()).unwrap_or(self.item.action().name())
+    }
+    pub fn lifetime_id(&self) -> Option<i64> {
+        let l = self.replay().event_lifetime[self.index];
+        (l != NONE).then(|| self.lifetime_base + l as i64)
+    }
+    /// Rare fields without a column of their own, as JSON (None when there are none).
+    pub fn extra_json(&self) -> Option<String> {
+        self.extra().filter(|x| has_extra_json(x)).map(|x| serde_json::to_string(x).unwrap_or_default())
+    }
+}
+
+/// Whether an event's extras have anything for `extra_json`.
+pub fn has_extra_json(x: &EventExtra) -> bool {
+    x.forward_frames.is_some() || x.internal_metadata.is_some() || x.pool_id.is_some() || x.category.is_some() || !x.other.is_empty()
+}
+
+pub fn pool_name(p: Pool) -> &'static str {
+    match p {
+        Pool::Small => "small",
+        Pool::Large => "large",
+    }
+}
+
+pub fn stack_source_name(s: StackSource) -> &'static str {
+    match s {
+        StackSource::Alloc => "alloc",
+        StackSource::DumpBlock => "dump_block",
+        StackSource::Free => "free",
+        StackSource::None => "none",
+    }
+}
+
+pub fn origin_name(x: &Lifetime) -> &'static str {
+    if x.before_window() {
+        "before_window"
+    } else {
+        "in_window"
+    }
+}
+
+/// A 64-bit address or size as SQLite stores it (values ≥ 2^63 read as negative).
+pub fn int(v: u64) -> CellValue<'static> {
+    CellValue::Int(v as i64)
+}

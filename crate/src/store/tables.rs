@@ -1,0 +1,401 @@
+//! Every SnapshotDB table, declared once: its columns (name, SQL type, unit, one-line doc). The
+//! DDL, the INSERT statements, the virtual tables' declarations and the column lists in
+//! docs/schema.md are all derived from these (a test fails when the doc drifts). The two large
+//! tables also carry each column's cell, computed in one place for the materialized rows of a
+//! .db file and for the virtual table of an open session (`cells.rs`).
+
+use super::cells::{int, origin_name, stack_source_name, CellFn, CellValue as V};
+use crate::model::Event;
+use crate::replay::Lifetime;
+use std::borrow::Cow;
+
+/// One column of a table. `C` is how its cell is computed: `()` for the small tables, whose rows
+/// the loader writes in column order, or a [`CellFn`] for `traces` and `lifetimes`.
+pub struct Column<C: 'static = ()> {
+    pub name: &'static str,
+    /// SQL type and column constraints, as in CREATE TABLE.
+    pub ty: &'static str,
+    /// "bytes", "event index", "µs", or "" for none.
+    pub unit: &'static str,
+    pub doc: &'static str,
+    pub cell: C,
+}
+
+pub struct Table<C: 'static = ()> {
+    pub name: &'static str,
+    /// What one row is, for docs/schema.md.
+    pub row: &'static str,
+    pub columns: &'static [Column<C>],
+    /// A table constraint after the columns (a composite key), or "".
+    pub key: &'static str,
+    pub without_rowid: bool,
+    /// The first column is an id SQLite assigns: INSERTs leave it out.
+    pub auto_id: bool,
+}
+
+const fn col(name: &'static str, ty: &'static str, unit: &'static str, doc: &'static str) -> Column {
+    Column { name, ty, unit, doc, cell: () }
+}
+
+impl<C> Table<C> {
+    pub fn ddl(&self) -> String {
+        let mut parts: Vec<String> = self.columns.iter().map(|c| format!("{} {}", c.name, c.ty)).collect();
+        if !self.key.is_empty() {
+            parts.push(self.key.to_string());
+        }
+        let options = if self.without_rowid { " WITHOUT ROWID" } else { "" };
+        format!("CREATE TABLE {} ({}){options};\n", self.name, parts.join(", "))
+    }
+
+    /// The columns an INSERT sets, in declaration order.
+    pub fn inserted(&self) -> &[Column<C>] {
+        &self.columns[usize::from(self.auto_id)..]
+    }
+
+    pub fn insert_sql(&self) -> String {
+        let cols = self.inserted();
+        let names: Vec<&str> = cols.iter().map(|c| c.name).collect();
+        let slots: Vec<String> = (1..=cols.len()).map(|i| format!("?{i}")).collect();
+        format!("INSERT INTO {} ({}) VALUES ({})", self.name, names.join(", "), slots.join(", "))
+    }
+
+    /// `CREATE TABLE x(...)` as a virtual table declares itself: names and types only.
+    pub fn vtab_declaration(&self) -> std::ffi::CString {
+        let cols: Vec<String> =
+            self.columns.iter().map(|c| format!("{} {}", c.name, c.ty.split_whitespace().next().unwrap_or(""))).collect();
+        std::ffi::CString::new(format!("CREATE TABLE x({})", cols.join(", "))).expect("no NUL in a declaration")
+    }
+
+    /// Position of a column, for code that must name one (checked when the schema test runs).
+    pub const fn position(&self, name: &str) -> usize {
+        let mut i = 0;
+        while i < self.columns.len() {
+            if const_eq(self.columns[i].name, name) {
+                return i;
+            }
+            i += 1;
+        }
+        panic!("no such column")
+    }
+
+    /// The table's section of docs/schema.md.
+    pub fn markdown(&self) -> String {
+        let mut s = format!("### `{}`\n\nOne row per {}.\n\n| column | type | unit | meaning |\n|---|---|---|---|\n", self.name, self.row);
+        for c in self.columns {
+            s += &format!("| `{}` | {} | {} | {} |\n", c.name, c.ty, c.unit, c.doc);
+        }
+        s
+    }
+}
+
+const fn const_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+pub const METADATA: Table = Table {
+    name: "metadata",
+    row: "key (`schema_version`, `engine_version`, `format`, `encoding`, `source_name`, `source_bytes`, `source_sha256`, `allocator_settings` (JSON), `overview_json`, and the import's `source_mtime_ns`, `device_selection`, `imported_at`)",
+    columns: &[col("key", "TEXT PRIMARY KEY", "", "metadata key"), col("value", "TEXT", "", "its value as text")],
+    key: "",
+    without_rowid: false,
+    auto_id: false,
+};
+
+pub const DEVICES: Table = Table {
+    name: "devices",
+    row: "device with segments or trace events",
+    columns: &[
+        col("id", "INTEGER PRIMARY KEY", "", "row id; `device_id` columns reference it"),
+        col("device_index", "INTEGER NOT NULL UNIQUE", "", "the CUDA/NPU ordinal"),
+        col("events", "INTEGER NOT NULL", "", "trace events of the device"),
+        col("allocator_rules", "TEXT", "", "which rounding/splitting rules the replay used, and where they came from"),
+        col("consistent", "INTEGER NOT NULL", "", "1 when the replay reproduces the dump exactly"),
+        col("ambiguous_bytes", "INTEGER NOT NULL", "bytes", "bound on bytes the counters may be low by"),
+        col("start_allocated", "INTEGER", "bytes", "allocated before the first event"),
+        col("start_active", "INTEGER", "bytes", "active before the first event"),
+        col("start_reserved", "INTEGER", "bytes", "reserved before the first event"),
+        col("start_requested", "INTEGER", "bytes", "requested before the first event"),
+        col("peak_allocated", "INTEGER", "bytes", "largest allocated right after an event (NULL without events; `memory_peak` reads it)"),
+        col("peak_allocated_event", "INTEGER", "event index", "first event holding `peak_allocated`"),
+        col("peak_active", "INTEGER", "bytes", "largest active right after an event"),
+        col("peak_active_event", "INTEGER", "event index", "first event holding `peak_active`"),
+        col("peak_reserved", "INTEGER", "bytes", "largest reserved right after an event"),
+        col("peak_reserved_event", "INTEGER", "event index", "first event holding `peak_reserved`"),
+        col("peak_requested", "INTEGER", "bytes", "largest requested right after an event"),
+        col("peak_requested_event", "INTEGER", "event index", "first event holding `peak_requested`"),
+    ],
+    key: "",
+    without_rowid: false,
+    auto_id: false,
+};
+
+pub const FRAMES: Table = Table {
+    name: "frames",
+    row: "distinct frame",
+    columns: &[
+        col("id", "INTEGER PRIMARY KEY", "", "frame id"),
+        col("filename", "TEXT NOT NULL", "", "source file (or C++ binary/`??`)"),
+        col("line", "INTEGER NOT NULL", "", "line number (0 when unknown)"),
+        col("name", "TEXT NOT NULL", "", "function name"),
+    ],
+    key: "",
+    without_rowid: false,
+    auto_id: false,
+};
+
+pub const CALL_STACKS: Table = Table {
+    name: "call_stacks",
+    row: "distinct stack",
+    columns: &[
+        col("id", "INTEGER PRIMARY KEY", "", "stack id; `stack_id` columns reference it"),
+        col("depth", "INTEGER NOT NULL", "", "number of frames"),
+        col("top_frame_id", "INTEGER", "", "innermost frame (the allocation site's frame)"),
+        col("frames_json", "TEXT NOT NULL", "", "innermost first: `[{\"filename\",\"line\",\"name\"}, ...]`"),
+        col("text", "TEXT NOT NULL", "", "outermost first, one `filename:line name` per line (pt-snap-cli's callstack text)"),
+        col("site", "TEXT NOT NULL", "", "the innermost Python frame, else the innermost frame that is not allocator/interpreter plumbing"),
+    ],
+    key: "",
+    without_rowid: false,
+    auto_id: false,
+};
+
+pub const STACK_FRAMES: Table = Table {
+    name: "stack_frames",
+    row: "frame of a stack",
+    columns: &[
+        col("stack_id", "INTEGER NOT NULL", "", "the stack"),
+        col("position", "INTEGER NOT NULL", "", "0 = innermost (allocation site)"),
+        col("frame_id", "INTEGER NOT NULL", "", "the frame"),
+    ],
+    key: "PRIMARY KEY (stack_id, position)",
+    without_rowid: true,
+    auto_id: false,
+};
+
+pub const SEGMENTS: Table = Table {
+    name: "segments",
+    row: "dump-time segment",
+    columns: &[
+        col("id", "INTEGER PRIMARY KEY", "", "segment id"),
+        col("device_id", "INTEGER NOT NULL REFERENCES devices(id)", "", "the device row"),
+        col("address", "INTEGER NOT NULL", "", "first address (values ≥ 2^63 read as negative)"),
+        col("total_size", "INTEGER NOT NULL", "bytes", "segment size"),
+        col("allocated_size", "INTEGER NOT NULL", "bytes", "in allocated blocks"),
+        col("active_size", "INTEGER NOT NULL", "bytes", "in allocated and pending-free blocks"),
+        col("requested_size", "INTEGER NOT NULL", "bytes", "requested by the program in its active blocks"),
+        col("stream", "INTEGER NOT NULL", "", "stream the segment belongs to"),
+        col("segment_type", "TEXT NOT NULL", "", "`small` / `large` pool"),
+        col("pool_id_0", "INTEGER", "", "private pool id, first part (CUDA graphs)"),
+        col("pool_id_1", "INTEGER", "", "private pool id, second part"),
+        col("is_expandable", "INTEGER NOT NULL", "", "1 for an expandable segment"),
+        col("stack_id", "INTEGER", "", "stack of the segment's allocation, when recorded"),
+    ],
+    key: "",
+    without_rowid: false,
+    auto_id: false,
+};
+
+pub const BLOCKS: Table = Table {
+    name: "blocks",
+    row: "dump-time block",
+    columns: &[
+        col("id", "INTEGER PRIMARY KEY", "", "block id"),
+        col("segment_id", "INTEGER NOT NULL REFERENCES segments(id)", "", "its segment"),
+        col("address", "INTEGER NOT NULL", "", "first address"),
+        col("size", "INTEGER NOT NULL", "bytes", "block size"),
+        col("requested_size", "INTEGER NOT NULL", "bytes", "bytes the program asked for"),
+        col("state", "TEXT NOT NULL", "", "`active_allocated` / `active_pending_free` / `inactive`"),
+        col("stack_id", "INTEGER", "", "stack of the allocation, when recorded"),
+        col("lifetime_id", "INTEGER", "", "the block's lifetime (NULL for inactive blocks)"),
+    ],
+    key: "",
+    without_rowid: false,
+    auto_id: true,
+};
+
+pub const TRACES: Table<CellFn<Event>> = Table {
+    name: "traces",
+    row: "trace event, with the device counters right after it",
+    columns: &[
+        Column { name: "id", ty: "INTEGER PRIMARY KEY", unit: "", doc: "row id (from 1, across devices)", cell: |r| V::Int(r.id) },
+        Column { name: "device_id", ty: "INTEGER NOT NULL REFERENCES devices(id)", unit: "", doc: "the device row", cell: |r| V::Int(r.dev as i64) },
+        Column { name: "trace_index", ty: "INTEGER NOT NULL", unit: "event index", doc: "position in `device_traces[d]`, 0-based", cell: |r| V::Int(r.index as i64) },
+        Column {
+            name: "action",
+            ty: "TEXT NOT NULL",
+            unit: "",
+            doc: "`alloc`, `free_requested`, `free_completed`, `segment_alloc`, `segment_free`, `segment_map`, `segment_unmap`, `snapshot`, `oom`, `annotate`, `workspace_snapshot`, or an unknown action's own name",
+            cell: |r| V::Text(Cow::Borrowed(r.action())),
+        },
+        Column { name: "addr", ty: "INTEGER NOT NULL", unit: "", doc: "block or segment address", cell: |r| int(r.item.addr) },
+        Column { name: "size", ty: "INTEGER NOT NULL", unit: "bytes", doc: "requested bytes for alloc/free, segment bytes for segment events", cell: |r| int(r.item.size) },
+        Column { name: "stream", ty: "INTEGER NOT NULL", unit: "", doc: "stream", cell: |r| int(r.item.stream) },
+        Column { name: "time_us", ty: "INTEGER", unit: "µs", doc: "wall-clock time (PyTorch ≥ 2.2)", cell: |r| V::of(r.item.time_us()) },
+        Column { name: "stack_id", ty: "INTEGER", unit: "", doc: "the event's stack", cell: |r| V::of(r.item.stack().map(i64::from)) },
+        Column { name: "lifetime_id", ty: "INTEGER", unit: "", doc: "the block lifetime the event belongs to", cell: |r| V::of(r.lifetime_id()) },
+        Column { name: "allocated", ty: "INTEGER NOT NULL", unit: "bytes", doc: "allocated right after the event", cell: |r| V::Int(r.replay().series.allocated.at(r.index)) },
+        Column { name: "active", ty: "INTEGER NOT NULL", unit: "bytes", doc: "active (allocated + pending free) right after the event", cell: |r| V::Int(r.replay().series.active.at(r.index)) },
+        Column { name: "reserved", ty: "INTEGER NOT NULL", unit: "bytes", doc: "reserved right after the event", cell: |r| V::Int(r.replay().series.reserved.at(r.index)) },
+        Column { name: "requested", ty: "INTEGER NOT NULL", unit: "bytes", doc: "requested right after the event", cell: |r| V::Int(r.replay().series.requested.at(r.index)) },
+        Column { name: "device_free", ty: "INTEGER", unit: "bytes", doc: "free device memory reported with an `oom`", cell: |r| V::of(r.extra().and_then(|x| x.device_free).map(|v| v as i64)) },
+        Column { name: "compile_context", ty: "TEXT", unit: "", doc: "the compiled region the event ran in", cell: |r| V::text_of(r.extra().and_then(|x| x.compile_context.as_deref())) },
+        Column { name: "user_metadata", ty: "TEXT", unit: "", doc: "what the program attached to the event", cell: |r| V::text_of(r.extra().and_then(|x| x.user_metadata.as_deref())) },
+        Column {
+            name: "extra_json",
+            ty: "TEXT",
+            unit: "",
+            doc: "rare fields as JSON (forward frames, pool id, unknown keys)",
+            cell: |r| r.extra_json().map_or(V::Null, |j| V::Text(Cow::Owned(j))),
+        },
+    ],
+    key: "",
+    without_rowid: false,
+    auto_id: true,
+};
+
+pub const LIFETIMES: Table<CellFn<Lifetime>> = Table {
+    name: "lifetimes",
+    row: "block from its allocation (or the window start) to its release (or the dump)",
+    columns: &[
+        Column { name: "id", ty: "INTEGER PRIMARY KEY", unit: "", doc: "lifetime id (from 0, across devices)", cell: |r| V::Int(r.id) },
+        Column { name: "device_id", ty: "INTEGER NOT NULL REFERENCES devices(id)", unit: "", doc: "the device row", cell: |r| V::Int(r.dev as i64) },
+        Column { name: "address", ty: "INTEGER NOT NULL", unit: "", doc: "block address", cell: |r| int(r.item.addr) },
+        Column {
+            name: "size",
+            ty: "INTEGER NOT NULL",
+            unit: "bytes",
+            doc: "block bytes (a lower bound when `size_exact` = 0, by at most `size_uncertainty`)",
+            cell: |r| int(r.item.size),
+        },
+        Column { name: "requested_size", ty: "INTEGER NOT NULL", unit: "bytes", doc: "bytes the program asked for", cell: |r| int(r.item.requested) },
+        Column { name: "stream", ty: "INTEGER NOT NULL", unit: "", doc: "stream", cell: |r| int(r.item.stream) },
+        Column { name: "alloc_event", ty: "INTEGER", unit: "event index", doc: "allocation (NULL = before the window)", cell: |r| V::of(r.item.alloc_event().map(i64::from)) },
+        Column { name: "free_requested_event", ty: "INTEGER", unit: "event index", doc: "the program's free", cell: |r| V::of(r.item.free_requested_event().map(i64::from)) },
+        Column { name: "free_completed_event", ty: "INTEGER", unit: "event index", doc: "the block's return to the allocator (NULL = alive at the dump)", cell: |r| V::of(r.item.free_completed_event().map(i64::from)) },
+        Column { name: "origin", ty: "TEXT NOT NULL", unit: "", doc: "`in_window` / `before_window`", cell: |r| V::Text(Cow::Borrowed(origin_name(r.item))) },
+        Column { name: "state_at_dump", ty: "TEXT", unit: "", doc: "block state at the dump; NULL when freed in the window", cell: |r| V::text_of(r.item.state_at_dump.map(|s| s.name())) },
+        Column { name: "stack_id", ty: "INTEGER", unit: "", doc: "the stack that names the block", cell: |r| V::of(r.item.stack().map(i64::from)) },
+        Column { name: "stack_source", ty: "TEXT NOT NULL", unit: "", doc: "where `stack_id` came from: `alloc` / `dump_block` / `free` / `none`", cell: |r| V::Text(Cow::Borrowed(stack_source_name(r.item.stack_source))) },
+        Column { name: "size_exact", ty: "INTEGER NOT NULL", unit: "", doc: "1 when `size` is the exact block size", cell: |r| V::Int(r.item.size_exact as i64) },
+        Column { name: "size_uncertainty", ty: "INTEGER NOT NULL", unit: "bytes", doc: "how much larger the block may be", cell: |r| int(r.item.size_uncertainty) },
+        Column { name: "orphan", ty: "INTEGER NOT NULL", unit: "", doc: "1 = the trace contradicts it; left out of the counters", cell: |r| V::Int(r.item.orphan as i64) },
+    ],
+    key: "",
+    without_rowid: false,
+    auto_id: false,
+};
+
+pub const START_RANGES: Table = Table {
+    name: "start_ranges",
+    row: "reserved range right before the first event (with the trace's segment events, gives the exact ranges at any event)",
+    columns: &[
+        col("device_id", "INTEGER NOT NULL REFERENCES devices(id)", "", "the device row"),
+        col("address", "INTEGER NOT NULL", "", "first address"),
+        col("size", "INTEGER NOT NULL", "bytes", "range size"),
+        col("stream", "INTEGER NOT NULL", "", "stream"),
+        col("segment_type", "TEXT NOT NULL", "", "`small` / `large` pool"),
+        col("is_expandable", "INTEGER NOT NULL", "", "1 for an expandable segment's mapping"),
+    ],
+    key: "",
+    without_rowid: false,
+    auto_id: false,
+};
+
+pub const SEGMENT_LIVES: Table = Table {
+    name: "segment_lives",
+    row: "reserved range over the window (cudaMalloc segment or expandable mapping)",
+    columns: &[
+        col("id", "INTEGER PRIMARY KEY", "", "row id"),
+        col("device_id", "INTEGER NOT NULL REFERENCES devices(id)", "", "the device row"),
+        col("address", "INTEGER NOT NULL", "", "first address"),
+        col("size", "INTEGER NOT NULL", "bytes", "range size"),
+        col("stream", "INTEGER NOT NULL", "", "stream"),
+        col("segment_type", "TEXT NOT NULL", "", "`small` / `large` pool"),
+        col("is_expandable", "INTEGER NOT NULL", "", "1 for an expandable segment's mapping"),
+        col("alloc_event", "INTEGER", "event index", "segment_alloc / segment_map (NULL = before the window)"),
+        col("free_event", "INTEGER", "event index", "segment_free / segment_unmap (NULL = not released)"),
+        col("at_dump", "INTEGER NOT NULL", "", "1 when the range exists at the dump"),
+    ],
+    key: "",
+    without_rowid: false,
+    auto_id: true,
+};
+
+pub const ANNOTATIONS: Table = Table {
+    name: "annotations",
+    row: "`external_annotations` entry",
+    columns: &[
+        col("id", "INTEGER PRIMARY KEY", "", "row id"),
+        col("device_index", "INTEGER", "", "the device ordinal it was recorded on"),
+        col("time_us", "INTEGER", "µs", "time of the entry"),
+        col("name", "TEXT NOT NULL", "", "range name"),
+        col("stage", "TEXT NOT NULL", "", "`START` / `END`"),
+    ],
+    key: "",
+    without_rowid: false,
+    auto_id: true,
+};
+
+pub const ISSUES: Table = Table {
+    name: "issues",
+    row: "replay inconsistency",
+    columns: &[
+        col("id", "INTEGER PRIMARY KEY", "", "row id"),
+        col("device_id", "INTEGER NOT NULL", "", "the device row"),
+        col("event", "INTEGER", "event index", "where it was found (NULL = at the dump)"),
+        col("code", "TEXT NOT NULL", "", "stable code"),
+        col("message", "TEXT NOT NULL", "", "what did not fit"),
+    ],
+    key: "",
+    without_rowid: false,
+    auto_id: true,
+};
+
+pub const WARNINGS: Table = Table {
+    name: "warnings",
+    row: "reader warning",
+    columns: &[
+        col("id", "INTEGER PRIMARY KEY", "", "row id"),
+        col("device_index", "INTEGER", "", "the device ordinal, when it concerns one"),
+        col("event", "INTEGER", "event index", "the event, when it concerns one"),
+        col("code", "TEXT NOT NULL", "", "stable code"),
+        col("message", "TEXT NOT NULL", "", "what was odd and what the reader did"),
+    ],
+    key: "",
+    without_rowid: false,
+    auto_id: true,
+};
+
+/// The small tables in DDL order (the large ones follow them).
+pub const SMALL: [&Table; 12] =
+    [&METADATA, &DEVICES, &FRAMES, &CALL_STACKS, &STACK_FRAMES, &SEGMENTS, &BLOCKS, &START_RANGES, &SEGMENT_LIVES, &ANNOTATIONS, &ISSUES, &WARNINGS];
+
+/// The whole schema's DDL.
+pub fn schema_sql() -> String {
+    let mut s = String::from("-- snapscope SnapshotDB, declared in crate/src/store/tables.rs; documented in docs/schema.md.\n");
+    for t in SMALL {
+        s += &t.ddl();
+    }
+    s += &TRACES.ddl();
+    s += &LIFETIMES.ddl();
+    s
+}
+
+/// The column lists of docs/schema.md, every table in the order above.
+pub fn schema_markdown() -> String {
+    let mut parts: Vec<String> = SMALL.iter().map(|t| t.markdown()).collect();
+    parts.push(TRACES.markdown());
+    parts.push(LIFETIMES.markdown());
+    parts.join("\n")
+}
