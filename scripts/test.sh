@@ -18,11 +18,12 @@ step lint
 cargo fmt --all -- --check
 cargo clippy -j 2 --release --all-targets -- -D warnings
 cargo clippy -j 2 --release --target wasm32-unknown-unknown --lib -- -D warnings
-(cd www && npx prettier --check "src/**/*.ts" build.mjs "../tests/browser/**/*.mjs" "../scripts/**/*.mjs" >/dev/null && npx tsc --noEmit -p .)
+(cd www && npx prettier --check "src/**/*.ts" build.mjs "../tests/browser/**/*.mjs" "../tests/unit/**/*.{ts,mjs}" "../scripts/**/*.mjs" >/dev/null && npx tsc --noEmit -p .)
 step "native tests"
 cargo test -j 2 --release
 step "interop: pt-snap-cli 0.4.1 reads snapscope's export"
 python3 tests/interop/test_ptsnap.py
+step "unit tests: page layout, protocol types against the CLI, imports"; node tests/unit/run.mjs
 step "browser tests (chromium)"
 node --test --test-concurrency=1 tests/browser/
 step "done"

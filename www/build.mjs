@@ -49,5 +49,5 @@ const single = page
   );
 writeFileSync(dist + 'snapscope.html', single);
 console.log(
-  `www/dist: index.html, app.js, worker.js, snapscope_bg.wasm, snapscope.html (${(single.length / 1e6).toFixed(1)} MB)`,
+  `www/dist: index.html, app.js, worker.js, snapscope_bg.wasm, snapscope.html (${single.length.toLocaleString('en-US')} bytes)`,
 );

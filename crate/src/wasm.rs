@@ -1,10 +1,11 @@
-//! The thin wasm-bindgen facade the page's Web Worker drives. Results cross the boundary as JSON
-//! text (exactly what the CLI prints with `--json`, and 64-bit integers stay intact); errors as
-//! JSON `{code, message, hint}`.
+//! The thin wasm-bindgen facade the page's Web Worker drives: it streams the file in, then
+//! adapts calls to the engine API (`engine::Engine`). Results cross the boundary as JSON text
+//! (what the CLI prints with `--json`, so 64-bit integers stay intact); errors as JSON
+//! `{code, message, hint}`.
 
-use crate::query::sql;
+use crate::engine::{envelope, At, Engine};
+use crate::query::sql::{self, RowShape};
 use crate::reader::ChunkReader;
-use crate::session::Session;
 use crate::{Error, Loaded};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -42,28 +43,33 @@ struct Stats {
     warm_up_ms: f64,
 }
 
-#[wasm_bindgen]
-pub struct Engine {
+/// The engine of one file as the worker holds it (`Engine` in JavaScript).
+#[wasm_bindgen(js_name = Engine)]
+pub struct WasmEngine {
     reader: Option<ChunkReader>,
     snapshot: Option<crate::model::Snapshot>,
-    loaded: Option<Loaded>,
-    session: Option<Session>,
+    engine: Option<Engine>,
     name: String,
     started: f64,
     stats: Stats,
 }
 
-impl Default for Engine {
+impl Default for WasmEngine {
     fn default() -> Self {
-        Engine::new()
+        WasmEngine::new()
     }
 }
 
-#[wasm_bindgen]
-impl Engine {
+/// An index from JavaScript: negative = none.
+fn index(i: i32) -> Option<i64> {
+    (i >= 0).then_some(i as i64)
+}
+
+#[wasm_bindgen(js_class = Engine)]
+impl WasmEngine {
     #[wasm_bindgen(constructor)]
-    pub fn new() -> Engine {
-        Engine { reader: None, snapshot: None, loaded: None, session: None, name: String::new(), started: 0.0, stats: Stats::default() }
+    pub fn new() -> WasmEngine {
+        WasmEngine { reader: None, snapshot: None, engine: None, name: String::new(), started: 0.0, stats: Stats::default() }
     }
 
     /// Run a synthetic snapshot through the load path so that the browser optimizes it before
@@ -77,13 +83,12 @@ impl Engine {
         Ok(now() - t)
     }
 
-    /// Start loading a file of `total_bytes` (used to size the buffer once); `warm_up_ms` is
-    /// the warm-up the worker ran for this file, reported with its stats.
+    /// Start loading a file of `total_bytes`; `warm_up_ms` is the warm-up the worker ran for
+    /// this file, reported with its stats.
     pub fn begin(&mut self, name: String, total_bytes: f64, warm_up_ms: f64) {
         self.reader = Some(ChunkReader::default());
         self.snapshot = None;
-        self.loaded = None;
-        self.session = None;
+        self.engine = None;
         self.name = name;
         self.started = now();
         self.stats = Stats { bytes: total_bytes, warm_up_ms, ..Stats::default() };
@@ -114,9 +119,9 @@ impl Engine {
     pub fn replay(&mut self) -> Result<String, JsValue> {
         let t = now();
         let snap = self.snapshot.take().ok_or_else(|| err(not_loading()))?;
-        let loaded = Loaded::from_snapshot(snap);
-        let overview = json(&crate::analysis::overview::overview(&loaded));
-        self.loaded = Some(loaded);
+        let engine = Engine::from_loaded(Loaded::from_snapshot(snap), vec![("source_name", self.name.clone())]);
+        let overview = json(&envelope(engine.overview().map_err(err)?));
+        self.engine = Some(engine);
         self.stats.replay_ms = now() - t;
         self.stats.first_view_ms = now() - self.started;
         self.stats.wasm_memory_at_first_view_bytes = wasm_memory_bytes();
@@ -126,8 +131,7 @@ impl Engine {
     /// Build the in-memory SnapshotDB (templates, SQL and the analyses run on it).
     pub fn store(&mut self) -> Result<String, JsValue> {
         let t = now();
-        let loaded = self.loaded.take().ok_or_else(|| err(not_loading()))?;
-        let session = Session::from_loaded(loaded, &[("source_name", self.name.clone())]).map_err(err)?;
+        self.engine()?.build_db().map_err(err)?;
         self.stats.store_ms = now() - t;
         self.stats.total_ms = now() - self.started;
         web_sys::console::info_1(
@@ -143,104 +147,96 @@ impl Engine {
             )
             .into(),
         );
-        let ov = session.overview_json().map_err(err)?;
-        self.session = Some(session);
-        Ok(ov)
+        self.overview()
     }
 
-    fn session(&self) -> Result<&Session, JsValue> {
-        self.session.as_ref().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))
+    fn engine(&self) -> Result<&Engine, JsValue> {
+        self.engine.as_ref().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))
     }
 
+    fn engine_mut(&mut self) -> Result<&mut Engine, JsValue> {
+        self.engine.as_mut().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))
+    }
+
+    /// Exactly the object `snapscope overview FILE --json` prints.
     pub fn overview(&self) -> Result<String, JsValue> {
-        self.session()?.overview_json().map_err(err)
+        Ok(json(&envelope(self.engine()?.overview().map_err(err)?)))
     }
 
     pub fn timeline(&self, device: i32, from: u32, to: u32, buckets: u32) -> Result<String, JsValue> {
-        Ok(json(&self.session()?.timeline(device as i64, from, to, buckets).map_err(err)?))
+        answer(self.engine()?.timeline(device as i64, from, to, buckets))
     }
 
     /// Stacked live allocations of events `from..=to` in `columns` columns, the `max_blocks`
     /// largest blocks drawn one by one.
     pub fn bands(&self, device: i32, from: u32, to: u32, columns: u32, max_blocks: u32) -> Result<String, JsValue> {
-        let loaded = self.session()?.loaded.as_ref().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "")))?;
-        Ok(json(&crate::analysis::bands::bands(loaded, device as i64, from, to, columns, max_blocks as usize).map_err(err)?))
+        answer(self.engine()?.bands(device as i64, from, to, columns, max_blocks as usize))
     }
 
-    /// Device and event indices are plain JS numbers; `event` < 0 means before the first event.
+    /// The memory tree right after `event` (< 0: before the first event).
     pub fn tree(&self, device: i32, event: i32) -> Result<String, JsValue> {
-        Ok(json(&self.session()?.tree(device as i64, (event >= 0).then_some(event as i64)).map_err(err)?))
+        answer(self.engine()?.tree(device as i64, index(event).map_or(At::WindowStart, At::Event)))
     }
 
+    /// The allocator state right after `event` (< 0: before the first event).
     pub fn state(&self, device: i32, event: i32) -> Result<String, JsValue> {
-        Ok(json(&self.session()?.state(device as i64, (event >= 0).then_some(event as i64)).map_err(err)?))
+        answer(self.engine()?.state(device as i64, index(event).map_or(At::WindowStart, At::Event)))
     }
 
     pub fn event(&self, device: i32, index: i32) -> Result<String, JsValue> {
-        Ok(json(&self.session()?.event(device as i64, index as i64).map_err(err)?))
+        answer(self.engine()?.event(device as i64, index as i64))
     }
 
+    /// Read-only SQL; rows as arrays.
     pub fn sql(&mut self, text: String, max_rows: u32, timeout_ms: u32) -> Result<String, JsValue> {
-        let s = self.session.as_mut().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))?;
-        let rows =
-            sql::run(&mut s.conn, &text, &[], sql::Limits { max_rows: max_rows as usize, timeout_ms: timeout_ms as u64 }).map_err(err)?;
-        Ok(json(&rows))
+        let limits = sql::Limits { max_rows: max_rows as usize, timeout_ms: timeout_ms as u64 };
+        let rows = self.engine_mut()?.sql(&text, limits).map_err(err)?;
+        Ok(json(&envelope(rows.with_rows(RowShape::Arrays))))
     }
 
     /// Every analysis of one device (`analyze --mode all --json`); `event` < 0 = the allocated peak.
     pub fn analyze(&self, device: i32, event: i32) -> Result<String, JsValue> {
-        let ev = (event >= 0).then_some(Some(event as i64));
-        Ok(json(&self.session()?.analyze(device as i64, ev).map_err(err)?))
+        answer(self.engine()?.analyze(device as i64, At::event_or_peak(index(event))))
     }
 
-    /// Live bytes per stack at the allocated peak of `device`: {label: bytes} (for compare).
-    #[wasm_bindgen(js_name = peakStacks)]
-    pub fn peak_stacks(&self, device: i32) -> Result<String, JsValue> {
-        let (_, stacks) = crate::analysis::compare::at_peak(&self.session()?.conn, device as i64).map_err(err)?;
-        Ok(json(&stacks))
+    /// This snapshot's side of a comparison, for another file's `compareWith`.
+    #[wasm_bindgen(js_name = compareSide)]
+    pub fn compare_side(&self) -> Result<String, JsValue> {
+        answer(self.engine()?.compare_side())
     }
 
-    /// Stacks at this snapshot's peak against another's (`peakStacks` of the other file).
-    #[wasm_bindgen(js_name = compareStacks)]
-    pub fn compare_stacks(&self, device: i32, other: String) -> Result<String, JsValue> {
-        let (_, mine) = crate::analysis::compare::at_peak(&self.session()?.conn, device as i64).map_err(err)?;
-        let theirs: std::collections::BTreeMap<String, i64> = serde_json::from_str(&other)
-            .map_err(|e| err(Error::new("INVALID_PARAMETER", format!("stacks must be a JSON object: {e}"), "")))?;
-        Ok(json(&crate::analysis::compare::diff_stacks(&mine, &theirs, 20)))
+    /// This snapshot (a) against another's `compareSide()` (b): figures, deltas and stacks.
+    #[wasm_bindgen(js_name = compareWith)]
+    pub fn compare_with(&self, other: String) -> Result<String, JsValue> {
+        let side = serde_json::from_str(&other).map_err(|e| {
+            err(Error::new("INVALID_PARAMETER", format!("not a compareSide() answer: {e}"), "pass another file's compareSide()"))
+        })?;
+        answer(self.engine()?.compare_with(&side))
     }
 
     /// The self-contained HTML report.
     pub fn report(&self) -> Result<String, JsValue> {
-        crate::report::html(self.session()?, &self.name).map_err(err)
+        self.engine()?.report(&self.name).map_err(err)
     }
 
     /// The template catalogue (typed parameters, columns with units).
     pub fn catalogue(&self) -> String {
-        json(&crate::query::catalogue::catalogue())
+        json(&Engine::catalogue())
     }
 
-    /// Run a template; `params` is a JSON object.
+    /// Run a template; `params` is a JSON object. Rows as arrays.
     pub fn query(&mut self, name: String, params: String) -> Result<String, JsValue> {
-        let s = self.session.as_mut().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))?;
         let p: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&params)
             .map_err(|e| err(Error::new("INVALID_PARAMETER", format!("params must be a JSON object: {e}"), "")))?;
-        let r = crate::query::templates::run(&mut s.conn, &name, &p, sql::Limits { max_rows: 100_000, timeout_ms: 30_000 }).map_err(err)?;
-        Ok(json(&r))
+        let limits = sql::Limits { max_rows: 100_000, timeout_ms: 30_000 };
+        let r = self.engine_mut()?.query(&name, &p, limits).map_err(err)?;
+        Ok(json(&envelope(r.with_rows(RowShape::Arrays))))
     }
 
     /// The SnapshotDB as an SQLite file image.
     #[wasm_bindgen(js_name = exportDb)]
     pub fn export_db(&mut self) -> Result<Vec<u8>, JsValue> {
-        let s = self.session.as_mut().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))?;
-        // The session's `traces` is virtual; an exported file holds it as rows.
-        let Some(loaded) = s.loaded.as_ref() else {
-            return Ok(s.conn.serialize(rusqlite::MAIN_DB).map_err(|e| err(Error::from(e)))?.to_vec());
-        };
-        let meta = crate::store::all_metadata(&s.conn).map_err(err)?;
-        let meta: Vec<(&str, String)> = meta.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
-        let mut conn = crate::store::to_memory_materialized(loaded, &meta).map_err(err)?;
-        let data = conn.serialize(rusqlite::MAIN_DB).map_err(|e| err(Error::from(e)))?;
-        Ok(data.to_vec())
+        self.engine_mut()?.export_db().map_err(err)
     }
 
     /// Load timings and the wasm memory high-water mark, as a plain JS object.
@@ -250,6 +246,11 @@ impl Engine {
         // Plain objects, and JS numbers (every figure here is far below 2^53).
         s.serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true)).map_err(|e| JsValue::from_str(&e.to_string()))
     }
+}
+
+/// An engine answer as JSON text, or its error.
+fn answer<T: Serialize>(r: crate::Result<T>) -> Result<String, JsValue> {
+    r.map(|v| json(&v)).map_err(err)
 }
 
 fn not_loading() -> Error {

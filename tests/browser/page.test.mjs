@@ -294,8 +294,9 @@ test("the exported .db opens with the native CLI", async () => {
     fromDb,
     await page.evaluate(() => window.snapscope.overview()),
   );
-  const n = cli("sql", path, "SELECT COUNT(*) FROM lifetimes", "--json");
-  assert.ok(n.rows[0][0] > 0);
+  // The CLI's JSON rows are objects keyed by column name.
+  const n = cli("sql", path, "SELECT COUNT(*) AS n FROM lifetimes", "--json");
+  assert.ok(n.rows[0].n > 0);
   // And with the sqlite3 shell.
   const traces = execFileSync(
     "sqlite3",

@@ -3,12 +3,23 @@
 //! attribution conserves bytes.
 
 mod common;
-use snapscope::query::{catalogue::catalogue, sql::Limits, templates};
-use snapscope::session::Session;
+use snapscope::analysis::basis::Counter;
+use snapscope::engine::{At, Engine};
+use snapscope::query::{catalogue::catalogue, sql::Limits};
+use snapscope::store::Records;
+use snapscope::Loaded;
+use std::sync::Arc;
 
-fn session(path: &std::path::Path) -> Session {
-    let loaded = snapscope::Loaded::from_bytes(&std::fs::read(path).unwrap()).unwrap();
-    Session::from_loaded(loaded, &[]).unwrap()
+fn session(path: &std::path::Path) -> Engine {
+    let loaded = Loaded::from_bytes(&std::fs::read(path).unwrap()).unwrap();
+    Engine::from_loaded(loaded, Vec::new())
+}
+
+const PEAK: At = At::Peak(Counter::Allocated);
+
+/// An in-memory SnapshotDB over `loaded`, for checks below the engine API.
+fn db(loaded: &Arc<Loaded>) -> rusqlite::Connection {
+    snapscope::store::to_memory(loaded, &Records::NONE).unwrap()
 }
 
 const MIB: i64 = 1 << 20;
@@ -16,7 +27,7 @@ const MIB: i64 = 1 << 20;
 #[test]
 fn cuda_training_leaks_fragmentation_and_tree() {
     let s = session(&common::fixtures().join("cuda_training.pickle"));
-    let a = s.analyze(0, None).unwrap();
+    let a = s.analyze(0, PEAK).unwrap();
     // Weights (4000 B → 4096) and one 700 B (→ 1024) tensor per iteration stay alive.
     let leak = a.leak.as_ref().unwrap();
     assert_eq!((leak.candidates, leak.candidate_bytes), (4, 4096 + 3 * 1024));
@@ -36,7 +47,7 @@ fn cuda_training_leaks_fragmentation_and_tree() {
     assert_eq!(p.event, Some(19));
     assert_eq!(p.live_bytes, p.counters_at_event.active);
     assert_eq!(p.by_stack.iter().map(|g| g.bytes).sum::<i64>(), p.counters_at_event.active);
-    let tree = s.tree(0, Some(19)).unwrap();
+    let tree = s.tree(0, At::Event(19)).unwrap();
     assert_eq!(tree.nodes[0].total_bytes, p.counters_at_event.active);
     for n in &tree.nodes {
         let children: i64 = tree.nodes.iter().filter(|c| c.parent == Some(n.id)).map(|c| c.total_bytes).sum();
@@ -48,7 +59,7 @@ fn cuda_training_leaks_fragmentation_and_tree() {
 #[test]
 fn multi_device_oom_verdict_and_pending_free() {
     let s = session(&common::fixtures().join("multi_device_oom.pickle"));
-    let a = s.analyze(1, None).unwrap();
+    let a = s.analyze(1, PEAK).unwrap();
     assert_eq!(a.oom.ooms.len(), 1);
     let o = &a.oom.ooms[0];
     assert_eq!(o.event, 2);
@@ -62,7 +73,7 @@ fn multi_device_oom_verdict_and_pending_free() {
     assert!(a.findings.iter().any(|f| f.category == "oom" && f.priority == "high"));
     let leak = a.leak.unwrap();
     assert_eq!((leak.pending_free_blocks, leak.pending_free_bytes), (1, 12 * MIB));
-    let st = s.state(1, Some(4)).unwrap();
+    let st = s.state(1, At::Event(4)).unwrap();
     assert_eq!((st.allocated, st.active, st.reserved), (8 * MIB, 20 * MIB, 20 * MIB));
 }
 
@@ -70,7 +81,7 @@ fn multi_device_oom_verdict_and_pending_free() {
 fn compare_finds_the_changed_device() {
     let a = session(&common::fixtures().join("cuda_training.pickle"));
     let b = session(&common::fixtures().join("multi_device_oom.pickle"));
-    let c = a.compare(&b).unwrap();
+    let c = a.compare_with(&b.compare_side().unwrap()).unwrap();
     assert_eq!(c.devices.len(), 2);
     assert!(c.devices[1].peaks_a.is_none() && c.devices[1].peaks_b.is_some());
     assert!(c.devices[1].stacks.iter().all(|s| s.change == "new"));
@@ -80,7 +91,7 @@ fn compare_finds_the_changed_device() {
 #[test]
 fn report_is_self_contained() {
     let s = session(&common::fixtures().join("multi_device_oom.pickle"));
-    let html = snapscope::report::html(&s, "multi <device>").unwrap();
+    let html = s.report("multi <device>").unwrap();
     assert!(html.contains("multi &lt;device&gt;"), "titles are escaped");
     assert!(html.contains("Out of memory at event 2"));
     for banned in ["<script", "http://", "https://", "src=\""] {
@@ -101,9 +112,11 @@ fn every_mode_and_template_runs_on_every_corpus_file() {
     let Some(dir) = common::corpus() else { return };
     let reference: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("reference.json")).unwrap()).unwrap();
     for rel in reference.as_object().unwrap().keys() {
-        let mut s = session(&dir.join(rel));
+        let loaded = Arc::new(Loaded::from_bytes(&std::fs::read(dir.join(rel)).unwrap()).unwrap());
+        let mut s = Engine::from_shared(Arc::clone(&loaded), Vec::new());
+        let conn = db(&loaded);
         for d in s.devices().unwrap() {
-            let a = s.analyze(d, None).unwrap_or_else(|e| panic!("{rel} d{d}: {e}"));
+            let a = s.analyze(d, PEAK).unwrap_or_else(|e| panic!("{rel} d{d}: {e}"));
             if let Some(p) = &a.peak {
                 // The SQL peaks (one MAX() scan each) equal the replay's, ties included.
                 let o = &a.overview.peaks;
@@ -115,18 +128,18 @@ fn every_mode_and_template_runs_on_every_corpus_file() {
                 assert_eq!(p.by_stack.iter().map(|g| g.bytes).sum::<i64>(), p.live_bytes, "{rel} d{d}");
                 if a.overview.consistency.ok {
                     assert_eq!(p.live_bytes, p.counters_at_event.active, "{rel} d{d}: attribution covers the active counter");
-                    let st = s.state(d, p.event).unwrap();
+                    let st = s.state(d, p.event.map_or(At::WindowStart, At::Event)).unwrap();
                     assert_eq!(st.allocated, p.counters_at_event.allocated, "{rel} d{d}: state at the peak");
                     assert_eq!(st.reserved, p.counters_at_event.reserved, "{rel} d{d}: reserved ranges at the peak");
                     assert_eq!(st.unplaced_blocks, 0, "{rel} d{d}");
                 }
             }
             let event = a.peak.as_ref().and_then(|p| p.event).unwrap_or(0);
-            let _ = s.tree(d, a.peak.as_ref().and_then(|p| p.event)).unwrap();
+            let _ = s.tree(d, PEAK).unwrap();
             for t in catalogue() {
                 let mut p = default_params(&t, event);
                 p.insert("device".into(), d.into());
-                let r = templates::run(&mut s.conn, t.name, &p, Limits::default());
+                let r = s.query(t.name, &p, Limits::default());
                 match r {
                     Ok(_) => {}
                     // Dump-only devices have no events to name.
@@ -135,23 +148,22 @@ fn every_mode_and_template_runs_on_every_corpus_file() {
                 }
             }
             // memory_peak without a range reads the peaks stored at load; with one it scans.
-            let peak = |s: &mut Session, range: bool| {
+            let peak = |s: &mut Engine, range: bool| {
                 let mut p = serde_json::Map::new();
                 p.insert("device".into(), d.into());
                 if range {
                     p.insert("start_id".into(), 0.into());
                 }
-                let r = templates::run(&mut s.conn, "memory_peak", &p, Limits::default()).unwrap();
+                let r = s.query("memory_peak", &p, Limits::default()).unwrap();
                 serde_json::to_string(&r.rows).unwrap()
             };
             assert_eq!(peak(&mut s, false), peak(&mut s, true), "{rel} d{d}: stored peaks = scanned peaks");
             // The leak floor from the replay's block extremes = the one read from every row.
-            if let Some(replay) = s.loaded.as_ref().and_then(|l| l.device(d)) {
-                let leak = snapscope::analysis::leak::leak(&s.conn, d, 3, None).unwrap();
+            if let Some(replay) = loaded.device(d) {
+                let leak = snapscope::analysis::leak::leak(&conn, d, 3, None).unwrap();
                 assert_eq!(snapscope::analysis::leak::tenth_floors(&replay.series), leak.floor, "{rel} d{d}: leak floor");
                 // Long-lived blocks, split for the virtual table = the one-condition definition.
-                let by_definition: (i64, Option<i64>) = s
-                    .conn
+                let by_definition: (i64, Option<i64>) = conn
                     .query_row(
                         "SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = (SELECT id FROM devices WHERE device_index = ?1)
                            AND orphan = 0 AND alloc_event IS NOT NULL AND COALESCE(free_completed_event, ?2) - alloc_event >= ?2 / 2",
@@ -168,8 +180,7 @@ fn every_mode_and_template_runs_on_every_corpus_file() {
 #[test]
 fn template_parameters_are_validated() {
     let mut s = session(&common::fixtures().join("cuda_training.pickle"));
-    let run =
-        |s: &mut Session, name: &str, p: serde_json::Value| templates::run(&mut s.conn, name, p.as_object().unwrap(), Limits::default());
+    let run = |s: &mut Engine, name: &str, p: serde_json::Value| s.query(name, p.as_object().unwrap(), Limits::default());
     assert_eq!(run(&mut s, "nope", serde_json::json!({})).unwrap_err().code, "TEMPLATE_NOT_FOUND");
     let e = run(&mut s, "memory_peak", serde_json::json!({"bogus": 1})).unwrap_err();
     assert_eq!(e.code, "INVALID_PARAMETER");
@@ -262,8 +273,8 @@ fn virtual_tables_equal_materialized_rows() {
     ];
     for path in &files {
         let loaded = std::sync::Arc::new(snapscope::Loaded::from_bytes(&std::fs::read(path).unwrap()).unwrap());
-        let virt = snapscope::store::to_memory(&loaded, &[]).unwrap();
-        let rows = snapscope::store::to_memory_materialized(&loaded, &[]).unwrap();
+        let virt = snapscope::store::to_memory(&loaded, &snapscope::store::Records::NONE).unwrap();
+        let rows = snapscope::store::to_memory_materialized(&loaded, &snapscope::store::Records::NONE).unwrap();
         for table in ["traces", "lifetimes"] {
             let kind: String = virt.query_row("SELECT sql FROM sqlite_master WHERE name = ?1", [table], |r| r.get(0)).unwrap();
             assert!(kind.contains("VIRTUAL"), "{kind}");

@@ -84,7 +84,8 @@ fn random_corruption_never_panics() {
         // the analyses.
         match snapscope::Loaded::from_bytes(&b) {
             Ok(l) if k % 20 == 0 => {
-                let _ = snapscope::session::Session::from_loaded(l, &[]).map(|s| s.analyze(0, None));
+                let e = snapscope::engine::Engine::from_loaded(l, Vec::new());
+                let _ = e.analyze(0, snapscope::engine::At::Peak(snapscope::analysis::basis::Counter::Allocated));
             }
             _ => {}
         }

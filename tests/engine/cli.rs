@@ -46,7 +46,39 @@ fn import_then_overview_of_the_db_equals_overview_of_the_snapshot() {
     let (rc, out, _) = snapscope(&["sql", db.to_str().unwrap(), "SELECT COUNT(*) AS n FROM traces WHERE action = 'oom'", "--json"]);
     assert_eq!(rc, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["rows"][0][0], 1);
+    assert_eq!(v["rows"][0]["n"], 1, "rows are objects keyed by column name by default");
+    let (rc, out, _) =
+        snapscope(&["sql", db.to_str().unwrap(), "SELECT COUNT(*) AS n, 'x' AS s FROM traces", "--json", "--rows", "arrays"]);
+    assert_eq!(rc, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["rows"][0][1], "x", "--rows arrays keeps the compact form");
+}
+
+#[test]
+fn query_rows_are_objects_in_column_order_unless_asked_for_arrays() {
+    let snap = common::fixtures().join("cuda_training.pickle");
+    let args = ["query", snap.to_str().unwrap(), "-t", "allocation", "--params", r#"{"limit": 2}"#, "--json"];
+    let (rc, out, _) = snapscope(&args);
+    assert_eq!(rc, 0);
+    let names: Vec<String> = {
+        let v: Value = serde_json::from_str(&out).unwrap();
+        v["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect()
+    };
+    // Keys in column order, as written (serde_json's Value would sort them).
+    let first_row = &out[out.find("\"rows\"").unwrap()..];
+    let mut at = 0;
+    for n in &names {
+        let k = first_row[at..].find(&format!("\"{n}\"")).unwrap_or_else(|| panic!("column {n} missing or out of order"));
+        at += k;
+    }
+    let (_, out, _) = snapscope(&[&args[..], &["--rows", "arrays"]].concat());
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["rows"][0].as_array().unwrap().len(), names.len());
+    assert_eq!(v["ok"], true);
+    // --json anywhere on the line.
+    let (rc, out, _) = snapscope(&["--json", "overview", snap.to_str().unwrap()]);
+    assert_eq!(rc, 0);
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["schema_version"], 1);
 }
 
 #[test]

@@ -109,7 +109,7 @@ fn corpus_snapshot_dbs_answer_the_overview_queries() {
     ];
     for (rel, fig) in &files {
         let loaded = std::sync::Arc::new(snapscope::Loaded::from_bytes(&std::fs::read(dir.join(rel)).unwrap()).unwrap());
-        let conn = snapscope::store::to_memory(&loaded, &[]).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let conn = snapscope::store::to_memory(&loaded, &snapscope::store::Records::NONE).unwrap_or_else(|e| panic!("{rel}: {e}"));
         for q in queries {
             conn.prepare(q).and_then(|mut s| s.query([]).map(|_| ())).unwrap_or_else(|e| panic!("{rel}: {e}"));
         }

@@ -59,8 +59,9 @@ fn a_slice_replays_to_the_same_counters_and_python_loads_it() {
     };
     let s = snap.to_str().unwrap();
     run(&dir, &["slice", s, "--events", &format!("{a}..{b}"), "-o", "slice.pickle"]);
-    let original = run(&dir, &["query", s, "-t", "allocation", "--params", &format!("{{\"min_id\": {a}, \"max_id\": {b}}}")]);
-    let sliced = run(&dir, &["query", "slice.pickle", "-t", "allocation"]);
+    let original =
+        run(&dir, &["query", s, "-t", "allocation", "--rows", "arrays", "--params", &format!("{{\"min_id\": {a}, \"max_id\": {b}}}")]);
+    let sliced = run(&dir, &["query", "slice.pickle", "-t", "allocation", "--rows", "arrays"]);
     let ov = run(&dir, &["overview", "slice.pickle"]);
     let tol = ov["devices"][0]["consistency"]["ambiguous_bytes"].as_i64().unwrap();
     let (ro, rs) = (original["rows"].as_array().unwrap(), sliced["rows"].as_array().unwrap());

@@ -3,24 +3,9 @@
 import { EngineClient, EngineFailure, boot, prepareEngine, takeEngine } from './client';
 import type { Progress } from './protocol';
 import type { Overview, Rows } from './types';
+import type { OpenFile, Route, ViewContext, ViewName } from './app-types';
 import { bytes, download, el, int } from './ui/format';
-import { VIEWS, type ViewName, type ViewContext } from './views';
-
-export interface OpenFile {
-  name: string;
-  size: number;
-  client: EngineClient;
-  overview: Overview;
-  overviewJson: string;
-}
-
-interface Route {
-  view: ViewName;
-  file: number;
-  device: number;
-  event: number | null;
-  template: string | null;
-}
+import { VIEWS } from './views';
 
 class App {
   files: OpenFile[] = [];

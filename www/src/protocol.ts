@@ -22,8 +22,8 @@ export type EngineMethod =
   | 'query'
   | 'analyze'
   | 'report'
-  | 'peakStacks'
-  | 'compareStacks'
+  | 'compareSide'
+  | 'compareWith'
   | 'bands';
 
 export type Envelope = { id: number } & Request;

@@ -24,7 +24,7 @@ export interface DeviceOverview {
   at_dump: Counters;
   at_window_start: Counters | null;
   at_last_event: Counters | null;
-  peaks: { allocated: Peak; active: Peak; reserved: Peak; requested: Peak };
+  peaks: PeakSet;
   window: {
     first_time_us: number | null;
     last_time_us: number | null;
@@ -151,6 +151,7 @@ export interface Group {
 export interface PeakAnalysis {
   device: number;
   event: number | null;
+  peaks: PeakSet;
   counters_at_event: Counters;
   reserved_minus_active: number;
   reserved_minus_allocated: number;
@@ -172,6 +173,16 @@ export interface FragAt {
   rounding_waste: number;
   pending_free_bytes: number;
   segments: number;
+  /** Segments with the most free bytes. */
+  worst_segments: SegmentFrag[];
+}
+export interface SegmentFrag {
+  address: number;
+  size: number;
+  free_bytes: number;
+  free_blocks: number;
+  largest_free: number;
+  is_expandable: boolean;
 }
 export interface StackBytes {
   label: string;
@@ -183,6 +194,7 @@ export interface StackBytes {
   last_event: number | null;
 }
 export interface LeakAnalysis {
+  device: number;
   events: number;
   candidates: number;
   candidate_bytes: number;
@@ -227,4 +239,96 @@ export interface DeviceAnalysis {
   leak: LeakAnalysis | null;
   oom: { device: number; ooms: OomCase[] };
   findings: Finding[];
+}
+export interface BandBlock {
+  lifetime: number;
+  address: number;
+  size: number;
+  alloc_event: number | null;
+  free_event: number | null;
+  stack: number | null;
+  site: string;
+}
+/** Live blocks per pixel column (the engine's `bands`): entries column_start[c]..column_start[c+1]. */
+export interface Bands {
+  from: number;
+  to: number;
+  column_event: number[];
+  column_start: number[];
+  entry_block: number[];
+  entry_bottom: number[];
+  other_bytes: number[];
+  active: number[];
+  blocks: BandBlock[];
+}
+export interface PeakSet {
+  allocated: Peak;
+  active: Peak;
+  reserved: Peak;
+  requested: Peak;
+}
+export interface StackDelta {
+  label: string;
+  bytes_a: number;
+  bytes_b: number;
+  delta: number;
+  /** new | vanished | changed | same */
+  change: string;
+}
+/** One row of a comparison: the figure in a, in b, and b − a (null where a side lacks the device). */
+export interface ComparedFigure {
+  label: string;
+  unit: 'bytes' | 'count';
+  a: number | null;
+  b: number | null;
+  delta: number | null;
+}
+export interface DeviceComparison {
+  device: number;
+  peaks_a: PeakSet | null;
+  peaks_b: PeakSet | null;
+  allocated_peak_delta: number | null;
+  figures: ComparedFigure[];
+  stacks: StackDelta[];
+}
+/** The engine's `compareWith`: a = the file whose view is open, b = the other; deltas are b − a. */
+export interface Comparison {
+  devices: DeviceComparison[];
+}
+export interface TemplateParam {
+  name: string;
+  type: 'int' | 'bool' | 'string';
+  default: unknown;
+  required: boolean;
+  choices: string[] | null;
+  description: string;
+}
+export interface TemplateColumn {
+  name: string;
+  unit: string | null;
+}
+/** A query template of the engine's catalogue. */
+export interface Template {
+  name: string;
+  category: string;
+  /** How the engine answers it: 'sql', 'frame_tree'... */
+  kind: string;
+  description: string;
+  params: TemplateParam[];
+  columns: TemplateColumn[];
+}
+/** A template's answer: like Rows, with typed columns and the exact total. */
+export interface TemplateRows {
+  template: string;
+  device: number;
+  /** The parameters the query ran with, defaults filled in. */
+  effective_params: Record<string, number | string | boolean | null>;
+  columns: TemplateColumn[];
+  rows: (number | string | null)[][];
+  returned: number;
+  has_more: boolean;
+  truncated: boolean;
+  /** Rows the query has in all. */
+  total: number;
+  total_is_exact: boolean;
 }

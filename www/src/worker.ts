@@ -170,7 +170,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         const fn = (e as unknown as Record<string, (...a: unknown[]) => string>)[m.method];
         const out = m.method === 'stats' ? { ...e.stats(), warmed_ahead: warmedAhead.get(m.key) } : fn.apply(e, m.args);
         // report() answers HTML and stats() an object; everything else JSON text.
-        const json = m.method === 'report' || m.method === 'stats' ? JSON.stringify(out) : out;
+        const json = m.method === 'report' || typeof out !== 'string' ? JSON.stringify(out) : out;
         post({ id: m.id, kind: 'ok', json });
         break;
       }

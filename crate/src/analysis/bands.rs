@@ -4,8 +4,8 @@
 //! "other" band so that each column still totals the active counter. Level of detail: one column
 //! per pixel and a block budget, so millions of events cost the same as thousands.
 
-use crate::replay::{DeviceReplay, Lifetime};
 use crate::error::Error;
+use crate::replay::{DeviceReplay, Lifetime};
 use crate::Loaded;
 use serde::Serialize;
 

@@ -199,4 +199,3 @@ pub fn live_groups(conn: &Connection, device: i64, event: Option<i64>, by: &str,
     }
     Ok((all, total_bytes, total_blocks))
 }
-

@@ -22,7 +22,6 @@ pub struct Finding {
     pub expected_effect: String,
 }
 
-
 pub fn findings(
     ov: &DeviceOverview,
     peak: Option<&PeakAnalysis>,
@@ -45,7 +44,8 @@ pub fn findings(
     };
     if !ov.consistency.ok {
         let n = ov.consistency.issues.len() as u64 + ov.consistency.more_issues;
-        let first = ov.consistency.issues.first().map(|i| format!("first at {}: {}", event(i.event.map(i64::from)), i.message)).unwrap_or_default();
+        let first =
+            ov.consistency.issues.first().map(|i| format!("first at {}: {}", event(i.event.map(i64::from)), i.message)).unwrap_or_default();
         add(
             "high",
             "consistency",

@@ -2,8 +2,8 @@
 //! allocator state at that moment, who held the memory, the events just before, and a verdict on
 //! the cause with suggestions.
 
-use super::leak::leak;
 use super::basis::{counters_at, dev_id, live_groups, Group};
+use super::leak::leak;
 use super::state::allocator_state;
 use crate::error::Result;
 use crate::replay::Counters;

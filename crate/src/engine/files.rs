@@ -108,7 +108,8 @@ pub fn import_file(snapshot: &Path, out: &Path, device: Option<i64>, force: bool
         reason = "metadata_mismatch";
         if let Ok(conn) = store::open_file(out) {
             let m = |k: &str| store::metadata(&conn, k).ok().flatten().unwrap_or_default();
-            let same_build = m("engine_version") == crate::VERSION && m("device_selection") == selection && m("source_bytes") == size.to_string();
+            let same_build =
+                m("engine_version") == crate::VERSION && m("device_selection") == selection && m("source_bytes") == size.to_string();
             // Same size and mtime: unchanged without reading it; otherwise compare the hash.
             if same_build && (m("source_mtime_ns") == mtime.to_string() || m("source_sha256") == sha256_hex(&read_file(snapshot)?)) {
                 return Ok(ImportOutcome { reused: true, reason });

@@ -7,9 +7,7 @@ mod envelope;
 mod files;
 
 use crate::analysis::basis::{self, Counter};
-use crate::analysis::{
-    bands, compare, event, findings, fragment, leak, oom, overview, peak, state, timeline, tree, DeviceAnalysis,
-};
+use crate::analysis::{bands, compare, event, findings, fragment, leak, oom, overview, peak, state, timeline, tree, DeviceAnalysis};
 use crate::error::{Error, Result};
 use crate::query::{catalogue, sql, templates};
 use crate::store::{self, Records};
@@ -57,7 +55,12 @@ pub struct Engine {
 impl Engine {
     /// An engine over a replayed snapshot; `meta` are metadata rows (source name, hash).
     pub fn from_loaded(loaded: Loaded, meta: Vec<(&'static str, String)>) -> Engine {
-        Engine { loaded: Some(Arc::new(loaded)), db: OnceCell::new(), meta }
+        Engine::from_shared(Arc::new(loaded), meta)
+    }
+
+    /// `from_loaded` for a replay the caller keeps a handle on.
+    pub fn from_shared(loaded: Arc<Loaded>, meta: Vec<(&'static str, String)>) -> Engine {
+        Engine { loaded: Some(loaded), db: OnceCell::new(), meta }
     }
 
     /// An engine over a SnapshotDB (read-only).
@@ -211,7 +214,8 @@ impl Engine {
     /// The self-contained HTML report.
     pub fn report(&self, title: &str) -> Result<String> {
         let ov = self.overview()?;
-        let analyses: Vec<DeviceAnalysis> = ov.devices.iter().map(|d| self.analyze(d.device, At::Peak(Counter::Allocated))).collect::<Result<_>>()?;
+        let analyses: Vec<DeviceAnalysis> =
+            ov.devices.iter().map(|d| self.analyze(d.device, At::Peak(Counter::Allocated))).collect::<Result<_>>()?;
         let timelines: Vec<timeline::Timeline> =
             ov.devices.iter().map(|d| timeline::from_db(self.conn()?, d.device, 300)).collect::<Result<_>>()?;
         Ok(crate::report::html(title, &ov, &analyses, &timelines))
@@ -224,7 +228,12 @@ impl Engine {
     }
 
     /// Run a catalogue template with JSON parameters.
-    pub fn query(&mut self, template: &str, params: &serde_json::Map<String, serde_json::Value>, limits: sql::Limits) -> Result<templates::TemplateResult> {
+    pub fn query(
+        &mut self,
+        template: &str,
+        params: &serde_json::Map<String, serde_json::Value>,
+        limits: sql::Limits,
+    ) -> Result<templates::TemplateResult> {
         templates::run(self.conn_mut()?, template, params, limits)
     }
 

@@ -56,14 +56,14 @@ pub type CellFn<T> = for<'r, 'a> fn(&'r Row<'a, T>) -> CellValue<'a>;
 /// Rows of one large table: how many a device has and the item of each.
 pub trait Items: Sized + 'static {
     fn count(d: &DeviceReplay) -> usize;
-    fn item<'a>(l: &'a Loaded, dev: usize, index: usize) -> &'a Self;
+    fn item(l: &Loaded, dev: usize, index: usize) -> &Self;
 }
 
 impl Items for Event {
     fn count(d: &DeviceReplay) -> usize {
         d.events
     }
-    fn item<'a>(l: &'a Loaded, dev: usize, index: usize) -> &'a Event {
+    fn item(l: &Loaded, dev: usize, index: usize) -> &Event {
         let trace = l.snapshot.trace(l.devices[dev].device).expect("a device with events has a trace");
         &trace.events[index]
     }
@@ -73,7 +73,7 @@ impl Items for Lifetime {
     fn count(d: &DeviceReplay) -> usize {
         d.lifetimes.len()
     }
-    fn item<'a>(l: &'a Loaded, dev: usize, index: usize) -> &'a Lifetime {
+    fn item(l: &Loaded, dev: usize, index: usize) -> &Lifetime {
         &l.devices[dev].lifetimes[index]
     }
 }

@@ -6,15 +6,15 @@ use crate::error::{Error, Result};
 use crate::model::Frame;
 use crate::Loaded;
 use cells::{device_rows, pool_name};
-use tables::{
-    ANNOTATIONS, BLOCKS, CALL_STACKS, DEVICES, FRAMES, ISSUES, LIFETIMES, METADATA, SEGMENTS, SEGMENT_LIVES, STACK_FRAMES,
-    START_RANGES, TRACES, WARNINGS,
-};
 #[cfg(not(target_arch = "wasm32"))]
 use rusqlite::OpenFlags;
 use rusqlite::{params, Connection};
 use std::collections::HashMap;
 use std::sync::Arc;
+use tables::{
+    ANNOTATIONS, BLOCKS, CALL_STACKS, DEVICES, FRAMES, ISSUES, LIFETIMES, METADATA, SEGMENTS, SEGMENT_LIVES, STACK_FRAMES, START_RANGES,
+    TRACES, WARNINGS,
+};
 
 pub mod cells;
 pub mod tables;
@@ -51,6 +51,11 @@ enum Storage<'l> {
 pub struct Records<'m> {
     pub meta: &'m [(&'m str, String)],
     pub overview_json: &'m str,
+}
+
+impl Records<'static> {
+    /// No metadata and an empty overview (tests and checks below the engine).
+    pub const NONE: Records<'static> = Records { meta: &[], overview_json: "{}" };
 }
 
 /// A new in-memory SnapshotDB over `loaded`, its `traces` and `lifetimes` virtual tables.

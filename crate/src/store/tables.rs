@@ -269,7 +269,13 @@ pub const LIFETIMES: Table<CellFn<Lifetime>> = Table {
     row: "block from its allocation (or the window start) to its release (or the dump)",
     columns: &[
         Column { name: "id", ty: "INTEGER PRIMARY KEY", unit: "", doc: "lifetime id (from 0, across devices)", cell: |r| V::Int(r.id) },
-        Column { name: "device_id", ty: "INTEGER NOT NULL REFERENCES devices(id)", unit: "", doc: "the device row", cell: |r| V::Int(r.dev as i64) },
+        Column {
+            name: "device_id",
+            ty: "INTEGER NOT NULL REFERENCES devices(id)",
+            unit: "",
+            doc: "the device row",
+            cell: |r| V::Int(r.dev as i64),
+        },
         Column { name: "address", ty: "INTEGER NOT NULL", unit: "", doc: "block address", cell: |r| int(r.item.addr) },
         Column {
             name: "size",
@@ -278,18 +284,84 @@ pub const LIFETIMES: Table<CellFn<Lifetime>> = Table {
             doc: "block bytes (a lower bound when `size_exact` = 0, by at most `size_uncertainty`)",
             cell: |r| int(r.item.size),
         },
-        Column { name: "requested_size", ty: "INTEGER NOT NULL", unit: "bytes", doc: "bytes the program asked for", cell: |r| int(r.item.requested) },
+        Column {
+            name: "requested_size",
+            ty: "INTEGER NOT NULL",
+            unit: "bytes",
+            doc: "bytes the program asked for",
+            cell: |r| int(r.item.requested),
+        },
         Column { name: "stream", ty: "INTEGER NOT NULL", unit: "", doc: "stream", cell: |r| int(r.item.stream) },
-        Column { name: "alloc_event", ty: "INTEGER", unit: "event index", doc: "allocation (NULL = before the window)", cell: |r| V::of(r.item.alloc_event().map(i64::from)) },
-        Column { name: "free_requested_event", ty: "INTEGER", unit: "event index", doc: "the program's free", cell: |r| V::of(r.item.free_requested_event().map(i64::from)) },
-        Column { name: "free_completed_event", ty: "INTEGER", unit: "event index", doc: "the block's return to the allocator (NULL = alive at the dump)", cell: |r| V::of(r.item.free_completed_event().map(i64::from)) },
-        Column { name: "origin", ty: "TEXT NOT NULL", unit: "", doc: "`in_window` / `before_window`", cell: |r| V::Text(Cow::Borrowed(origin_name(r.item))) },
-        Column { name: "state_at_dump", ty: "TEXT", unit: "", doc: "block state at the dump; NULL when freed in the window", cell: |r| V::text_of(r.item.state_at_dump.map(|s| s.name())) },
-        Column { name: "stack_id", ty: "INTEGER", unit: "", doc: "the stack that names the block", cell: |r| V::of(r.item.stack().map(i64::from)) },
-        Column { name: "stack_source", ty: "TEXT NOT NULL", unit: "", doc: "where `stack_id` came from: `alloc` / `dump_block` / `free` / `none`", cell: |r| V::Text(Cow::Borrowed(stack_source_name(r.item.stack_source))) },
-        Column { name: "size_exact", ty: "INTEGER NOT NULL", unit: "", doc: "1 when `size` is the exact block size", cell: |r| V::Int(r.item.size_exact as i64) },
-        Column { name: "size_uncertainty", ty: "INTEGER NOT NULL", unit: "bytes", doc: "how much larger the block may be", cell: |r| int(r.item.size_uncertainty) },
-        Column { name: "orphan", ty: "INTEGER NOT NULL", unit: "", doc: "1 = the trace contradicts it; left out of the counters", cell: |r| V::Int(r.item.orphan as i64) },
+        Column {
+            name: "alloc_event",
+            ty: "INTEGER",
+            unit: "event index",
+            doc: "allocation (NULL = before the window)",
+            cell: |r| V::of(r.item.alloc_event().map(i64::from)),
+        },
+        Column {
+            name: "free_requested_event",
+            ty: "INTEGER",
+            unit: "event index",
+            doc: "the program's free",
+            cell: |r| V::of(r.item.free_requested_event().map(i64::from)),
+        },
+        Column {
+            name: "free_completed_event",
+            ty: "INTEGER",
+            unit: "event index",
+            doc: "the block's return to the allocator (NULL = alive at the dump)",
+            cell: |r| V::of(r.item.free_completed_event().map(i64::from)),
+        },
+        Column {
+            name: "origin",
+            ty: "TEXT NOT NULL",
+            unit: "",
+            doc: "`in_window` / `before_window`",
+            cell: |r| V::Text(Cow::Borrowed(origin_name(r.item))),
+        },
+        Column {
+            name: "state_at_dump",
+            ty: "TEXT",
+            unit: "",
+            doc: "block state at the dump; NULL when freed in the window",
+            cell: |r| V::text_of(r.item.state_at_dump.map(|s| s.name())),
+        },
+        Column {
+            name: "stack_id",
+            ty: "INTEGER",
+            unit: "",
+            doc: "the stack that names the block",
+            cell: |r| V::of(r.item.stack().map(i64::from)),
+        },
+        Column {
+            name: "stack_source",
+            ty: "TEXT NOT NULL",
+            unit: "",
+            doc: "where `stack_id` came from: `alloc` / `dump_block` / `free` / `none`",
+            cell: |r| V::Text(Cow::Borrowed(stack_source_name(r.item.stack_source))),
+        },
+        Column {
+            name: "size_exact",
+            ty: "INTEGER NOT NULL",
+            unit: "",
+            doc: "1 when `size` is the exact block size",
+            cell: |r| V::Int(r.item.size_exact as i64),
+        },
+        Column {
+            name: "size_uncertainty",
+            ty: "INTEGER NOT NULL",
+            unit: "bytes",
+            doc: "how much larger the block may be",
+            cell: |r| int(r.item.size_uncertainty),
+        },
+        Column {
+            name: "orphan",
+            ty: "INTEGER NOT NULL",
+            unit: "",
+            doc: "1 = the trace contradicts it; left out of the counters",
+            cell: |r| V::Int(r.item.orphan as i64),
+        },
     ],
     key: "",
     without_rowid: false,
@@ -378,8 +450,20 @@ pub const WARNINGS: Table = Table {
 };
 
 /// The small tables in DDL order (the large ones follow them).
-pub const SMALL: [&Table; 12] =
-    [&METADATA, &DEVICES, &FRAMES, &CALL_STACKS, &STACK_FRAMES, &SEGMENTS, &BLOCKS, &START_RANGES, &SEGMENT_LIVES, &ANNOTATIONS, &ISSUES, &WARNINGS];
+pub const SMALL: [&Table; 12] = [
+    &METADATA,
+    &DEVICES,
+    &FRAMES,
+    &CALL_STACKS,
+    &STACK_FRAMES,
+    &SEGMENTS,
+    &BLOCKS,
+    &START_RANGES,
+    &SEGMENT_LIVES,
+    &ANNOTATIONS,
+    &ISSUES,
+    &WARNINGS,
+];
 
 /// The whole schema's DDL.
 pub fn schema_sql() -> String {

@@ -1,10 +1,22 @@
-// Canvas sizing shared by the charts: CSS size × device pixel ratio, drawing in CSS pixels.
+// Canvas helpers shared by the chart views: sizing (CSS size × device pixel ratio, drawing in CSS
+// pixels), text that fits, lines across the plot, and the byte axis.
+import { bytes } from './format';
+import type { Frame, YScale } from './plot';
 
-/** Fit the backing store to the element and return its CSS size. Assigning the size clears the
- * canvas, so it is done only when the size changed. */
-export function fitCanvas(canvas: HTMLCanvasElement, ctx: CanvasRenderingContext2D, fallbackHeight: number) {
+/**
+ * Fit the backing store to the element and return its CSS size. `cssHeight` sets the element's
+ * height first (views whose height follows their content). Assigning the size clears the canvas,
+ * so it is done only when the size changed (views clear before drawing).
+ */
+export function fitCanvas(
+  canvas: HTMLCanvasElement,
+  ctx: CanvasRenderingContext2D,
+  fallbackHeight: number,
+  cssHeight?: number,
+) {
+  if (cssHeight !== undefined) canvas.style.height = `${cssHeight}px`;
   const w = canvas.clientWidth || 900;
-  const h = canvas.clientHeight || fallbackHeight;
+  const h = canvas.clientHeight || cssHeight || fallbackHeight;
   const dpr = window.devicePixelRatio || 1;
   if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
     canvas.width = Math.round(w * dpr);
@@ -12,4 +24,40 @@ export function fitCanvas(canvas: HTMLCanvasElement, ctx: CanvasRenderingContext
   }
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   return { w, h };
+}
+
+/** `text`, cut with an ellipsis to at most `maxWidth` pixels in the current font. */
+export function fitText(g: CanvasRenderingContext2D, text: string, maxWidth: number): string {
+  if (g.measureText(text).width <= maxWidth) return text;
+  let t = text;
+  while (t.length > 1 && g.measureText(t + '…').width > maxWidth) t = t.slice(0, -1);
+  return t + '…';
+}
+
+/** A vertical line from `top` to `bottom` (markers, the selection, the cursor). */
+export function vline(g: CanvasRenderingContext2D, x: number, top: number, bottom: number, color: string, width = 1) {
+  g.strokeStyle = color;
+  g.lineWidth = width;
+  g.beginPath();
+  g.moveTo(x, top);
+  g.lineTo(x, bottom);
+  g.stroke();
+  g.lineWidth = 1;
+}
+
+/** Byte labels at the left of the plot, with grid lines across it when `grid` is given. */
+export function byteAxis(g: CanvasRenderingContext2D, f: Frame, scale: YScale, values: number[], grid?: string) {
+  g.font = '11px system-ui, sans-serif';
+  for (const v of values) {
+    const y = scale.y(v);
+    if (grid) {
+      g.strokeStyle = grid;
+      g.beginPath();
+      g.moveTo(f.pad.l, y);
+      g.lineTo(f.w - f.pad.r, y);
+      g.stroke();
+    }
+    g.fillStyle = '#64748b';
+    g.fillText(bytes(v), 4, y + 4);
+  }
 }

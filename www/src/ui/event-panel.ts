@@ -1,7 +1,7 @@
 // The details of one event: action, counters right after it, the block's lifetime, the stack.
-import type { ViewContext } from '../views';
+import type { ViewContext } from '../app-types';
 import type { EventDetail } from '../types';
-import { bytesSpan, el, eventLabel, hex, int } from './format';
+import { bytesSpan, el, eventLabel, exact, hex } from './format';
 
 export function stackList(frames: { filename: string; line: number; name: string }[]): HTMLElement {
   if (!frames.length) return el('p', { class: 'muted', text: 'No stack was recorded for this event.' });
@@ -66,7 +66,7 @@ export function eventPanel(d: EventDetail, c: ViewContext): HTMLElement {
             lt.free_completed_event !== null
               ? `freed at ${eventLabel(lt.free_completed_event as number)}`
               : `still ${lt.state_at_dump} at the dump`,
-            `; block ${int(lt.size as number)} B${lt.size_exact ? '' : ` (at least; up to ${int(lt.size_uncertainty as number)} B more)`}`,
+            `; block ${exact(lt.size as number)}${lt.size_exact ? '' : ` (at least; up to ${exact(lt.size_uncertainty as number)} more)`}`,
           ),
         )
       : null,

@@ -1,15 +1,27 @@
 // Formatting for people. The engine's numbers stay exact integers; only the surface rounds.
 
+const UNITS: [number, string][] = [
+  [2 ** 30, 'GiB'],
+  [2 ** 20, 'MiB'],
+  [2 ** 10, 'KiB'],
+];
+
+/**
+ * The one byte formatter of the page: B, KiB, MiB or GiB with two decimals, the same text as the
+ * engine's Rust formatter (GiB is the largest unit; ties round to even like Rust's `{:.2}`).
+ * `exact()` gives the count, which `bytesSpan` shows on hover.
+ */
 export function bytes(b: number): string {
   const a = Math.abs(b);
-  const units: [number, string][] = [
-    [2 ** 40, 'TiB'],
-    [2 ** 30, 'GiB'],
-    [2 ** 20, 'MiB'],
-    [2 ** 10, 'KiB'],
-  ];
-  for (const [u, name] of units) if (a >= u) return `${(b / u).toFixed(a / u >= 100 ? 1 : 2)} ${name}`;
-  return `${b} B`;
+  const unit = UNITS.find(([u]) => a >= u);
+  if (!unit) return `${b} B`;
+  const [u, name] = unit;
+  // Hundredths of a unit in integer steps, so that a tie is seen exactly (a / u is a binary fraction).
+  const rest = (a % u) * 100;
+  let cents = Math.floor(a / u) * 100 + Math.floor(rest / u);
+  const twice = (rest % u) * 2;
+  if (twice > u || (twice === u && cents % 2 === 1)) cents++;
+  return `${b < 0 ? '-' : ''}${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')} ${name}`;
 }
 
 export const exact = (b: number) => `${b.toLocaleString('en-US')} B`;

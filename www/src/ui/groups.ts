@@ -1,6 +1,6 @@
 // A table of memory grouped by stack: share bar, bytes, blocks, site; click a row for the stack.
 import type { Group, StackBytes } from '../types';
-import { bytesSpan, el, int } from './format';
+import { bytesSpan, el, int, pct } from './format';
 
 export function groupTable(groups: (Group | StackBytes)[], total: number): HTMLElement {
   const body = el('tbody');
@@ -16,12 +16,7 @@ export function groupTable(groups: (Group | StackBytes)[], total: number): HTMLE
       el(
         'tr',
         {},
-        el(
-          'td',
-          { class: 'share' },
-          el('div', { class: 'sharebar', style: `width:${(share * 100).toFixed(1)}%` }),
-          `${(share * 100).toFixed(1)}%`,
-        ),
+        el('td', { class: 'share' }, el('div', { class: 'sharebar', style: `width:${pct(share)}` }), pct(share)),
         el('td', { class: 'num' }, bytesSpan(g.bytes)),
         el('td', { class: 'num', text: int(g.blocks) }),
         el('td', {}, site, full),

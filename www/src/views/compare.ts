@@ -1,15 +1,59 @@
-// Compare: two opened snapshots side by side (another run, another rank), device by device.
-import type { ViewContext } from './index';
-import type { DeviceOverview } from '../types';
+// Compare: two opened snapshots side by side (another run, another rank), device by device. The
+// engine computes everything: the other file's engine answers its side (`compareSide`), this
+// file's engine compares with it (`compareWith`): figures and stacks of a (this file) and b (the
+// other) with b − a. The page only lays the answer out.
+import type { ViewContext } from '../app-types';
+import type { ComparedFigure, Comparison, DeviceComparison, StackDelta } from '../types';
+import { bytes, bytesSpan, el, exact, gridTable, int } from '../ui/format';
 
-interface StackDelta {
-  label: string;
-  bytes_a: number;
-  bytes_b: number;
-  delta: number;
-  change: string;
+/** A difference with its sign, red when b is larger, green when smaller, exact on hover. */
+function deltaCell(delta: number | null, unit: ComparedFigure['unit']) {
+  if (delta === null) return el('td', { class: 'num', text: '—' });
+  return el('td', {
+    class: `num ${delta > 0 ? 'worse' : delta < 0 ? 'better' : ''}`,
+    title: unit === 'bytes' ? exact(delta) : undefined,
+    text: `${delta > 0 ? '+' : ''}${unit === 'bytes' ? bytes(delta) : int(delta)}`,
+  });
 }
-import { bytes, bytesSpan, el, gridTable, int } from '../ui/format';
+
+function figureRow(f: ComparedFigure) {
+  const cell = (v: number | null) =>
+    el('td', { class: 'num' }, v === null ? '—' : f.unit === 'bytes' ? bytesSpan(v) : int(v));
+  return el('tr', {}, el('th', { text: f.label }), cell(f.a), cell(f.b), deltaCell(f.delta, f.unit));
+}
+
+function stackRow(s: StackDelta) {
+  return el(
+    'tr',
+    {},
+    el('td', { text: s.change }),
+    el('td', { class: 'num' }, bytesSpan(s.bytes_a)),
+    el('td', { class: 'num' }, bytesSpan(s.bytes_b)),
+    deltaCell(s.delta, 'bytes'),
+    el('td', { title: s.label, text: s.label.split('\n').pop() ?? s.label }),
+  );
+}
+
+/** Both files traced this device: its peaks (and the stacks holding them) mean something. */
+const traced = (d: DeviceComparison) => d.figures.some((f) => f.label === 'events' && !!f.a && !!f.b);
+
+function render(cmp: Comparison, a: string, b: string): HTMLElement[] {
+  const figures = cmp.devices.map((d) =>
+    el(
+      'section',
+      {},
+      el('h3', { text: `device ${d.device}` }),
+      gridTable(['', a, b, 'difference'], d.figures.map(figureRow)),
+    ),
+  );
+  const stacks = cmp.devices
+    .filter(traced)
+    .flatMap((d) => [
+      el('h4', { text: `device ${d.device}: live memory at the allocated peak, by stack (largest change first)` }),
+      gridTable(['change', a, b, 'difference', 'stack (innermost frame)'], d.stacks.map(stackRow), 'grid compact'),
+    ]);
+  return [...figures, ...stacks];
+}
 
 export async function renderCompare(c: ViewContext) {
   const others = c.app.files.map((f, i) => ({ f, i })).filter(({ f }) => f !== c.file);
@@ -28,80 +72,9 @@ export async function renderCompare(c: ViewContext) {
   const out = el('div');
   const draw = async () => {
     const other = c.app.files[Number(pick.value)];
-    const rows: [string, (d: DeviceOverview) => number][] = [
-      ['events', (d) => d.events],
-      ['peak allocated', (d) => d.peaks.allocated.bytes],
-      ['peak active', (d) => d.peaks.active.bytes],
-      ['peak reserved', (d) => d.peaks.reserved.bytes],
-      ['peak requested', (d) => d.peaks.requested.bytes],
-      ['allocated at dump', (d) => d.at_dump.allocated],
-      ['reserved at dump', (d) => d.at_dump.reserved],
-      ['segments at dump', (d) => d.segments_at_dump],
-    ];
-    const devices = [...new Set([...c.file.overview.devices, ...other.overview.devices].map((d) => d.device))].sort(
-      (a, b) => a - b,
-    );
-    out.replaceChildren(
-      ...devices.map((dev) => {
-        const a = c.file.overview.devices.find((d) => d.device === dev);
-        const b = other.overview.devices.find((d) => d.device === dev);
-        return el(
-          'section',
-          {},
-          el('h3', { text: `device ${dev}` }),
-          gridTable(
-            ['', c.file.name, other.name, 'difference'],
-            rows.map(([label, get]) => {
-              const va = a ? get(a) : null;
-              const vb = b ? get(b) : null;
-              const isBytes = label !== 'events' && label !== 'segments at dump';
-              const cell = (v: number | null) =>
-                el('td', { class: 'num' }, v === null ? '—' : isBytes ? bytesSpan(v) : int(v));
-              const diff = va !== null && vb !== null ? vb - va : null;
-              return el(
-                'tr',
-                {},
-                el('th', { text: label }),
-                cell(va),
-                cell(vb),
-                el('td', {
-                  class: `num ${diff && diff > 0 ? 'worse' : diff && diff < 0 ? 'better' : ''}`,
-                  text: diff === null ? '—' : `${diff > 0 ? '+' : ''}${isBytes ? bytes(diff) : int(diff)}`,
-                }),
-              );
-            }),
-          ),
-        );
-      }),
-    );
-    // Who holds the peak, stack by stack: the engine diffs the other file's attribution.
-    for (const dev of devices) {
-      if (!c.file.overview.devices.some((d) => d.device === dev && d.events > 0)) continue;
-      if (!other.overview.devices.some((d) => d.device === dev && d.events > 0)) continue;
-      const theirs = await other.client.call<Record<string, number>>('peakStacks', dev);
-      const diff = await c.file.client.call<StackDelta[]>('compareStacks', dev, JSON.stringify(theirs));
-      out.append(
-        el('h4', { text: `device ${dev}: live memory at the allocated peak, by stack (largest change first)` }),
-        gridTable(
-          ['change', c.file.name, other.name, 'difference', 'stack (innermost frame)'],
-          diff.map((d) =>
-            el(
-              'tr',
-              {},
-              el('td', { text: d.change }),
-              el('td', { class: 'num' }, bytesSpan(d.bytes_a)),
-              el('td', { class: 'num' }, bytesSpan(d.bytes_b)),
-              el('td', {
-                class: `num ${d.delta > 0 ? 'worse' : d.delta < 0 ? 'better' : ''}`,
-                text: `${d.delta > 0 ? '+' : ''}${bytes(d.delta)}`,
-              }),
-              el('td', { title: d.label, text: d.label.split('\n').pop() ?? d.label }),
-            ),
-          ),
-          'grid compact',
-        ),
-      );
-    }
+    const side = await other.client.call<unknown>('compareSide');
+    const cmp = await c.file.client.call<Comparison>('compareWith', JSON.stringify(side));
+    out.replaceChildren(...render(cmp, c.file.name, other.name));
   };
   pick.addEventListener('change', () => void draw());
   c.root.append(el('div', { class: 'toolbar' }, el('b', { text: `${c.file.name} compared with ` }), pick), out);

@@ -1,6 +1,6 @@
 // Leaks: what was allocated in the window and is still allocated at the dump, whether the
 // allocated floor keeps rising, and by which stacks.
-import type { ViewContext } from './index';
+import type { ViewContext } from '../app-types';
 import type { DeviceAnalysis } from '../types';
 import { bytes, bytesSpan, card, el, int } from '../ui/format';
 import { groupTable } from '../ui/groups';
@@ -37,7 +37,11 @@ export async function renderLeaks(c: ViewContext) {
             ? 'The allocated floor rises steadily. '
             : 'No steady growth. ',
       }),
-      `${int(l.candidates)} blocks (${bytes(l.candidate_bytes)}) allocated inside the window are still allocated at the dump; the lowest allocated level rose by ${bytes(l.floor_growth)} from the first to the last tenth of the window.`,
+      `${int(l.candidates)} blocks (`,
+      bytesSpan(l.candidate_bytes),
+      ') allocated inside the window are still allocated at the dump; the lowest allocated level rose by ',
+      bytesSpan(l.floor_growth),
+      ' from the first to the last tenth of the window.',
     ),
     el(
       'div',

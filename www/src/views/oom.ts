@@ -1,8 +1,8 @@
 // OOM: each out-of-memory event with the request, what was free, who held the memory, the events
 // just before, and the engine's verdict and suggestions.
-import type { ViewContext } from './index';
+import type { ViewContext } from '../app-types';
 import type { DeviceAnalysis } from '../types';
-import { bytes, bytesSpan, card, el, int } from '../ui/format';
+import { bytesSpan, card, el, int } from '../ui/format';
 import { groupTable } from '../ui/groups';
 
 export async function renderOom(c: ViewContext) {
@@ -36,12 +36,15 @@ export async function renderOom(c: ViewContext) {
         { class: 'cards' },
         card('request', bytesSpan(o.requested), '', 'primary'),
         card('device free', o.device_free === null ? '—' : bytesSpan(o.device_free)),
-        card('allocated / reserved', bytesSpan(o.counters.allocated), `of ${bytes(o.counters.reserved)} reserved`),
-        card(
-          'largest free block',
-          bytesSpan(o.largest_free_block),
-          `${bytes(o.free_in_reserved)} free in reserved segments`,
-        ),
+        card('allocated / reserved', bytesSpan(o.counters.allocated), [
+          'of ',
+          bytesSpan(o.counters.reserved),
+          ' reserved',
+        ]),
+        card('largest free block', bytesSpan(o.largest_free_block), [
+          bytesSpan(o.free_in_reserved),
+          ' free in reserved segments',
+        ]),
       ),
       el('div', { class: 'actions' }, go),
       el('h4', { text: 'Who held the memory' }),
@@ -60,7 +63,7 @@ export async function renderOom(c: ViewContext) {
               el('td', { class: 'num', text: int(e.index) }),
               el('td', { text: e.action }),
               el('td', { class: 'num' }, bytesSpan(e.size)),
-              el('td', { class: 'num', text: `allocated ${bytes(e.allocated)}` }),
+              el('td', { class: 'num' }, 'allocated ', bytesSpan(e.allocated)),
             ),
           ),
         ),

@@ -1,7 +1,7 @@
 // Overview: health first, then the headline figures of the selected device, then every device.
-import type { ViewContext } from './index';
+import type { ViewContext } from '../app-types';
 import type { DeviceAnalysis, DeviceOverview } from '../types';
-import { bytes, bytesSpan, card, el, eventLabel, gridTable, int } from '../ui/format';
+import { bytes, bytesSpan, card, el, eventLabel, gridTable, int, pct } from '../ui/format';
 
 function eventLink(c: ViewContext, e: number | null) {
   const a = el('a', { href: '#', class: 'event-link', text: eventLabel(e) });
@@ -31,7 +31,13 @@ function health(c: ViewContext, d: DeviceOverview): HTMLElement {
         ? `The allocator replay reproduces the dump block by block (${int(cons.dump_blocks_matched[0])}/${int(cons.dump_blocks_matched[1])} blocks) using ${d.allocator_rules}.`
         : `The allocator replay ends exactly on the dump's segments (no block was live at the dump) using ${d.allocator_rules}.`,
       cons.ambiguous_bytes > 0
-        ? ` Counters before some frees may be low by up to ${bytes(cons.ambiguous_bytes)} (blocks allocated before the trace window).`
+        ? el(
+            'span',
+            {},
+            ' Counters before some frees may be low by up to ',
+            bytesSpan(cons.ambiguous_bytes),
+            ' (blocks allocated before the trace window).',
+          )
         : '',
     );
   }
@@ -94,13 +100,13 @@ export async function renderOverview(c: ViewContext) {
     );
   }
   cards.append(
-    card('Allocated at dump', bytesSpan(d.at_dump.allocated), [`active ${bytes(d.at_dump.active)}`]),
+    card('Allocated at dump', bytesSpan(d.at_dump.allocated), ['active ', bytesSpan(d.at_dump.active)]),
     card('Reserved at dump', bytesSpan(d.at_dump.reserved), [
       `${int(d.segments_at_dump)} segments`,
       d.expandable_segments_at_dump ? ` (${d.expandable_segments_at_dump} expandable)` : '',
     ]),
-    card('Free in reserved memory at dump', el('span', { text: `${(frag * 100).toFixed(1)}%` }), [
-      bytes(d.at_dump.reserved - d.at_dump.allocated),
+    card('Free in reserved memory at dump', el('span', { text: pct(frag) }), [
+      bytesSpan(d.at_dump.reserved - d.at_dump.allocated),
     ]),
     card('Trace window', el('span', { text: int(d.events) + ' events' }), [
       span,

@@ -1,8 +1,9 @@
 // Peak: who holds the memory at the peak (or the selected event), by stack and by top frame.
 // The groups sum to the active counter at that event.
-import { focusEvent, type ViewContext } from './index';
+import type { ViewContext } from '../app-types';
+import { focusEvent } from './focus';
 import type { DeviceAnalysis } from '../types';
-import { bytes, bytesSpan, card, el, eventLabel } from '../ui/format';
+import { bytesSpan, card, el, eventLabel, int, pct } from '../ui/format';
 import { groupTable } from '../ui/groups';
 
 export async function renderPeak(c: ViewContext) {
@@ -46,23 +47,19 @@ export async function renderPeak(c: ViewContext) {
       card(
         'allocated',
         bytesSpan(p.counters_at_event.allocated),
-        `active ${bytes(p.counters_at_event.active)}`,
+        ['active ', bytesSpan(p.counters_at_event.active)],
         'primary',
       ),
-      card(
-        'reserved',
-        bytesSpan(p.counters_at_event.reserved),
-        `${bytes(p.reserved_minus_allocated)} cached, not allocated`,
-      ),
+      card('reserved', bytesSpan(p.counters_at_event.reserved), [
+        bytesSpan(p.reserved_minus_allocated),
+        ' cached, not allocated',
+      ]),
       el(
         'div',
         { class: 'card' },
         el('div', { class: 'card-title', text: 'attributed' }),
-        el('div', { class: 'card-value', text: `${(p.coverage * 100).toFixed(1)}%` }),
-        el('div', {
-          class: 'card-sub',
-          text: `${bytes(p.live_bytes)} in ${p.live_blocks.toLocaleString()} live blocks`,
-        }),
+        el('div', { class: 'card-value', text: pct(p.coverage) }),
+        el('div', { class: 'card-sub' }, bytesSpan(p.live_bytes), ` in ${int(p.live_blocks)} live blocks`),
       ),
     ),
     table,

@@ -1,33 +1,8 @@
 // Queries: a form per template from the engine's catalogue, and a read-only SQL console. Results
 // appear in a virtualised table with units, exportable as CSV or JSON.
-import type { ViewContext } from './index';
-import type { Rows } from '../types';
+import type { ViewContext } from '../app-types';
+import type { Rows, Template, TemplateRows } from '../types';
 import { bytes, download, el, exact } from '../ui/format';
-
-export interface TemplateParam {
-  name: string;
-  type: 'int' | 'bool' | 'string';
-  default: unknown;
-  required: boolean;
-  choices: string[] | null;
-  description: string;
-}
-export interface TemplateColumn {
-  name: string;
-  unit: string | null;
-}
-/** A template's answer: like Rows, with typed columns and the exact total. */
-export interface TemplateRows extends Omit<Rows, 'columns'> {
-  columns: TemplateColumn[];
-  total: number;
-}
-export interface Template {
-  name: string;
-  category: string;
-  description: string;
-  params: TemplateParam[];
-  columns: TemplateColumn[];
-}
 
 const EXAMPLE_SQL = `-- The 20 largest blocks alive at the dump, with their allocation sites
 SELECT b.size, b.requested_size, b.state, cs.frames_json

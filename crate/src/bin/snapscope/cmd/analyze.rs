@@ -107,12 +107,7 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
         );
     }
     if let Some(p) = a.peak.as_ref().filter(|_| all || mode == "peak") {
-        println!(
-            "\nwho holds {} at {} (reserved − allocated {}):",
-            bytes(p.live_bytes),
-            event(p.event),
-            bytes(p.reserved_minus_allocated)
-        );
+        println!("\nwho holds {} at {} (reserved − allocated {}):", bytes(p.live_bytes), event(p.event), bytes(p.reserved_minus_allocated));
         for g in &p.by_stack {
             println!("  {:5.1}% {:>11} {:>6} blocks  {}", g.share * 100.0, bytes(g.bytes), g.blocks, g.site.as_deref().unwrap_or(&g.label));
         }

@@ -24,7 +24,10 @@ fn print(ov: &Overview) {
         println!("no devices: the snapshot has no segments and no trace events");
     }
     for d in &ov.devices {
-        println!("\ndevice {}: {} events, {} segments at dump ({} expandable)", d.device, d.events, d.segments_at_dump, d.expandable_segments_at_dump);
+        println!(
+            "\ndevice {}: {} events, {} segments at dump ({} expandable)",
+            d.device, d.events, d.segments_at_dump, d.expandable_segments_at_dump
+        );
         println!(
             "  at dump     allocated {:>12}  active {:>12}  reserved {:>12}",
             bytes(d.at_dump.allocated as i64),
@@ -32,13 +35,21 @@ fn print(ov: &Overview) {
             bytes(d.at_dump.reserved as i64)
         );
         if d.events > 0 {
-            for (name, p) in [("allocated", d.peaks.allocated), ("active", d.peaks.active), ("reserved", d.peaks.reserved), ("requested", d.peaks.requested)] {
+            for (name, p) in [
+                ("allocated", d.peaks.allocated),
+                ("active", d.peaks.active),
+                ("reserved", d.peaks.reserved),
+                ("requested", d.peaks.requested),
+            ] {
                 println!("  peak {name:<10} {:>12}  ({} B) at {}", bytes(p.bytes), p.bytes, event(p.event.map(i64::from)));
             }
         }
         let c = &d.consistency;
         if c.ok {
-            println!("  replay: consistent ({}/{} dump blocks reproduced; rules: {})", c.dump_blocks_matched[0], c.dump_blocks_matched[1], d.allocator_rules);
+            println!(
+                "  replay: consistent ({}/{} dump blocks reproduced; rules: {})",
+                c.dump_blocks_matched[0], c.dump_blocks_matched[1], d.allocator_rules
+            );
         } else {
             println!("  replay: INCONSISTENT, {} issues; figures are partial", c.issues.len() as u64 + c.more_issues);
             for i in c.issues.iter().take(5) {
@@ -47,7 +58,10 @@ fn print(ov: &Overview) {
             }
         }
         if c.ambiguous_bytes > 0 {
-            println!("  note: counters before some frees may be low by up to {} (blocks allocated before the window)", bytes(c.ambiguous_bytes as i64));
+            println!(
+                "  note: counters before some frees may be low by up to {} (blocks allocated before the window)",
+                bytes(c.ambiguous_bytes as i64)
+            );
         }
     }
     for w in &ov.warnings {

@@ -63,7 +63,8 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         return Ok(());
     }
     let target = resolve(a.input, a.device)?;
-    let name = a.template.ok_or_else(|| Error::new("INVALID_PARAMETER", "--template is required", "list them with `snapscope query --list`"))?;
+    let name =
+        a.template.ok_or_else(|| Error::new("INVALID_PARAMETER", "--template is required", "list them with `snapscope query --list`"))?;
     let mut p: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&a.params).map_err(|e| {
         Error::new("INVALID_PARAMETER", format!("--params is not a JSON object: {e}"), r#"example: --params '{"event_id": 10}'"#)
     })?;

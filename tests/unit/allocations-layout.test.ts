@@ -1,0 +1,98 @@
+// Allocations geometry: band stacking per column, hit-testing, the column under the cursor.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  PAD,
+  bandAt,
+  bandScale,
+  columnAt,
+  columnRects,
+  eventNear,
+  xTicks,
+} from "../../www/src/views/allocations-layout";
+import type { BandBlock, Bands } from "../../www/src/types";
+
+const block = (
+  lifetime: number,
+  size: number,
+  stack: number | null,
+): BandBlock => ({
+  lifetime,
+  address: 4096 * lifetime,
+  size,
+  alloc_event: lifetime,
+  free_event: null,
+  stack,
+  site: "",
+});
+
+// Column 0 (event 0): block 0 (100 B) at the bottom, block 1 (200 B) on it, 50 B of smaller
+// blocks on top. Column 1 (event 50): block 1 alone.
+const bands: Bands = {
+  from: 0,
+  to: 99,
+  column_event: [0, 50],
+  column_start: [0, 2, 3],
+  entry_block: [0, 1, 1],
+  entry_bottom: [0, 100, 0],
+  other_bytes: [50, 0],
+  active: [350, 200],
+  blocks: [block(0, 100, 7), block(1, 200, null)],
+};
+// Two 100 px columns; y = 375.5 - bytes (the top, 350 × 1.05, is the plot's 367.5 px).
+const frame = { w: PAD.l + PAD.r + 200, h: 367.5 + PAD.t + PAD.b, pad: PAD };
+const scale = bandScale(bands, frame);
+/** Rectangles with their y to a millionth of a pixel (the 5 % headroom is not a binary fraction). */
+const rects = (col: number) =>
+  columnRects(bands, col, scale, frame).map((r) => ({
+    ...r,
+    top: Math.round(r.top * 1e6) / 1e6,
+    bottom: Math.round(r.bottom * 1e6) / 1e6,
+  }));
+
+test("scale: one column per engine column, 5 % headroom over the largest active", () => {
+  assert.equal(scale.cols, 2);
+  assert.equal(scale.colW, 100);
+  assert.equal(scale.y.top, 367.5);
+  assert.equal(scale.y.y(0), 375.5);
+});
+
+test("a column stacks its blocks bottom up in the engine's order, the rest on top", () => {
+  assert.deepEqual(rects(0), [
+    { x: 72, w: 100, top: 275.5, bottom: 375.5, block: 0 },
+    { x: 72, w: 100, top: 75.5, bottom: 275.5, block: 1 },
+    { x: 72, w: 100, top: 25.5, bottom: 75.5, block: null },
+  ]);
+  assert.deepEqual(rects(1), [
+    { x: 172, w: 100, top: 175.5, bottom: 375.5, block: 1 },
+  ]);
+});
+
+test("hit-testing names the block under the pointer", () => {
+  assert.equal(bandAt(bands, scale, frame, 80, 300)?.block, 0);
+  assert.equal(bandAt(bands, scale, frame, 80, 100)?.block, 1);
+  assert.equal(bandAt(bands, scale, frame, 80, 50)?.block, null); // the summed rest
+  assert.equal(bandAt(bands, scale, frame, 80, 10), null); // above the stack
+  assert.equal(bandAt(bands, scale, frame, 180, 300)?.block, 1);
+  assert.equal(bandAt(bands, scale, frame, 180, 100), null);
+  assert.equal(bandAt(bands, scale, frame, 60, 300), null); // left of the plot
+});
+
+test("columns under x, and the event to zoom around", () => {
+  assert.equal(columnAt(72, scale, frame), 0);
+  assert.equal(columnAt(171.9, scale, frame), 0);
+  assert.equal(columnAt(172, scale, frame), 1);
+  assert.equal(columnAt(272, scale, frame), -1);
+  assert.equal(eventNear(bands, scale, frame, 0), 0);
+  assert.equal(eventNear(bands, scale, frame, 250), 50);
+  assert.equal(eventNear(bands, scale, frame, 5000), 50);
+});
+
+test("x ticks name the event of the column they stand on", () => {
+  const ticks = xTicks(bands, scale, frame);
+  assert.deepEqual(
+    ticks.map((t) => t.label),
+    ["0", "0", "0", "0", "0", "50"],
+  );
+  assert.equal(ticks[5].x, 172);
+});

@@ -1,0 +1,50 @@
+// Types shared by the app (main.ts) and the views. Both import this module and it imports neither,
+// so imports flow one way: main → views → ui.
+import type { EngineClient } from './client';
+import type { DeviceOverview, Overview } from './types';
+
+/** The tabs, in the order they appear. */
+export type ViewName =
+  'overview' | 'timeline' | 'allocations' | 'peak' | 'tree' | 'state' | 'leaks' | 'oom' | 'queries' | 'compare';
+
+export interface OpenFile {
+  name: string;
+  size: number;
+  client: EngineClient;
+  overview: Overview;
+  overviewJson: string;
+}
+
+/** What the URL hash holds: the view, file, device, selected event and query template. */
+export interface Route {
+  view: ViewName;
+  file: number;
+  device: number;
+  event: number | null;
+  template: string | null;
+}
+
+/** What a view may ask of the app. */
+export interface AppHandle {
+  files: OpenFile[];
+  select(event: number | null, view?: ViewName): void;
+  show(view: ViewName): void;
+  setEvent(event: number | null): void;
+  setTemplate(name: string | null): void;
+}
+
+export interface ViewContext {
+  app: AppHandle;
+  file: OpenFile;
+  device: number;
+  deviceOverview: DeviceOverview | undefined;
+  /** Selected event; null = the view's default (the peak for tree and state). */
+  event: number | null;
+  template: string | null;
+  root: HTMLElement;
+}
+
+export interface View {
+  title: string;
+  render(c: ViewContext): Promise<void>;
+}
