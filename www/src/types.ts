@@ -73,6 +73,8 @@ export interface TreeNode {
   requested_bytes: number;
   blocks: number;
   self_blocks: number;
+  /** total_bytes / the root's (the engine computes it). */
+  share: number;
 }
 export interface MemoryTree {
   device: number;
@@ -104,7 +106,10 @@ export interface AllocatorState {
   reserved: number;
   allocated: number;
   active: number;
+  /** Free bytes in reserved segments, pending frees excluded. */
   free: number;
+  /** free / reserved. */
+  free_share: number;
   largest_free: number;
   unplaced_blocks: number;
 }
@@ -167,6 +172,7 @@ export interface FragAt {
   reserved: number;
   allocated: number;
   free_bytes: number;
+  free_share: number;
   free_blocks: number;
   largest_free: number;
   fragmentation: number;

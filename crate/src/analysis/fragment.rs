@@ -25,7 +25,10 @@ pub struct FragAt {
     pub event: Option<i64>,
     pub reserved: i64,
     pub allocated: i64,
+    /// Free bytes in reserved segments, pending frees excluded.
     pub free_bytes: i64,
+    /// `free_bytes` / `reserved`.
+    pub free_share: f64,
     pub free_blocks: i64,
     pub largest_free: i64,
     /// 1 − largest free block / free bytes: 0 = one contiguous hole, → 1 = many small holes.
@@ -75,6 +78,7 @@ fn summarize(label: &str, st: &AllocatorState) -> FragAt {
         reserved: st.reserved,
         allocated: st.allocated,
         free_bytes: st.free,
+        free_share: st.free_share,
         free_blocks,
         largest_free: st.largest_free,
         fragmentation: if st.free > 0 { 1.0 - st.largest_free as f64 / st.free as f64 } else { 0.0 },

@@ -40,7 +40,10 @@ pub struct AllocatorState {
     pub reserved: i64,
     pub allocated: i64,
     pub active: i64,
+    /// Free bytes in reserved segments (pending frees excluded: they count as active).
     pub free: i64,
+    /// `free` / `reserved` (0 when nothing is reserved).
+    pub free_share: f64,
     pub largest_free: i64,
     /// Live blocks outside every known range (an inconsistent trace).
     pub unplaced_blocks: i64,
@@ -118,6 +121,7 @@ pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Re
         allocated: 0,
         active: 0,
         free: 0,
+        free_share: 0.0,
         largest_free: 0,
         unplaced_blocks: 0,
     };
@@ -160,7 +164,17 @@ pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Re
         st.segments.push(s);
     }
     st.unplaced_blocks += (blocks.len() - bi) as i64;
+    st.free_share = share(st.free, st.reserved);
     Ok(st)
+}
+
+/// `part / whole`, 0 for an empty whole.
+pub fn share(part: i64, whole: i64) -> f64 {
+    if whole > 0 {
+        part as f64 / whole as f64
+    } else {
+        0.0
+    }
 }
 
 fn free_block(address: i64, size: i64) -> StateBlock {

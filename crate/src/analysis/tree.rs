@@ -26,6 +26,8 @@ pub struct TreeNode {
     pub requested_bytes: i64,
     pub blocks: i64,
     pub self_blocks: i64,
+    /// `total_bytes` / the root's.
+    pub share: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -92,6 +94,7 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
         requested_bytes: 0,
         blocks: 0,
         self_blocks: 0,
+        share: 1.0,
     }];
     let mut child: HashMap<(u32, String), u32> = HashMap::new();
     let mut frames_of = conn.prepare_cached(
@@ -138,6 +141,7 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
                         requested_bytes: 0,
                         blocks: 0,
                         self_blocks: 0,
+                        share: 0.0,
                     });
                     child.insert((at, label), id);
                     id
@@ -148,6 +152,10 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
         }
         nodes[at as usize].self_bytes += bytes;
         nodes[at as usize].self_blocks += count;
+    }
+    let root = nodes.first().map_or(0, |n| n.total_bytes);
+    for n in &mut nodes {
+        n.share = super::state::share(n.total_bytes, root);
     }
     Ok(MemoryTree { device, event, nodes })
 }

@@ -80,7 +80,9 @@ export async function renderOverview(c: ViewContext) {
   }
   root.append(health(c, d));
   const p = d.peaks;
-  const frag = d.at_dump.reserved ? (d.at_dump.reserved - d.at_dump.allocated) / d.at_dump.reserved : 0;
+  // Every derived figure comes from the engine, each taken at one event.
+  const analysis = await c.file.client.call<DeviceAnalysis>('analyze', c.device, -1);
+  const dump = analysis.fragment.at.find((f) => f.label === 'dump');
   const span =
     d.window.first_time_us !== null && d.window.last_time_us !== null
       ? `${((d.window.last_time_us - d.window.first_time_us) / 1e6).toFixed(3)} s of wall time`
@@ -94,9 +96,14 @@ export async function renderOverview(c: ViewContext) {
         'bytes callers asked for, at ',
         eventLink(c, p.requested.event),
       ]),
-      card('Reserved − allocated at the peak', bytesSpan(p.reserved.bytes - p.allocated.bytes), [
-        'cached, not handed out',
-      ]),
+      ...(analysis.peak
+        ? [
+            card('Reserved − allocated at the allocated peak', bytesSpan(analysis.peak.reserved_minus_allocated), [
+              'cached, not handed out, at ',
+              eventLink(c, analysis.peak.event),
+            ]),
+          ]
+        : []),
     );
   }
   cards.append(
@@ -105,9 +112,14 @@ export async function renderOverview(c: ViewContext) {
       `${int(d.segments_at_dump)} segments`,
       d.expandable_segments_at_dump ? ` (${d.expandable_segments_at_dump} expandable)` : '',
     ]),
-    card('Free in reserved memory at dump', el('span', { text: pct(frag) }), [
-      bytesSpan(d.at_dump.reserved - d.at_dump.allocated),
-    ]),
+    ...(dump
+      ? [
+          card('Free in reserved segments at dump', el('span', { text: pct(dump.free_share) }), [
+            bytesSpan(dump.free_bytes),
+            ' (pending frees excluded)',
+          ]),
+        ]
+      : []),
     card('Trace window', el('span', { text: int(d.events) + ' events' }), [
       span,
       d.window.oom_events ? el('span', { class: 'oom', text: ` · ${d.window.oom_events} OOM` }) : '',
@@ -115,7 +127,6 @@ export async function renderOverview(c: ViewContext) {
   );
   root.append(cards);
 
-  const analysis = await c.file.client.call<DeviceAnalysis>('analyze', c.device, -1);
   root.append(el('h3', { text: 'Findings' }));
   if (!analysis.findings.length) root.append(el('p', { class: 'muted', text: 'Nothing stands out.' }));
   for (const f of analysis.findings) {

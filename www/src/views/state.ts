@@ -32,7 +32,6 @@ export async function renderState(c: ViewContext) {
   });
   const go = el('button', { text: 'Show' });
   go.addEventListener('click', () => c.app.select(evInput.value === '' ? null : Number(evInput.value), 'state'));
-  const frag = st.reserved ? st.free / st.reserved : 0;
   c.root.append(
     el(
       'div',
@@ -47,7 +46,11 @@ export async function renderState(c: ViewContext) {
       { class: 'cards' },
       card('Reserved', bytesSpan(st.reserved), `${int(st.segments.length)} segments`),
       card('Allocated', bytesSpan(st.allocated), ['active ', bytesSpan(st.active)]),
-      card('Free in reserved segments', bytesSpan(st.free), `${pct(frag)} of reserved`),
+      card(
+        'Free in reserved segments',
+        bytesSpan(st.free),
+        `${pct(st.free_share)} of reserved (pending frees excluded)`,
+      ),
       card('Largest free block', bytesSpan(st.largest_free), 'the biggest request served without a new segment'),
     ),
     st.unplaced_blocks

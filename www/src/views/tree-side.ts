@@ -4,8 +4,6 @@ import type { TreeNode } from '../types';
 import { bytes, bytesSpan, el, exact, int, pct } from '../ui/format';
 import { pathTo } from './tree-layout';
 
-const share = (n: TreeNode, root: TreeNode) => n.total_bytes / Math.max(1, root.total_bytes);
-
 /** Links from the root to the zoomed node; `go(id)` zooms there. */
 export function crumbs(nodes: TreeNode[], zoom: number, go: (id: number) => void): Node[] {
   return pathTo(nodes, zoom).flatMap((id, i) => {
@@ -39,7 +37,7 @@ export function sidePanel(
       {},
       el('td', {}, a),
       el('td', { class: 'num' }, bytesSpan(k.total_bytes)),
-      el('td', { class: 'num', text: pct(share(k, nodes[0])) }),
+      el('td', { class: 'num', text: pct(k.share) }),
       el('td', { class: 'num', text: int(k.blocks) }),
     );
   };
@@ -50,7 +48,7 @@ export function sidePanel(
     el(
       'table',
       { class: 'kv' },
-      kv('live bytes', bytesSpan(n.total_bytes), ` (${pct(share(n, nodes[0]))} of all)`),
+      kv('live bytes', bytesSpan(n.total_bytes), ` (${pct(n.share)} of all)`),
       kv('self bytes', bytesSpan(n.self_bytes)),
       kv('requested', bytesSpan(n.requested_bytes)),
       kv('blocks', `${int(n.blocks)} (${int(n.self_blocks)} here)`),
@@ -61,10 +59,10 @@ export function sidePanel(
 }
 
 /** The hover card of a node. */
-export function nodeTip(n: TreeNode, root: TreeNode): (Node | string)[] {
+export function nodeTip(n: TreeNode): (Node | string)[] {
   return [
     el('b', { text: n.label }),
-    el('div', { text: `${bytes(n.total_bytes)} (${exact(n.total_bytes)}) · ${pct(share(n, root))}` }),
+    el('div', { text: `${bytes(n.total_bytes)} (${exact(n.total_bytes)}) · ${pct(n.share)}` }),
     el('div', { text: `self ${bytes(n.self_bytes)} · ${int(n.blocks)} blocks` }),
     n.filename ? el('div', { class: 'loc', text: `${n.filename}:${n.line}` }) : '',
   ];

@@ -100,7 +100,7 @@ export async function renderTree(c: ViewContext) {
 
   canvas.addEventListener('mousemove', (e) => {
     const b = boxAt(boxes, e.offsetX, e.offsetY);
-    if (b) tip.show(e, ...nodeTip(nodes[b.id], nodes[0]));
+    if (b) tip.show(e, ...nodeTip(nodes[b.id]));
     else tip.hide();
   });
   canvas.addEventListener('click', (e) => {
