@@ -15,7 +15,8 @@
 use super::arena::{Arena, Node};
 use super::decode::DecodeState;
 use super::memo::Memo;
-use super::recycle::{Recycler, Replaced};
+use super::memo::Replaced;
+use super::recycle::Recycler;
 use crate::error::{Error, Result};
 
 /// What the VM learned besides the value.

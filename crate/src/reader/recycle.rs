@@ -8,72 +8,7 @@
 
 use super::arena::{Arena, Node};
 use super::decode::DecodeState;
-use super::memo::Memo;
-use crate::fasthash::FastMap;
-
-/// What a fold turned values into, for rewriting the memo slots that name them: each folded
-/// entry becomes `Node::Folded`, its frames list `Node::Stack`. The entries and lists of a
-/// batch lie above the recycler's marks, so they are looked up in dense tables; anything else
-/// (only odd files) goes through a map keyed by the packed memo value (see [`Memo::key`]).
-#[derive(Default)]
-pub struct Replaced {
-    maps_from: usize,
-    seqs_from: usize,
-    /// Per dict slot from `maps_from` on: folded?
-    dicts: Vec<bool>,
-    /// Per sequence slot from `seqs_from` on: the stack it became.
-    lists: Vec<Option<Node>>,
-    others: FastMap<u32, Node>,
-}
-
-impl Replaced {
-    /// Start a fold: the dense tables cover the arena slots from these marks on.
-    pub fn reset(&mut self, maps_from: usize, seqs_from: usize) {
-        self.maps_from = maps_from;
-        self.seqs_from = seqs_from;
-        self.dicts.clear();
-        self.lists.clear();
-        self.others.clear();
-    }
-
-    pub fn set(&mut self, was: Node, now: Node) {
-        match was {
-            Node::Dict(i) if now == Node::Folded && i as usize >= self.maps_from => {
-                let k = i as usize - self.maps_from;
-                if self.dicts.len() <= k {
-                    self.dicts.resize(k + 1, false);
-                }
-                self.dicts[k] = true;
-            }
-            Node::List(i) if i as usize >= self.seqs_from => {
-                let k = i as usize - self.seqs_from;
-                if self.lists.len() <= k {
-                    self.lists.resize(k + 1, None);
-                }
-                self.lists[k] = Some(now);
-            }
-            _ => {
-                if let Some(key) = Memo::key(was) {
-                    self.others.insert(key, now);
-                }
-            }
-        }
-    }
-
-    pub fn get(&self, was: Node) -> Option<Node> {
-        let dense = match was {
-            Node::Dict(i) => {
-                i.checked_sub(self.maps_from as u32).and_then(|k| self.dicts.get(k as usize)).filter(|&&f| f).map(|_| Node::Folded)
-            }
-            Node::List(i) => i.checked_sub(self.seqs_from as u32).and_then(|k| self.lists.get(k as usize).copied().flatten()),
-            _ => None,
-        };
-        if dense.is_some() || self.others.is_empty() {
-            return dense;
-        }
-        Memo::key(was).and_then(|k| self.others.get(&k).copied())
-    }
-}
+use super::memo::{Memo, Replaced};
 
 #[derive(Default)]
 pub struct Recycler {

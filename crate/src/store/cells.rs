@@ -2,7 +2,6 @@
 //! beside the column in `tables.rs`) that both the loader of .db files and the virtual tables
 //! of open sessions call, so the two can never disagree.
 
-use super::tables::Column;
 use crate::model::{DeviceTrace, Event, EventExtra, Pool};
 use crate::replay::{DeviceReplay, Lifetime, StackSource, NONE};
 use crate::Loaded;
@@ -76,20 +75,6 @@ impl Items for Lifetime {
     fn item(l: &Loaded, dev: usize, index: usize) -> &Lifetime {
         &l.devices[dev].lifetimes[index]
     }
-}
-
-/// Every row of `columns`' table for device position `dev`, as the values its INSERT takes.
-pub fn device_rows<'a, T: Items>(
-    l: &'a Loaded,
-    dev: usize,
-    first_id: i64,
-    lifetime_base: i64,
-    columns: &'a [Column<CellFn<T>>],
-) -> impl Iterator<Item = Vec<CellValue<'a>>> + 'a {
-    (0..T::count(&l.devices[dev])).map(move |index| {
-        let row = Row { loaded: l, dev, index, id: first_id + index as i64, lifetime_base, item: T::item(l, dev, index) };
-        columns.iter().map(|c| (c.cell)(&row)).collect()
-    })
 }
 
 impl<'a> Row<'a, Event> {

@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::model::Frame;
 use crate::Loaded;
-use cells::{device_rows, pool_name};
+use cells::pool_name;
 #[cfg(not(target_arch = "wasm32"))]
 use rusqlite::OpenFlags;
 use rusqlite::{params, Connection};
@@ -276,12 +276,12 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
                 seg_id += 1;
             }
             if let Some(tr) = tr.as_mut() {
-                for row in device_rows(l, dev_pos, trace_base, lifetime_base, TRACES.columns) {
-                    tr.execute(rusqlite::params_from_iter(&row[usize::from(TRACES.auto_id)..]))?;
+                for row in TRACES.device_rows(l, dev_pos, trace_base, lifetime_base) {
+                    tr.execute(rusqlite::params_from_iter(&row))?;
                 }
             }
             if let Some(lt) = lt.as_mut() {
-                for row in device_rows(l, dev_pos, lifetime_base, lifetime_base, LIFETIMES.columns) {
+                for row in LIFETIMES.device_rows(l, dev_pos, lifetime_base, lifetime_base) {
                     lt.execute(rusqlite::params_from_iter(&row))?;
                 }
             }

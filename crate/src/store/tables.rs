@@ -4,9 +4,10 @@
 //! tables also carry each column's cell, computed in one place for the materialized rows of a
 //! .db file and for the virtual table of an open session (`cells.rs`).
 
-use super::cells::{int, origin_name, stack_source_name, CellFn, CellValue as V};
+use super::cells::{int, origin_name, stack_source_name, CellFn, CellValue as V, Items, Row};
 use crate::model::Event;
 use crate::replay::Lifetime;
+use crate::Loaded;
 use std::borrow::Cow;
 
 /// One column of a table. `C` is how its cell is computed: `()` for the small tables, whose rows
@@ -85,6 +86,24 @@ impl<C> Table<C> {
             s += &format!("| `{}` | {} | {} | {} |\n", c.name, c.ty, c.unit, c.doc);
         }
         s
+    }
+}
+
+impl<T: Items> Table<CellFn<T>> {
+    /// Every row of this table for device position `dev`, as the values its INSERT takes
+    /// (the auto id left out).
+    pub fn device_rows<'a>(
+        &'a self,
+        l: &'a Loaded,
+        dev: usize,
+        first_id: i64,
+        lifetime_base: i64,
+    ) -> impl Iterator<Item = Vec<V<'a>>> + 'a {
+        let columns = self.inserted();
+        (0..T::count(&l.devices[dev])).map(move |index| {
+            let row = Row { loaded: l, dev, index, id: first_id + index as i64, lifetime_base, item: T::item(l, dev, index) };
+            columns.iter().map(|c| (c.cell)(&row)).collect()
+        })
     }
 }
 
@@ -482,4 +501,43 @@ pub fn schema_markdown() -> String {
     parts.push(TRACES.markdown());
     parts.push(LIFETIMES.markdown());
     parts.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BEGIN: &str = "<!-- tables: generated, do not edit by hand -->\n";
+    const END: &str = "<!-- /tables -->";
+
+    /// docs/schema.md lists exactly the declared columns (UPDATE_SCHEMA_DOC=1 rewrites it).
+    #[test]
+    fn schema_doc_matches_the_declarations() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema.md");
+        let doc = std::fs::read_to_string(&path).unwrap();
+        let (a, b) = (doc.find(BEGIN).expect("begin marker") + BEGIN.len(), doc.find(END).expect("end marker"));
+        let want = schema_markdown();
+        if std::env::var_os("UPDATE_SCHEMA_DOC").is_some() {
+            std::fs::write(&path, format!("{}{want}{}", &doc[..a], &doc[b..])).unwrap();
+        } else {
+            assert_eq!(&doc[a..b], want, "docs/schema.md is stale: UPDATE_SCHEMA_DOC=1 cargo test -p snapscope schema_doc");
+        }
+    }
+
+    #[test]
+    fn declarations_make_a_schema_sqlite_accepts() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(&schema_sql()).unwrap();
+        for t in SMALL {
+            let n: i64 = conn.query_row(&format!("SELECT COUNT(*) FROM pragma_table_info('{}')", t.name), [], |r| r.get(0)).unwrap();
+            assert_eq!(n as usize, t.columns.len(), "{}", t.name);
+            conn.prepare(&t.insert_sql()).unwrap();
+        }
+        assert_eq!(TRACES.position("action"), 3);
+        assert!(TRACES
+            .vtab_declaration()
+            .to_str()
+            .unwrap()
+            .starts_with("CREATE TABLE x(id INTEGER, device_id INTEGER, trace_index INTEGER"));
+    }
 }
