@@ -61,10 +61,7 @@ fn lower_layers_do_not_import_higher_ones() {
 #[test]
 fn one_byte_formatter() {
     // A formatter pairs a divisor with the unit's name, or writes the unit into a format string.
-    let hits: Vec<String> = [", \"GiB\")", " GiB\""]
-        .iter()
-        .flat_map(|n| offenders(&["."], n))
-        .filter(|h| !h.contains("src/./format.rs"))
-        .collect();
+    let hits: Vec<String> =
+        [", \"GiB\")", " GiB\""].iter().flat_map(|n| offenders(&["."], n)).filter(|h| !h.contains("src/./format.rs")).collect();
     assert!(hits.is_empty(), "bytes are formatted by crate::format only:\n{}", hits.join("\n"));
 }

@@ -38,6 +38,24 @@ const fn col(name: &'static str, ty: &'static str, unit: &'static str, doc: &'st
     Column { name, ty, unit, doc, cell: () }
 }
 
+fn row_id<'a, T>(r: &Row<'a, T>) -> V<'a> {
+    V::Int(r.id)
+}
+
+fn row_device<'a, T>(r: &Row<'a, T>) -> V<'a> {
+    V::Int(r.dev as i64)
+}
+
+/// The `id` column of a large table.
+const fn id_column<T: 'static>(doc: &'static str) -> Column<CellFn<T>> {
+    Column { name: "id", ty: "INTEGER PRIMARY KEY", unit: "", doc, cell: row_id::<T> }
+}
+
+/// The `device_id` column of a large table.
+const fn device_column<T: 'static>() -> Column<CellFn<T>> {
+    Column { name: "device_id", ty: "INTEGER NOT NULL REFERENCES devices(id)", unit: "", doc: "the device row", cell: row_device::<T> }
+}
+
 impl<C> Table<C> {
     pub fn ddl(&self) -> String {
         let mut parts: Vec<String> = self.columns.iter().map(|c| format!("{} {}", c.name, c.ty)).collect();
@@ -247,8 +265,8 @@ pub const TRACES: Table<CellFn<Event>> = Table {
     name: "traces",
     row: "trace event, with the device counters right after it",
     columns: &[
-        Column { name: "id", ty: "INTEGER PRIMARY KEY", unit: "", doc: "row id (from 1, across devices)", cell: |r| V::Int(r.id) },
-        Column { name: "device_id", ty: "INTEGER NOT NULL REFERENCES devices(id)", unit: "", doc: "the device row", cell: |r| V::Int(r.dev as i64) },
+        id_column("row id (from 1, across devices)"),
+        device_column(),
         Column { name: "trace_index", ty: "INTEGER NOT NULL", unit: "event index", doc: "position in `device_traces[d]`, 0-based", cell: |r| V::Int(r.index as i64) },
         Column {
             name: "action",
@@ -287,14 +305,8 @@ pub const LIFETIMES: Table<CellFn<Lifetime>> = Table {
     name: "lifetimes",
     row: "block from its allocation (or the window start) to its release (or the dump)",
     columns: &[
-        Column { name: "id", ty: "INTEGER PRIMARY KEY", unit: "", doc: "lifetime id (from 0, across devices)", cell: |r| V::Int(r.id) },
-        Column {
-            name: "device_id",
-            ty: "INTEGER NOT NULL REFERENCES devices(id)",
-            unit: "",
-            doc: "the device row",
-            cell: |r| V::Int(r.dev as i64),
-        },
+        id_column("lifetime id (from 0, across devices)"),
+        device_column(),
         Column { name: "address", ty: "INTEGER NOT NULL", unit: "", doc: "block address", cell: |r| int(r.item.addr) },
         Column {
             name: "size",

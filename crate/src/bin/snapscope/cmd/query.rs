@@ -18,24 +18,37 @@ pub struct Args {
     /// Cut stack text to at most N UTF-8 bytes (adds stack_truncated; stack_id stays whole).
     #[arg(long)]
     stack_bytes: Option<i64>,
-    #[arg(long, default_value_t = 10_000)]
-    max_rows: usize,
-    /// Stop the query after this many seconds.
-    #[arg(long, default_value_t = 30.0)]
-    timeout: f64,
-    /// JSON rows as objects keyed by column name (default) or as arrays in column order.
-    #[arg(long, default_value = "objects", value_parser = ["objects", "arrays"])]
-    rows: String,
+    #[command(flatten)]
+    result: ResultArgs,
     /// List the templates instead of running one.
     #[arg(long)]
     list: bool,
 }
 
-pub fn row_shape(name: &str) -> RowShape {
-    if name == "arrays" {
-        RowShape::Arrays
-    } else {
-        RowShape::Objects
+/// How much of a result to compute and how to write its rows (`query` and `sql`).
+#[derive(clap::Args)]
+pub struct ResultArgs {
+    #[arg(long, default_value_t = 10_000)]
+    pub max_rows: usize,
+    /// Stop the query after this many seconds.
+    #[arg(long, default_value_t = 30.0)]
+    pub timeout: f64,
+    /// JSON rows as objects keyed by column name (default) or as arrays in column order.
+    #[arg(long, default_value = "objects", value_parser = ["objects", "arrays"])]
+    pub rows: String,
+}
+
+impl ResultArgs {
+    pub fn limits(&self) -> Limits {
+        Limits { max_rows: self.max_rows, timeout_ms: (self.timeout * 1000.0) as u64 }
+    }
+
+    pub fn shape(&self) -> RowShape {
+        if self.rows == "arrays" {
+            RowShape::Arrays
+        } else {
+            RowShape::Objects
+        }
     }
 }
 
@@ -74,9 +87,8 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     if let Some(n) = a.stack_bytes {
         p.insert("stack_bytes".into(), n.into());
     }
-    let limits = Limits { max_rows: a.max_rows, timeout_ms: (a.timeout * 1000.0) as u64 };
-    let r = Engine::open(&target.path)?.query(&name, &p, limits)?;
-    Out { from_focus: target.from_focus, ..out }.answer(r.with_rows(row_shape(&a.rows)), |_| {
+    let r = Engine::open(&target.path)?.query(&name, &p, a.result.limits())?;
+    Out { from_focus: target.from_focus, ..out }.answer(r.with_rows(a.result.shape()), |_| {
         let header: Vec<String> = r.columns.iter().map(|c| c.unit.map_or(c.name.to_string(), |u| format!("{} [{u}]", c.name))).collect();
         println!("{}", header.join("\t"));
         for row in &r.rows {
