@@ -12,6 +12,23 @@ pub fn bytes(b: i64) -> String {
     }
 }
 
+/// "1,313": a count with thousands separators, as sentences print them.
+pub fn count(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
 /// "event 5317", or "the window start" for the state before the first event.
 pub fn event(e: Option<i64>) -> String {
     e.map(|e| format!("event {e}")).unwrap_or_else(|| "the window start".into())
@@ -29,5 +46,8 @@ mod tests {
         assert_eq!(bytes(-3 << 20), "-3.00 MiB");
         assert_eq!(bytes(1536 << 30), "1536.00 GiB");
         assert_eq!(bytes(i64::MIN), "-8589934592.00 GiB");
+        assert_eq!(super::count(1313), "1,313");
+        assert_eq!(super::count(-1_000_000), "-1,000,000");
+        assert_eq!(super::count(999), "999");
     }
 }

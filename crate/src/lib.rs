@@ -9,6 +9,7 @@ pub mod error;
 pub mod export;
 pub mod fasthash;
 pub mod format;
+pub mod frames;
 pub mod model;
 pub mod query;
 pub mod reader;

@@ -118,49 +118,8 @@ pub struct Frame {
 }
 
 impl Frame {
-    /// Allocator and interpreter plumbing that says nothing about the program (the filter
-    /// PyTorch's memory_viz applies).
-    pub fn is_noise(&self) -> bool {
-        const NAMES: [&str; 8] = [
-            "unwind::unwind",
-            "CapturedTraceback::gather",
-            "gather_with_cpp",
-            "_start",
-            "__libc_start_main",
-            "PyEval_",
-            "PyObject_",
-            "PyFunction_",
-        ];
-        const FILES: [&str; 10] = [
-            "core/boxing",
-            "/Register",
-            "/Redispatch",
-            "pythonrun.c",
-            "Modules/main.c",
-            "Objects/call.c",
-            "Objects/methodobject.c",
-            "pycore_ceval.h",
-            "ceval.c",
-            "cpython/abstract.h",
-        ];
-        NAMES.iter().any(|n| self.name.contains(n)) || FILES.iter().any(|f| self.filename.contains(f))
-    }
-
-    pub fn is_python(&self) -> bool {
-        self.filename.ends_with(".py")
-    }
-
     pub fn label(&self) -> String {
         format!("{}:{} {}", self.filename, self.line, self.name)
-    }
-}
-
-impl Interner {
-    /// The frame that best names where a stack allocated: the innermost Python frame, else the
-    /// innermost frame that is not plumbing, else the innermost frame.
-    pub fn site(&self, stack: &[FrameId]) -> Option<&Frame> {
-        let frames = || stack.iter().map(|&f| &self.frames[f as usize]);
-        frames().find(|f| f.is_python()).or_else(|| frames().find(|f| !f.is_noise())).or_else(|| frames().next())
     }
 }
 

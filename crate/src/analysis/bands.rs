@@ -63,6 +63,7 @@ pub fn bands(loaded: &Loaded, device: i64, from: u32, to: u32, columns: u32, max
         (l.alloc_event().map(|a| a as i64).unwrap_or(-1), l.addr)
     });
     let interner = &loaded.snapshot.interner;
+    let root = crate::frames::user_root(interner.frames.iter());
     let blocks: Vec<BandBlock> = chosen
         .iter()
         .map(|&i| {
@@ -74,7 +75,14 @@ pub fn bands(loaded: &Loaded, device: i64, from: u32, to: u32, columns: u32, max
                 alloc_event: l.alloc_event(),
                 free_event: l.free_completed_event(),
                 stack: l.stack(),
-                site: l.stack().and_then(|s| interner.site(&interner.stacks[s as usize])).map(|f| f.label()).unwrap_or_default(),
+                site: match l.stack().and_then(|s| crate::frames::site(interner, &interner.stacks[s as usize])) {
+                    // A stack known only from the free does not say where the block was allocated.
+                    Some(f) if l.stack_source == crate::replay::StackSource::Free => {
+                        format!("allocated before the window; freed at {}", crate::frames::display(f, &root))
+                    }
+                    Some(f) => crate::frames::display(f, &root),
+                    None => String::new(),
+                },
             }
         })
         .collect();

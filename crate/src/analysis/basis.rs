@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 /// Label of live memory allocated before the window whose block carried no stack.
 pub const BEFORE_WINDOW_NO_STACK: &str = "[allocated before the window, no stack]";
+/// Label of live memory allocated before the window whose only known stack is its free's.
+pub const BEFORE_WINDOW: &str = "[allocated before the window]";
 /// Label of live memory with no stack at all.
 pub const NO_STACK: &str = "[no stack recorded]";
 
@@ -45,12 +47,19 @@ impl Counter {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Group {
-    /// Outermost-first stack text, or a synthetic label.
+    /// What people read: the frame that names the stack (`frames::display`), or a synthetic
+    /// label (`[no stack recorded]`, `[allocated before the window]`, `[N other groups]`).
     pub label: String,
-    /// The frame that names the allocation site (innermost Python frame, else non-plumbing).
+    /// A second line: the calling Python frame, or for memory from before the window known only
+    /// by its free, `freed at <frame>`.
+    pub detail: Option<String>,
+    /// `filename:line name` of the naming frame, full path (hover).
     pub site: Option<String>,
+    /// The whole stack, outermost first, one frame a line (behind "all frames").
+    pub stack: Option<String>,
     pub stack_id: Option<i64>,
-    /// dynamic | before_window
+    /// dynamic (allocated in the window, or a dump block's own stack) | before_window (allocated
+    /// before the window, no allocation stack known) | other (the rest, summed)
     pub origin: String,
     pub blocks: i64,
     pub bytes: i64,
@@ -140,16 +149,62 @@ pub fn peak_set(conn: &Connection, device: i64) -> Result<PeakSet> {
 }
 
 /// Live memory after `event` grouped by stack (`by = "stack"`) or by top frame (`"frame"`).
+/// Groups that would read the same (label and detail) get, as their detail, the frame where
+/// their stacks part (the innermost frame that differs), so no two rows look alike.
+fn disambiguate(groups: &mut [Group]) {
+    use std::collections::HashMap;
+    let mut seen: HashMap<(String, Option<String>), Vec<usize>> = HashMap::new();
+    for (i, g) in groups.iter().enumerate() {
+        seen.entry((g.label.clone(), g.detail.clone())).or_default().push(i);
+    }
+    for same in seen.into_values().filter(|v| v.len() > 1) {
+        let stacks: Vec<Vec<&str>> = same.iter().map(|&i| groups[i].stack.as_deref().unwrap_or("").lines().rev().collect()).collect();
+        let parts: Vec<Option<String>> = stacks
+            .iter()
+            .enumerate()
+            .map(|(k, st)| {
+                // Innermost first: the first frame no other stack of the set has at that depth.
+                let at = (0..st.len()).find(|&d| stacks.iter().enumerate().all(|(j, o)| j == k || o.get(d) != st.get(d)))?;
+                Some(st[at].to_string())
+            })
+            .collect();
+        for (&i, part) in same.iter().zip(parts) {
+            if let Some(frame) = part {
+                let g = &mut groups[i];
+                let via = short_frame_text(&frame);
+                g.detail = Some(match g.detail.take() {
+                    Some(d) => format!("{d} · via {via}"),
+                    None => format!("via {via}"),
+                });
+            }
+        }
+    }
+}
+
+/// `filename:line name` (a stack text line) as `name (file.py:line)`.
+fn short_frame_text(line: &str) -> String {
+    match line.split_once(' ') {
+        Some((at, name)) => {
+            let file = at.rsplit('/').next().unwrap_or(at);
+            format!("{} ({file})", crate::frames::short_name(name))
+        }
+        None => line.to_string(),
+    }
+}
+
 pub fn live_groups(conn: &Connection, device: i64, event: Option<i64>, by: &str, limit: usize) -> Result<(Vec<Group>, i64, i64)> {
     let dev = dev_id(conn, device)?;
-    let key = if by == "frame" { "cs.top_frame_id" } else { "l.stack_id" };
+    // By frame: the frame that names each stack (never the unwinder's innermost frame).
+    let key = if by == "frame" { "cs.label_frame_id" } else { "l.stack_id" };
+    // A stack known only from the block's free is not where it was allocated: its own group.
     let sql = format!(
-        "SELECT {key} AS k, (l.alloc_event IS NULL) AS before, COUNT(*), SUM(l.size), SUM(l.requested_size),
-                CASE WHEN {key} IS NULL THEN NULL WHEN ?3 = 'frame' THEN (SELECT f.filename || ':' || f.line || ' ' || f.name FROM frames f WHERE f.id = cs.top_frame_id) ELSE cs.text END,
-                cs.site
+        "SELECT {key} AS k, (l.alloc_event IS NULL) AS before, (l.stack_source = 'free') AS freed, COUNT(*), SUM(l.size), SUM(l.requested_size),
+                CASE WHEN ?3 = 'frame' THEN (SELECT f.display FROM frames f WHERE f.id = cs.label_frame_id) ELSE cs.label END,
+                CASE WHEN ?3 = 'frame' THEN NULL ELSE cs.caller END,
+                cs.site, CASE WHEN ?3 = 'frame' THEN NULL ELSE cs.text END
          FROM {live} l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
-         GROUP BY k, CASE WHEN {key} IS NULL THEN (l.alloc_event IS NULL) ELSE 0 END
-         ORDER BY SUM(l.size) DESC, k",
+         GROUP BY k, freed, CASE WHEN {key} IS NULL THEN (l.alloc_event IS NULL) ELSE 0 END
+         ORDER BY SUM(l.size) DESC, k, freed",
         live = live_lifetimes_sql("?1", "?2")
     );
     let mut stmt = conn.prepare(&sql)?;
@@ -157,34 +212,45 @@ pub fn live_groups(conn: &Connection, device: i64, event: Option<i64>, by: &str,
         Ok((
             r.get::<_, Option<i64>>(0)?,
             r.get::<_, bool>(1)?,
-            r.get::<_, i64>(2)?,
-            r.get::<_, i64>(3)?,
-            r.get::<_, i64>(4)?,
-            r.get::<_, Option<String>>(5)?,
+            r.get::<_, bool>(2)?,
+            (r.get::<_, i64>(3)?, r.get::<_, i64>(4)?, r.get::<_, i64>(5)?),
             r.get::<_, Option<String>>(6)?,
+            r.get::<_, Option<String>>(7)?,
+            r.get::<_, Option<String>>(8)?,
+            r.get::<_, Option<String>>(9)?,
         ))
     })?;
     let mut all = Vec::new();
     for row in rows {
-        let (k, before, n, bytes, req, text, site) = row?;
-        let label = text.unwrap_or_else(|| if before { BEFORE_WINDOW_NO_STACK.to_string() } else { NO_STACK.to_string() });
+        let (k, before, freed, (n, bytes, req), label, caller, site, stack) = row?;
+        let (label, detail, origin) = match (k, label) {
+            (Some(_), Some(shown)) if freed => (BEFORE_WINDOW.to_string(), Some(format!("freed at {shown}")), "before_window"),
+            (Some(_), Some(shown)) => (shown, caller, "dynamic"),
+            _ if before => (BEFORE_WINDOW_NO_STACK.to_string(), None, "before_window"),
+            _ => (NO_STACK.to_string(), None, "dynamic"),
+        };
         all.push(Group {
             label,
-            site: if by == "frame" { None } else { site },
+            detail,
+            site: if freed { None } else { site },
+            stack,
             stack_id: k,
-            origin: if before && k.is_none() { "before_window".into() } else { "dynamic".into() },
+            origin: origin.into(),
             blocks: n,
             bytes,
             requested_bytes: req,
             share: 0.0,
         });
     }
+    disambiguate(&mut all);
     let total_bytes: i64 = all.iter().map(|g| g.bytes).sum();
     let total_blocks: i64 = all.iter().map(|g| g.blocks).sum();
     if all.len() > limit {
         let rest = all.split_off(limit);
         all.push(Group {
             label: format!("[{} other groups]", rest.len()),
+            detail: None,
+            stack: None,
             site: None,
             stack_id: None,
             origin: "other".into(),

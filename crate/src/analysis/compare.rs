@@ -10,7 +10,12 @@ use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StackDelta {
+    /// The frame that names the stack, as shown.
     pub label: String,
+    /// The calling Python frame (tells apart stacks that end in the same line).
+    pub detail: Option<String>,
+    /// The whole stack, outermost first: what the two snapshots are matched by.
+    pub stack: String,
     pub bytes_a: i64,
     pub bytes_b: i64,
     pub delta: i64,
@@ -59,8 +64,11 @@ pub struct Side {
 pub struct DeviceSide {
     pub overview: DeviceOverview,
     pub peaks: PeakSet,
-    /// Live bytes per stack label at the allocated peak (at the dump without events).
+    /// Live bytes per stack (its whole text, or a synthetic label) at the allocated peak (at the
+    /// dump without events).
     pub stacks: BTreeMap<String, i64>,
+    /// How each stack of `stacks` is shown: (label, detail).
+    pub labels: BTreeMap<String, (String, Option<String>)>,
 }
 
 /// This snapshot's side: `overview` lists its devices.
@@ -68,18 +76,28 @@ pub fn side(conn: &Connection, overview: &Overview) -> Result<Side> {
     let mut devices = Vec::new();
     for d in &overview.devices {
         let peaks = peak_set(conn, d.device)?;
-        let mut stacks = BTreeMap::new();
+        let (mut stacks, mut labels) = (BTreeMap::new(), BTreeMap::new());
         let (groups, _, _) = live_groups(conn, d.device, peaks.allocated.event.map(i64::from), "stack", usize::MAX)?;
         for g in groups {
-            *stacks.entry(g.label).or_insert(0) += g.bytes;
+            // Memory known only by its free stays apart from the same stack's allocations.
+            let key = match (&g.stack, g.origin.as_str()) {
+                (Some(text), "before_window") => format!("{}\n{text}", g.label),
+                (Some(text), _) => text.clone(),
+                (None, _) => g.label.clone(),
+            };
+            *stacks.entry(key.clone()).or_insert(0) += g.bytes;
+            labels.insert(key, (g.label, g.detail));
         }
-        devices.push(DeviceSide { overview: d.clone(), peaks, stacks });
+        devices.push(DeviceSide { overview: d.clone(), peaks, stacks, labels });
     }
     Ok(Side { devices })
 }
 
 /// Stacks of A and B by live bytes: new, vanished, changed, largest change first.
-pub fn diff_stacks(ma: &BTreeMap<String, i64>, mb: &BTreeMap<String, i64>, top: usize) -> Vec<StackDelta> {
+fn diff_stacks(a: Option<&DeviceSide>, b: Option<&DeviceSide>, top: usize) -> Vec<StackDelta> {
+    let empty = BTreeMap::new();
+    let (ma, mb) = (a.map_or(&empty, |x| &x.stacks), b.map_or(&empty, |x| &x.stacks));
+    let shown = |k: &String| a.and_then(|x| x.labels.get(k)).or_else(|| b.and_then(|x| x.labels.get(k))).cloned();
     let mut stacks: Vec<StackDelta> = ma
         .keys()
         .chain(mb.keys())
@@ -93,8 +111,11 @@ pub fn diff_stacks(ma: &BTreeMap<String, i64>, mb: &BTreeMap<String, i64>, top: 
                 (Some(x), Some(y)) if x != y => "changed",
                 _ => "same",
             };
+            let (label, detail) = shown(k).unwrap_or_else(|| (k.clone(), None));
             StackDelta {
-                label: k.clone(),
+                label,
+                detail,
+                stack: k.clone(),
                 bytes_a: x.unwrap_or(0),
                 bytes_b: y.unwrap_or(0),
                 delta: y.unwrap_or(0) - x.unwrap_or(0),
@@ -137,9 +158,7 @@ pub fn compare(a: &Side, b: &Side, top: usize) -> Comparison {
         .into_iter()
         .map(|d| {
             let (pa, pb) = (find(a, d), find(b, d));
-            let empty = BTreeMap::new();
-            let stacks_of = |s: &Option<DeviceSide>| s.as_ref().map_or(&empty, |x| &x.stacks).clone();
-            let stacks = diff_stacks(&stacks_of(&pa), &stacks_of(&pb), top);
+            let stacks = diff_stacks(pa.as_ref(), pb.as_ref(), top);
             DeviceComparison {
                 device: d,
                 allocated_peak_delta: pa.as_ref().zip(pb.as_ref()).map(|(x, y)| y.peaks.allocated.bytes - x.peaks.allocated.bytes),

@@ -21,16 +21,30 @@ pub struct EventDetail {
     pub device_free: Option<i64>,
     pub compile_context: Option<String>,
     pub user_metadata: Option<String>,
-    /// Innermost-first frames: [{filename, line, name}].
-    pub frames: serde_json::Value,
+    /// The frame that names the event's stack, as shown (None without a stack).
+    pub label: Option<String>,
+    /// Innermost-first frames, each with its kind (docs/frames.md): a page shows the Python
+    /// ones first and folds the rest behind "all frames".
+    pub frames: Vec<EventFrame>,
     pub lifetime: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventFrame {
+    pub filename: String,
+    pub line: i64,
+    pub name: String,
+    /// user | generated | library | native | interpreter | allocator | runtime
+    pub kind: String,
+    /// `name (short/path.py:line)`
+    pub display: String,
 }
 
 pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventDetail> {
     let row = conn
         .query_row(
             "SELECT t.action, t.addr, t.size, t.stream, t.time_us, t.allocated, t.active, t.reserved, t.requested, t.device_free,
-                    t.compile_context, t.user_metadata, cs.frames_json, t.lifetime_id
+                    t.compile_context, t.user_metadata, cs.label, t.lifetime_id, t.stack_id
              FROM traces t JOIN devices d ON t.device_id = d.id LEFT JOIN call_stacks cs ON cs.id = t.stack_id
              WHERE d.device_index = ?1 AND t.trace_index = ?2",
             params![device, index],
@@ -51,24 +65,34 @@ pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventD
                         device_free: r.get(9)?,
                         compile_context: r.get(10)?,
                         user_metadata: r.get(11)?,
-                        frames: r
-                            .get::<_, Option<String>>(12)?
-                            .and_then(|s| serde_json::from_str(&s).ok())
-                            .unwrap_or(serde_json::json!([])),
+                        label: r.get(12)?,
+                        frames: Vec::new(),
                         lifetime: None,
                     },
                     r.get::<_, Option<i64>>(13)?,
+                    r.get::<_, Option<i64>>(14)?,
                 ))
             },
         )
         .optional()?;
-    let (mut d, lifetime) = row.ok_or_else(|| {
+    let (mut d, lifetime, stack) = row.ok_or_else(|| {
         Error::new(
             "EVENT_NOT_FOUND",
             format!("device {device} has no event {index}"),
             "event indices run from 0 to events-1 (see `overview`)",
         )
     })?;
+    if let Some(stack) = stack {
+        d.frames = conn
+            .prepare_cached(
+                "SELECT f.filename, f.line, f.name, f.kind, f.display FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id
+                 WHERE sf.stack_id = ?1 ORDER BY sf.position",
+            )?
+            .query_map([stack], |r| {
+                Ok(EventFrame { filename: r.get(0)?, line: r.get(1)?, name: r.get(2)?, kind: r.get(3)?, display: r.get(4)? })
+            })?
+            .collect::<std::result::Result<_, _>>()?;
+    }
     if let Some(l) = lifetime {
         d.lifetime = conn
             .query_row(

@@ -6,7 +6,7 @@ use super::leak::LeakAnalysis;
 use super::oom::OomAnalysis;
 use super::overview::DeviceOverview;
 use super::peak::PeakAnalysis;
-use crate::format::{bytes, event};
+use crate::format::{bytes, count, event};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -67,14 +67,14 @@ pub fn findings(
     }
     if let Some(l) = leak {
         if l.floor_rises_steadily && l.candidate_bytes > 0 {
-            let top = l.candidates_by_stack.first().map(|s| s.site.clone().unwrap_or_else(|| s.label.clone())).unwrap_or_default();
+            let top = l.candidates_by_stack.first().map(|s| s.label.clone()).unwrap_or_default();
             add(
                 "high",
                 "leak",
                 format!("Allocated memory floor grows by {} over the window", bytes(l.floor_growth)),
                 format!(
                     "{} blocks ({}) allocated in the window are still allocated at the end; largest site: {top}",
-                    l.candidates,
+                    count(l.candidates),
                     bytes(l.candidate_bytes)
                 ),
                 "drop references to these tensors (detach/.item() for logged values, clear caches)",
@@ -84,7 +84,7 @@ pub fn findings(
             add(
                 "info",
                 "leak",
-                format!("{} blocks ({}) allocated in the window are alive at the dump", l.candidates, bytes(l.candidate_bytes)),
+                format!("{} blocks ({}) allocated in the window are alive at the dump", count(l.candidates), bytes(l.candidate_bytes)),
                 "the allocated floor does not grow steadily: likely live state (activations of the current step, caches), not a leak"
                     .into(),
                 "check the candidates by stack if the dump was taken between steps",
@@ -96,7 +96,7 @@ pub fn findings(
                 "low",
                 "leak",
                 format!("{} freed but not yet returned at the dump", bytes(l.pending_free_bytes)),
-                format!("{} pending-free blocks (used on other streams, record_stream)", l.pending_free_blocks),
+                format!("{} pending-free blocks (used on other streams, record_stream)", count(l.pending_free_blocks)),
                 "synchronize the side streams or avoid record_stream on large tensors",
                 format!("{} returned sooner", bytes(l.pending_free_bytes)),
             );
@@ -132,13 +132,13 @@ pub fn findings(
         }
     }
     if let Some(p) = peak {
-        if let Some(g) = p.by_stack.first().filter(|g| g.share > 0.4 && g.origin != "other") {
-            let site = g.site.clone().unwrap_or_else(|| g.label.clone());
+        // Memory from before the window has no allocation site to advise about.
+        if let Some(g) = p.by_stack.first().filter(|g| g.share > 0.4 && g.origin == "dynamic" && g.stack_id.is_some()) {
             add(
                 "medium",
                 "peak",
                 format!("One allocation site holds {:.0}% of the peak", g.share * 100.0),
-                format!("{} in {} blocks at {}: {site}", bytes(g.bytes), g.blocks, event(p.event)),
+                format!("{} in {} blocks at {}: {}", bytes(g.bytes), count(g.blocks), event(p.event), g.label),
                 "start there: smaller shapes, lower precision, checkpointing or freeing earlier",
                 format!("the peak drops by up to {}", bytes(g.bytes)),
             );
@@ -159,10 +159,39 @@ pub fn findings(
             "info",
             "history",
             "The trace starts after allocations were made".into(),
-            format!("{} blocks were allocated before the first recorded event", ov.window.blocks_before_window),
-            "record earlier or with a larger max_entries to see where they came from",
-            "complete allocation stacks".into(),
+            format!(
+                "{} of the blocks the trace touches were allocated before its first event ({} allocated then); their allocation stacks are not in the trace",
+                count(ov.window.blocks_before_window as i64),
+                bytes(ov.at_window_start.map_or(0, |s| s.allocated)),
+            ),
+            "record earlier (start _record_memory_history before the model is built) or with a larger max_entries",
+            "allocation stacks for that memory".into(),
         );
+    }
+    if ov.events == 0 {
+        let dump = frag.at.iter().find(|a| a.label == "dump");
+        add(
+            "info",
+            "history",
+            "This snapshot holds the dump only, no trace events".into(),
+            format!(
+                "the figures describe the memory at the dump ({} allocated of {} reserved); peaks over time, leaks and OOM causes need a trace",
+                bytes(ov.at_dump.allocated as i64),
+                bytes(ov.at_dump.reserved as i64)
+            ),
+            "record with torch.cuda.memory._record_memory_history(max_entries=100000) before the code you want to see",
+            "peaks, growth and OOM causes over time".into(),
+        );
+        if let Some(d) = dump.filter(|d| d.pending_free_bytes > 0) {
+            add(
+                "low",
+                "leak",
+                format!("{} freed but not yet returned at the dump", bytes(d.pending_free_bytes)),
+                "pending-free blocks (used on other streams, record_stream)".into(),
+                "synchronize the side streams or avoid record_stream on large tensors",
+                format!("{} returned sooner", bytes(d.pending_free_bytes)),
+            );
+        }
     }
     let rank = |p: &str| ["high", "medium", "low", "info"].iter().position(|x| *x == p).unwrap_or(4);
     f.sort_by_key(|x| rank(&x.priority));

@@ -10,8 +10,13 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StackBytes {
+    /// The frame that names the stack, as shown (see `basis::Group`).
     pub label: String,
+    /// The calling Python frame.
+    pub detail: Option<String>,
     pub site: Option<String>,
+    /// The whole stack, outermost first.
+    pub stack: Option<String>,
     pub stack_id: Option<i64>,
     pub blocks: i64,
     pub bytes: i64,
@@ -79,7 +84,7 @@ pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>)
            UNION ALL SELECT size FROM lifetimes WHERE device_id = ?1 AND orphan = 0 AND alloc_event <= ?2 - ?2 / 2
              AND free_completed_event >= ?2 / 2 AND free_completed_event - alloc_event >= ?2 / 2)")?;
     let mut stmt = conn.prepare(
-        "SELECT l.stack_id, COALESCE(cs.text, ?2), COUNT(*), SUM(l.size), MIN(l.alloc_event), MAX(l.alloc_event), cs.site
+        "SELECT l.stack_id, COALESCE(cs.label, ?2), COUNT(*), SUM(l.size), MIN(l.alloc_event), MAX(l.alloc_event), cs.site, cs.caller, cs.text
          FROM lifetimes l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
          WHERE l.device_id = ?1 AND l.orphan = 0 AND l.alloc_event IS NOT NULL AND l.state_at_dump = 'active_allocated'
          GROUP BY l.stack_id ORDER BY SUM(l.size) DESC LIMIT ?3",
@@ -89,7 +94,9 @@ pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>)
             Ok(StackBytes {
                 stack_id: r.get(0)?,
                 label: r.get(1)?,
+                detail: r.get(7)?,
                 site: r.get(6)?,
+                stack: r.get(8)?,
                 blocks: r.get(2)?,
                 bytes: r.get(3)?,
                 first_event: r.get(4)?,

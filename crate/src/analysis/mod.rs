@@ -20,7 +20,7 @@ pub mod tree;
 pub struct DeviceAnalysis {
     pub device: i64,
     pub overview: overview::DeviceOverview,
-    /// None without trace events.
+    /// Who holds the memory at the chosen event (at the dump without trace events).
     pub peak: Option<peak::PeakAnalysis>,
     pub fragment: fragment::Fragmentation,
     pub leak: Option<leak::LeakAnalysis>,

@@ -6,8 +6,9 @@ use super::basis::{counters_at, dev_id, live_groups, Group};
 use super::leak::leak;
 use super::state::allocator_state;
 use crate::error::Result;
+use crate::format::bytes;
 use crate::replay::Counters;
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -41,6 +42,31 @@ pub struct OomCase {
 pub struct OomAnalysis {
     pub device: i64,
     pub ooms: Vec<OomCase>,
+    /// Without an OOM event: what the dump says about the room left (a dump taken after an OOM
+    /// has no `oom` action, only this).
+    pub at_dump: Option<DumpRoom>,
+}
+
+/// The room the allocator had at the dump, against the largest request the trace made.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DumpRoom {
+    pub reserved: i64,
+    pub allocated: i64,
+    /// Free bytes inside reserved segments (pending frees excluded) and the largest piece.
+    pub free_in_reserved: i64,
+    pub largest_free_block: i64,
+    /// Freed by the program, not yet reusable (other streams).
+    pub pending_free_bytes: i64,
+    /// The largest allocation the trace requested, and its event (None without allocations).
+    pub largest_request: Option<LargestRequest>,
+    /// The answer in one sentence.
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LargestRequest {
+    pub bytes: i64,
+    pub event: i64,
 }
 
 pub fn oom(conn: &Connection, device: i64) -> Result<OomAnalysis> {
@@ -65,8 +91,10 @@ pub fn oom(conn: &Connection, device: i64) -> Result<OomAnalysis> {
             (
                 "fragmentation",
                 format!(
-                    "{} B were free inside reserved segments, enough for the {} B request, but the largest free block was {} B: the free memory is split into pieces.",
-                    st.free, req, st.largest_free
+                    "{} were free inside reserved segments, enough for the {} request, but the largest free block was {}: the free memory is split into pieces.",
+                    bytes(st.free),
+                    bytes(req),
+                    bytes(st.largest_free)
                 ),
                 vec![
                     "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so free pages can be remapped into one range",
@@ -78,7 +106,9 @@ pub fn oom(conn: &Connection, device: i64) -> Result<OomAnalysis> {
             (
                 "one_huge_request",
                 format!(
-                    "The single request of {req} B is more than half of everything the device could offer ({capacity} B reserved + free)."
+                    "The single request of {} is more than half of everything the device could offer ({} reserved + free).",
+                    bytes(req),
+                    bytes(capacity)
                 ),
                 vec![
                     "split the operation into chunks (smaller batch or sequence length for that step)",
@@ -90,8 +120,8 @@ pub fn oom(conn: &Connection, device: i64) -> Result<OomAnalysis> {
             (
                 "growth",
                 format!(
-                    "The allocated floor rose by {} B across the window and never dropped: memory accumulates until it runs out.",
-                    g.floor_growth
+                    "The allocated floor rose by {} across the window and never dropped: memory accumulates until it runs out.",
+                    bytes(g.floor_growth)
                 ),
                 vec![
                     "look at the leak analysis: blocks allocated in the window and still alive at the end",
@@ -102,9 +132,10 @@ pub fn oom(conn: &Connection, device: i64) -> Result<OomAnalysis> {
             (
                 "exhaustion",
                 format!(
-                    "{} B were allocated when {req} B more were requested; the device had {} B free: the working set does not fit.",
-                    counters.allocated,
-                    device_free.unwrap_or(0)
+                    "{} were allocated when {} more were requested; the device had {} free: the working set does not fit.",
+                    bytes(counters.allocated),
+                    bytes(req),
+                    device_free.map_or("an unknown amount".into(), bytes)
                 ),
                 vec![
                     "reduce the batch size or sequence length",
@@ -127,5 +158,51 @@ pub fn oom(conn: &Connection, device: i64) -> Result<OomAnalysis> {
             suggestions: suggestions.into_iter().map(String::from).collect(),
         });
     }
-    Ok(OomAnalysis { device, ooms: cases })
+    let at_dump = if cases.is_empty() { Some(dump_room(conn, dev, device)?) } else { None };
+    Ok(OomAnalysis { device, ooms: cases, at_dump })
+}
+
+/// The room at the dump, for a device without an OOM event.
+fn dump_room(conn: &Connection, dev: i64, device: i64) -> Result<DumpRoom> {
+    let events: i64 = conn.query_row("SELECT events FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
+    let st = allocator_state(conn, device, (events > 0).then_some(events - 1))?;
+    let largest_request = conn
+        .query_row(
+            "SELECT size, trace_index FROM traces WHERE device_id = ?1 AND action = 'alloc' ORDER BY size DESC, trace_index LIMIT 1",
+            [dev],
+            |r| Ok(LargestRequest { bytes: r.get(0)?, event: r.get(1)? }),
+        )
+        .optional()?;
+    let pending = st.active - st.allocated;
+    let trace = if events == 0 {
+        "This snapshot has no trace events, so nothing says whether an allocation failed".to_string()
+    } else {
+        "This trace has no OOM event".to_string()
+    };
+    let fits = match &largest_request {
+        Some(r) if r.bytes > st.largest_free => format!(
+            "; the largest request of the trace ({} at event {}) would not fit in it without a new segment",
+            bytes(r.bytes),
+            r.event
+        ),
+        Some(r) => format!("; the largest request of the trace ({} at event {}) would fit", bytes(r.bytes), r.event),
+        None => String::new(),
+    };
+    let summary = format!(
+        "{trace}. At the dump {} of {} reserved is allocated, {} is free in reserved segments (largest free block {}){}{fits}.",
+        bytes(st.allocated),
+        bytes(st.reserved),
+        bytes(st.free),
+        bytes(st.largest_free),
+        if pending > 0 { format!(" and {} is freed but still pending (other streams)", bytes(pending)) } else { String::new() },
+    );
+    Ok(DumpRoom {
+        reserved: st.reserved,
+        allocated: st.allocated,
+        free_in_reserved: st.free,
+        largest_free_block: st.largest_free,
+        pending_free_bytes: pending,
+        largest_request,
+        summary,
+    })
 }

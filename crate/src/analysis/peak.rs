@@ -14,6 +14,8 @@ pub struct PeakAnalysis {
     pub peaks: PeakSet,
     /// The event analysed (the allocated peak unless asked otherwise); None = window start.
     pub event: Option<i64>,
+    /// The device has no trace events: the state analysed is the dump's.
+    pub at_dump: bool,
     pub counters_at_event: Counters,
     /// reserved − active and reserved − allocated at the event: cached, not handed out.
     pub reserved_minus_active: i64,
@@ -29,6 +31,7 @@ pub struct PeakAnalysis {
 /// Who holds the memory right after `event` (None = the window start).
 pub fn peak(conn: &Connection, device: i64, event: Option<i64>, top: usize) -> Result<PeakAnalysis> {
     let peaks = peak_set(conn, device)?;
+    let events: i64 = conn.query_row("SELECT events FROM devices WHERE device_index = ?1", [device], |r| r.get(0))?;
     let c = counters_at(conn, device, event)?;
     let (by_stack, live_bytes, live_blocks) = live_groups(conn, device, event, "stack", top)?;
     let (by_top_frame, _, _) = live_groups(conn, device, event, "frame", top)?;
@@ -36,6 +39,7 @@ pub fn peak(conn: &Connection, device: i64, event: Option<i64>, top: usize) -> R
         device,
         peaks,
         event,
+        at_dump: events == 0,
         counters_at_event: c,
         reserved_minus_active: c.reserved - c.active,
         reserved_minus_allocated: c.reserved - c.allocated,

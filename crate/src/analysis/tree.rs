@@ -3,13 +3,13 @@
 //! node (`total = self + Σ children`) and the root equals the device's `active` counter.
 
 use crate::error::Result;
-use crate::model::Frame;
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// Labels of the synthetic groups, one spelling everywhere.
-pub use super::basis::{BEFORE_WINDOW_NO_STACK, NO_STACK};
+pub use super::basis::{BEFORE_WINDOW, BEFORE_WINDOW_NO_STACK, NO_STACK};
+use crate::frames::Kind;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TreeNode {
@@ -44,16 +44,19 @@ pub struct TreeOptions {
     /// Include blocks allocated before the window.
     pub include_static: bool,
     pub min_size: i64,
+    /// Every frame of each stack, instead of its Python frames from the user's code on.
+    pub all_frames: bool,
 }
 
 impl Default for TreeOptions {
     fn default() -> Self {
-        TreeOptions { include_static: true, min_size: 0 }
+        TreeOptions { include_static: true, min_size: 0, all_frames: false }
     }
 }
 
-/// A live block: block bytes, requested bytes, stack, allocated before the window.
-pub type LiveBlock = (i64, i64, Option<i64>, bool);
+/// A live block: block bytes, requested bytes, stack, allocated before the window, and whether
+/// its stack is only the one of its free (all that is known of a block from before the window).
+pub type LiveBlock = (i64, i64, Option<i64>, bool, bool);
 
 /// A frame on a tree path: its label and (filename, line, name) unless synthetic.
 type PathStep = (String, Option<(String, i64, String)>);
@@ -62,20 +65,24 @@ type PathStep = (String, Option<(String, i64, String)>);
 pub fn live_blocks(conn: &Connection, device: i64, event: Option<i64>, opts: TreeOptions) -> Result<Vec<LiveBlock>> {
     let e = event.unwrap_or(-1);
     let sql = format!(
-        "SELECT l.size, l.requested_size, l.stack_id, l.alloc_event IS NULL FROM {} l WHERE l.size >= ?3 AND (?4 OR l.alloc_event IS NOT NULL)",
+        "SELECT l.size, l.requested_size, l.stack_id, l.alloc_event IS NULL, l.stack_source = 'free' FROM {} l WHERE l.size >= ?3 AND (?4 OR l.alloc_event IS NOT NULL)",
         super::basis::live_lifetimes_sql("(SELECT id FROM devices WHERE device_index = ?1)", "?2")
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows =
-        stmt.query_map(params![device, e, opts.min_size, opts.include_static], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    let rows = stmt.query_map(params![device, e, opts.min_size, opts.include_static], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+    })?;
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
 pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: TreeOptions) -> Result<MemoryTree> {
     // Aggregate per stack first: stacks are few, blocks many.
-    let mut per_stack: HashMap<(Option<i64>, bool), (i64, i64, i64)> = HashMap::new();
-    for (size, req, stack, before) in live_blocks(conn, device, event, opts)? {
-        let key = (stack, stack.is_none() && before);
+    // (stack, before the window without a stack, stack known only from the free) →
+    // (bytes, requested bytes, blocks).
+    type Key = (Option<i64>, bool, bool);
+    let mut per_stack: HashMap<Key, (i64, i64, i64)> = HashMap::new();
+    for (size, req, stack, before, freed_stack) in live_blocks(conn, device, event, opts)? {
+        let key = (stack, stack.is_none() && before, freed_stack && stack.is_some());
         let e = per_stack.entry(key).or_default();
         e.0 += size;
         e.1 += req;
@@ -98,23 +105,34 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
     }];
     let mut child: HashMap<(u32, String), u32> = HashMap::new();
     let mut frames_of = conn.prepare_cached(
-        "SELECT f.filename, f.line, f.name FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.stack_id = ?1 ORDER BY sf.position DESC",
+        "SELECT f.filename, f.line, f.name, f.kind, f.display FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.stack_id = ?1 ORDER BY sf.position",
     )?;
     let mut keys: Vec<_> = per_stack.keys().copied().collect();
     keys.sort();
     for key in keys {
         let (bytes, req, count) = per_stack[&key];
         let path: Vec<PathStep> = match key {
-            (Some(stack), _) => frames_of
-                .query_map([stack], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))?
-                .collect::<std::result::Result<Vec<_>, _>>()?
-                .into_iter()
-                // Allocator and interpreter plumbing is hidden, as memory_viz hides it.
-                .filter(|(f, l, n)| !Frame { filename: f.clone(), line: *l, name: n.clone() }.is_noise())
-                .map(|(f, l, n)| (format!("{n} ({}:{l})", short_file(&f)), Some((f, l, n))))
-                .collect(),
-            (None, true) => vec![(BEFORE_WINDOW_NO_STACK.to_string(), None)],
-            (None, false) => vec![(NO_STACK.to_string(), None)],
+            (Some(stack), _, freed) => {
+                // Innermost first, as stored.
+                let frames: Vec<(String, i64, String, String, String)> = frames_of
+                    .query_map([stack], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
+                    .collect::<std::result::Result<_, _>>()?;
+                let kinds: Vec<Kind> = frames.iter().map(|f| Kind::parse(&f.3)).collect();
+                let keep: Vec<usize> = if opts.all_frames { (0..frames.len()).rev().collect() } else { crate::frames::tree_frames(&kinds) };
+                let steps = keep.into_iter().map(|i| {
+                    let (f, l, n, _, shown) = frames[i].clone();
+                    (shown, Some((f, l, n)))
+                });
+                if freed {
+                    // Known only by where it was freed: under its own group, not as an allocation site.
+                    let site = frames_of_label(&frames, &kinds);
+                    vec![(BEFORE_WINDOW.to_string(), None), (format!("freed at {site}"), None)]
+                } else {
+                    steps.collect()
+                }
+            }
+            (None, true, _) => vec![(BEFORE_WINDOW_NO_STACK.to_string(), None)],
+            (None, false, _) => vec![(NO_STACK.to_string(), None)],
         };
         let mut at = 0u32;
         add(&mut nodes[0], bytes, req, count);
@@ -160,20 +178,13 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
     Ok(MemoryTree { device, event, nodes })
 }
 
+/// How a stack's labelling frame is shown.
+fn frames_of_label(frames: &[(String, i64, String, String, String)], kinds: &[Kind]) -> String {
+    crate::frames::label_index(kinds).map(|i| frames[i].4.clone()).unwrap_or_default()
+}
+
 fn add(n: &mut TreeNode, bytes: i64, req: i64, count: i64) {
     n.total_bytes += bytes;
     n.requested_bytes += req;
     n.blocks += count;
-}
-
-/// The last two path components: enough to recognise a file, short enough for a flame graph.
-pub fn short_file(path: &str) -> &str {
-    let mut cut = path.len();
-    for _ in 0..2 {
-        match path[..cut].rfind('/') {
-            Some(i) => cut = i,
-            None => return path,
-        }
-    }
-    &path[cut + 1..]
 }

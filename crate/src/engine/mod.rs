@@ -160,7 +160,8 @@ impl Engine {
         let ov = self.overview()?.devices.into_iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))?;
         let event = self.resolve(device, at)?;
         let has_events = ov.events > 0;
-        let peak = if has_events { Some(peak::peak(self.conn()?, device, event, 10)?) } else { None };
+        // Without events the state before the first one is the dump's: attribute that.
+        let peak = Some(peak::peak(self.conn()?, device, event, 10)?);
         let fragment = fragment::fragmentation(self.conn()?, device)?;
         let leak = if has_events { Some(self.leaks(device)?) } else { None };
         let oom = oom::oom(self.conn()?, device)?;

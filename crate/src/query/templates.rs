@@ -184,6 +184,7 @@ pub fn run(conn: &mut Connection, name: &str, params: &Map<String, J>, limits: L
             let opts = TreeOptions {
                 include_static: effective.get("include_static").and_then(|v| v.as_bool()).unwrap_or(true),
                 min_size: effective.get("min_size").and_then(|v| v.as_i64()).unwrap_or(0),
+                all_frames: false,
             };
             let tree = memory_tree(conn, device, event, opts)?;
             let root = tree.nodes.first().map(|n| n.total_bytes).unwrap_or(0).max(1) as f64;

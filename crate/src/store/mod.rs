@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::Frame;
-use crate::Loaded;
+use crate::{frames, Loaded};
 use cells::pool_name;
 #[cfg(not(target_arch = "wasm32"))]
 use rusqlite::OpenFlags;
@@ -177,12 +177,16 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
             m.execute(params![k, v])?;
         }
 
+        let kinds: Vec<frames::Kind> = s.interner.frames.iter().map(frames::kind).collect();
+        let root = frames::user_root(s.interner.frames.iter());
+        let shown: Vec<String> = s.interner.frames.iter().map(|f| frames::display(f, &root)).collect();
         let mut f = tx.prepare(&FRAMES.insert_sql())?;
         for (i, fr) in s.interner.frames.iter().enumerate() {
-            f.execute(params![i as i64, fr.filename, fr.line, fr.name])?;
+            f.execute(params![i as i64, fr.filename, fr.line, fr.name, kinds[i].name(), shown[i]])?;
         }
         let mut cs = tx.prepare(&CALL_STACKS.insert_sql())?;
         let mut sf = tx.prepare(&STACK_FRAMES.insert_sql())?;
+        let mut stack_kinds = Vec::new();
         for (i, st) in s.interner.stacks.iter().enumerate() {
             let json = serde_json::Value::Array(st.iter().map(|&fid| frame_json(&s.interner.frames[fid as usize])).collect());
             let text: Vec<String> = st
@@ -193,8 +197,24 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
                     format!("{}:{} {}", f.filename, f.line, f.name)
                 })
                 .collect();
-            let site = s.interner.site(st).map(|f| f.label()).unwrap_or_default();
-            cs.execute(params![i as i64, st.len() as i64, st.first().map(|&x| x as i64), json.to_string(), text.join("\n"), site])?;
+            stack_kinds.clear();
+            stack_kinds.extend(st.iter().map(|&fid| kinds[fid as usize]));
+            let label = frames::label_index(&stack_kinds);
+            let caller = label.and_then(|at| frames::caller_index(&stack_kinds, at)).map(|at| shown[st[at] as usize].as_str());
+            let label_frame = label.map(|at| st[at]);
+            let site = label_frame.map(|fid| s.interner.frames[fid as usize].label()).unwrap_or_default();
+            let shown_label = label_frame.map_or("", |fid| shown[fid as usize].as_str());
+            cs.execute(params![
+                i as i64,
+                st.len() as i64,
+                st.first().map(|&x| x as i64),
+                json.to_string(),
+                text.join("\n"),
+                site,
+                label_frame.map(i64::from),
+                shown_label,
+                caller
+            ])?;
             for (pos, &fid) in st.iter().enumerate() {
                 sf.execute(params![i as i64, pos as i64, fid as i64])?;
             }

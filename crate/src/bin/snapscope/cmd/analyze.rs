@@ -42,7 +42,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
                     d.allocated_peak_delta.map_or("—".into(), bytes)
                 );
                 for st in d.stacks.iter().take(10) {
-                    println!("  {:>9} {:>12}  {}", st.change, bytes(st.delta), st.label.lines().last().unwrap_or(""));
+                    println!("  {:>9} {:>12}  {}", st.change, bytes(st.delta), shown(&st.label, &st.detail));
                 }
             }
         });
@@ -73,6 +73,15 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         }
     });
     Ok(())
+}
+
+/// A group's label with its second line (the caller, or where memory from before the window was freed).
+fn shown(label: &str, detail: &Option<String>) -> String {
+    match detail {
+        Some(d) if d.starts_with("freed at") => format!("{label} {d}"),
+        Some(d) => format!("{label} ← {d}"),
+        None => label.to_string(),
+    }
 }
 
 fn print_trees(devices: &serde_json::Value) {
@@ -109,7 +118,7 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
     if let Some(p) = a.peak.as_ref().filter(|_| all || mode == "peak") {
         println!("\nwho holds {} at {} (reserved − allocated {}):", bytes(p.live_bytes), event(p.event), bytes(p.reserved_minus_allocated));
         for g in &p.by_stack {
-            println!("  {:5.1}% {:>11} {:>6} blocks  {}", g.share * 100.0, bytes(g.bytes), g.blocks, g.site.as_deref().unwrap_or(&g.label));
+            println!("  {:5.1}% {:>11} {:>6} blocks  {}", g.share * 100.0, bytes(g.bytes), g.blocks, shown(&g.label, &g.detail));
         }
     }
     if all || mode == "fragment" {
@@ -139,7 +148,7 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
             if l.floor_rises_steadily { " (steady)" } else { "" }
         );
         for c in l.candidates_by_stack.iter().take(5) {
-            println!("  {:>11} {:>6} blocks  {}", bytes(c.bytes), c.blocks, c.site.as_deref().unwrap_or(&c.label));
+            println!("  {:>11} {:>6} blocks  {}", bytes(c.bytes), c.blocks, shown(&c.label, &c.detail));
         }
     }
     if all || mode == "oom" {
