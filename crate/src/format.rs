@@ -12,6 +12,14 @@ pub fn bytes(b: i64) -> String {
     }
 }
 
+/// "93.09 MiB (97,606,738 B)": human units with the exact count, for messages about one value.
+pub fn exact_bytes(b: i64) -> String {
+    if b.unsigned_abs() < 1024 {
+        return bytes(b);
+    }
+    format!("{} ({} B)", bytes(b), count(b))
+}
+
 /// "1,313": a count with thousands separators, as sentences print them.
 pub fn count(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();

@@ -49,14 +49,21 @@ pub fn bands(loaded: &Loaded, device: i64, from: u32, to: u32, columns: u32, max
     let to = to.min(n.saturating_sub(1));
     let from = from.min(to);
     let columns = columns.clamp(1, 4000).min(to - from + 1);
-    // Blocks alive somewhere in the window, largest first, then stacked in allocation order.
+    // Blocks alive somewhere in the range, the weightiest first, then stacked in allocation order.
     let mut chosen: Vec<u32> = (0..d.lifetimes.len() as u32)
         .filter(|&i| {
             let l = &d.lifetimes[i as usize];
             !l.orphan && l.alloc_event().is_none_or(|a| a <= to) && l.free_completed_event().is_none_or(|f| f > from)
         })
         .collect();
-    chosen.sort_by_key(|&i| std::cmp::Reverse(d.lifetimes[i as usize].size));
+    // Size × events alive in the range: a large block alive throughout (weights) is always
+    // drawn, not lost among the short-lived peaks of bigger temporaries.
+    let weight = |l: &Lifetime| {
+        let born = l.alloc_event().map_or(from, |a| a.max(from));
+        let dies = l.free_completed_event().map_or(to + 1, |f| f.min(to + 1));
+        l.size as u128 * u128::from(dies.saturating_sub(born).max(1))
+    };
+    chosen.sort_by_key(|&i| std::cmp::Reverse(weight(&d.lifetimes[i as usize])));
     chosen.truncate(max_blocks);
     chosen.sort_by_key(|&i| {
         let l = &d.lifetimes[i as usize];

@@ -147,7 +147,11 @@ pub fn findings(
             add(
                 "low",
                 "peak",
-                format!("{} reserved but not allocated at the peak", bytes(p.reserved_minus_allocated)),
+                format!(
+                    "{} reserved but not allocated at {}",
+                    bytes(p.reserved_minus_allocated),
+                    if p.at_dump { "the dump" } else { "the peak" }
+                ),
                 "cached blocks the allocator keeps for reuse".into(),
                 "expandable_segments:True or a smaller garbage_collection_threshold releases them",
                 format!("up to {} lower reserved peak", bytes(p.reserved_minus_allocated)),

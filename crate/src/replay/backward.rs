@@ -5,6 +5,7 @@
 use super::ranges::{Range, RangeSet};
 use super::{IssueLog, Lifetime, StackSource, NONE};
 use crate::fasthash::FastMap;
+use crate::format::exact_bytes;
 use crate::model::{Action, BlockState, DeviceTrace, Pool, Snapshot};
 
 pub(crate) struct Backward {
@@ -56,36 +57,38 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
 
     for (i, e) in (0..events.len()).rev().map(|i| (i, &events[i])) {
         match e.action() {
-            Action::Alloc => {
-                match open.remove(&e.addr) {
-                    Some(l) => {
-                        let lt = &mut lifetimes[l as usize];
-                        lt.set_alloc_event(Some(i as u32));
-                        lt.requested = e.size;
-                        lt.stream = e.stream;
-                        if e.stack().is_some() {
-                            lt.set_stack(e.stack());
-                            lt.stack_source = StackSource::Alloc;
-                        }
-                        event_lifetime[i] = l;
+            Action::Alloc => match open.remove(&e.addr) {
+                Some(l) => {
+                    let lt = &mut lifetimes[l as usize];
+                    lt.set_alloc_event(Some(i as u32));
+                    lt.requested = e.size;
+                    lt.stream = e.stream;
+                    if e.stack().is_some() {
+                        lt.set_stack(e.stack());
+                        lt.stack_source = StackSource::Alloc;
                     }
-                    None => {
-                        log.add(
+                    event_lifetime[i] = l;
+                }
+                None => {
+                    log.add(
                         Some(i),
                         "ALLOC_UNMATCHED",
-                        format!("alloc of {} B at 0x{:x} is neither freed later in the window nor live at the dump; left out of the counters", e.size, e.addr),
+                        format!(
+                            "alloc of {} at 0x{:x} is neither freed later in the window nor live at the dump; left out of the counters",
+                            exact_bytes(e.size as i64),
+                            e.addr
+                        ),
                     );
-                        let id = lifetimes.len() as u32;
-                        lifetimes.push(new_freed(e.addr, e.size, e.stream, None));
-                        let lt = &mut lifetimes[id as usize];
-                        lt.set_alloc_event(Some(i as u32));
-                        lt.orphan = true;
-                        lt.set_stack(e.stack());
-                        lt.stack_source = if e.stack().is_some() { StackSource::Alloc } else { StackSource::None };
-                        event_lifetime[i] = id;
-                    }
+                    let id = lifetimes.len() as u32;
+                    lifetimes.push(new_freed(e.addr, e.size, e.stream, None));
+                    let lt = &mut lifetimes[id as usize];
+                    lt.set_alloc_event(Some(i as u32));
+                    lt.orphan = true;
+                    lt.set_stack(e.stack());
+                    lt.stack_source = if e.stack().is_some() { StackSource::Alloc } else { StackSource::None };
+                    event_lifetime[i] = id;
                 }
-            }
+            },
             Action::FreeRequested => {
                 let fits = open.get(&e.addr).copied().filter(|&l| {
                     let lt = &lifetimes[l as usize];

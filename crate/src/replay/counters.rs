@@ -4,6 +4,7 @@
 
 use super::column::Column;
 use super::{IssueLog, Lifetime, NONE};
+use crate::format::exact_bytes;
 use crate::model::{Action, DeviceTrace, Snapshot};
 use serde::{Deserialize, Serialize};
 
@@ -252,7 +253,7 @@ pub(crate) fn compute(
             log.add(
                 Some(i),
                 "CHECKPOINT_MISMATCH",
-                format!("the snapshot marker says {} B active, the replay has {} B", e.size, cur.active),
+                format!("the snapshot marker says {} active, the replay has {}", exact_bytes(e.size as i64), exact_bytes(cur.active)),
             );
         }
     }

@@ -10,6 +10,7 @@ use super::ranges::{Range, RangeSet};
 use super::rules::{Rules, MIB, MIN_BLOCK};
 use super::{IssueLog, Lifetime, SegmentLife, NONE};
 use crate::fasthash::{FastMap, FastSet};
+use crate::format::exact_bytes;
 use crate::model::{Action, BlockState, DeviceTrace, Pool, Snapshot};
 use std::collections::BTreeMap;
 
@@ -159,7 +160,10 @@ impl Layout<'_> {
                 && addr.is_multiple_of(NPU_ALIGN)
                 && addr - free_start < NPU_ALIGN;
             if !npu_aligned {
-                return Err(format!("0x{addr:x} is {} B into a free block (allocations start at a free block's start)", addr - free_start));
+                return Err(format!(
+                    "0x{addr:x} is {} into a free block (allocations start at a free block's start)",
+                    exact_bytes((addr - free_start) as i64)
+                ));
             }
         }
         let avail = free_end.saturating_sub(addr);
@@ -203,7 +207,12 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
                             log.add(
                                 Some(i),
                                 "SIZE_MISMATCH",
-                                format!("alloc at 0x{:x}: the rules give {size} B, the dump block has {} B", e.addr, lt.size),
+                                format!(
+                                    "alloc at 0x{:x}: the rules give {}, the dump block has {}",
+                                    e.addr,
+                                    exact_bytes(size as i64),
+                                    exact_bytes(lt.size as i64)
+                                ),
                             );
                         }
                     }
@@ -212,7 +221,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, rules: &Rul
                         lt.size_exact = true;
                     }
                     Err(m) => {
-                        log.add(Some(i), "ALLOC_INCONSISTENT", format!("alloc of {} B: {m}", e.size));
+                        log.add(Some(i), "ALLOC_INCONSISTENT", format!("alloc of {}: {m}", exact_bytes(e.size as i64)));
                         if !lt.size_known {
                             lt.size = rules.round_size(e.size);
                         }

@@ -4,11 +4,30 @@
 use crate::analysis::overview::Overview;
 use crate::analysis::timeline::Timeline;
 use crate::analysis::DeviceAnalysis;
-use crate::format::bytes as b;
+use crate::format::{bytes as b, count};
 use std::fmt::Write;
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Frames a report shows of one stack behind "all frames" (deep stacks run to hundreds).
+const STACK_LINES: usize = 40;
+
+/// A stack's cell: its label, the second line, and the whole stack folded (no scripts needed).
+fn site_cell(label: &str, detail: Option<&str>, stack: Option<&str>) -> String {
+    let mut c = format!("<b>{}</b>", esc(label));
+    if let Some(d) = detail {
+        let _ = write!(c, "<div class=\"muted\">{}</div>", esc(d));
+    }
+    if let Some(st) = stack {
+        let lines: Vec<&str> = st.lines().collect();
+        let cut = lines.len().saturating_sub(STACK_LINES);
+        let more = if cut > 0 { format!("… {} outer frames\n", count(cut as i64)) } else { String::new() };
+        let _ =
+            write!(c, "<details><summary>all {} frames</summary><pre>{more}{}</pre></details>", lines.len(), esc(&lines[cut..].join("\n")));
+    }
+    c
 }
 
 fn bytes(v: i64) -> String {
@@ -16,7 +35,16 @@ fn bytes(v: i64) -> String {
 }
 
 fn ev(e: Option<i64>) -> String {
-    e.map(|e| format!("event {e}")).unwrap_or_else(|| "window start".into())
+    crate::format::event(e)
+}
+
+/// Where a peak of a device was: its event, or the dump when the device has no trace.
+fn peak_at(events: usize, e: Option<u32>) -> String {
+    if events == 0 {
+        "the dump (no trace events)".into()
+    } else {
+        ev(e.map(i64::from))
+    }
 }
 
 fn sparkline(t: &Timeline) -> String {
@@ -75,9 +103,9 @@ pub fn html(title: &str, ov: &Overview, analyses: &[DeviceAnalysis], timelines: 
             d.device,
             health,
             bytes(d.peaks.allocated.bytes),
-            ev(d.peaks.allocated.event.map(|e| e as i64)),
+            peak_at(d.events, d.peaks.allocated.event),
             b(d.peaks.reserved.bytes),
-            a.findings.len()
+            count(a.findings.len() as i64)
         );
     }
     o.push_str("</div>");
@@ -111,9 +139,9 @@ fn device_section(o: &mut String, a: &DeviceAnalysis, timeline: &Timeline) {
         o,
         "<div class=\"cards\"><div class=\"card\"><div class=\"t\">peak allocated</div><div class=\"v\">{}</div><div class=\"muted\">at {}</div></div><div class=\"card\"><div class=\"t\">peak reserved</div><div class=\"v\">{}</div><div class=\"muted\">at {}</div></div><div class=\"card\"><div class=\"t\">at dump</div><div class=\"v\">{}</div><div class=\"muted\">allocated of {} reserved</div></div><div class=\"card\"><div class=\"t\">trace</div><div class=\"v\">{}</div><div class=\"muted\">events · {} OOM</div></div></div>",
         bytes(d.peaks.allocated.bytes),
-        ev(d.peaks.allocated.event.map(|e| e as i64)),
+        peak_at(d.events, d.peaks.allocated.event),
         bytes(d.peaks.reserved.bytes),
-        ev(d.peaks.reserved.event.map(|e| e as i64)),
+        peak_at(d.events, d.peaks.reserved.event),
         bytes(d.at_dump.allocated as i64),
         b(d.at_dump.reserved as i64),
         d.events,
@@ -139,30 +167,31 @@ fn device_section(o: &mut String, a: &DeviceAnalysis, timeline: &Timeline) {
         );
     }
     if let Some(p) = &a.peak {
-        let _ = write!(o, "<h3>Who holds the memory at {} (top stacks)</h3><table><tr><th>share</th><th class=\"n\">bytes</th><th class=\"n\">blocks</th><th>stack (outermost first)</th></tr>", ev(p.event));
+        let at = if p.at_dump { "the dump".to_string() } else { ev(p.event) };
+        let _ = write!(o, "<h3>Who holds the memory at {at} (top stacks)</h3><table><tr><th>share</th><th class=\"n\">bytes</th><th class=\"n\">blocks</th><th>where</th></tr>");
         for g in &p.by_stack {
-            let _ = write!(o, "<tr><td style=\"width:120px\"><div class=\"bar\" style=\"width:{:.0}%\"></div>{:.1}%</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td><pre>{}</pre></td></tr>", g.share * 100.0, g.share * 100.0, bytes(g.bytes), g.blocks, esc(&g.label));
+            let _ = write!(o, "<tr><td style=\"width:120px\"><div class=\"bar\" style=\"width:{:.0}%\"></div>{:.1}%</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>", g.share * 100.0, g.share * 100.0, bytes(g.bytes), count(g.blocks), site_cell(&g.label, g.detail.as_deref(), g.stack.as_deref()));
         }
         let _ = write!(o, "</table><p class=\"muted\">These groups sum to {} = {:.1}% of the active counter at that event; reserved − allocated there: {}.</p>", b(p.live_bytes), p.coverage * 100.0, b(p.reserved_minus_allocated));
     }
     o.push_str("<h3>Fragmentation</h3><table><tr><th>when</th><th class=\"n\">reserved</th><th class=\"n\">free</th><th class=\"n\">free pieces</th><th class=\"n\">largest free</th><th class=\"n\">rounding waste</th><th class=\"n\">pending free</th></tr>");
     for f in &a.fragment.at {
-        let _ = write!(o, "<tr><td>{} ({})</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>", f.label.replace('_', " "), ev(f.event), bytes(f.reserved), bytes(f.free_bytes), f.free_blocks, bytes(f.largest_free), bytes(f.rounding_waste), bytes(f.pending_free_bytes));
+        let _ = write!(o, "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>", match (f.label.as_str(), f.event) { ("dump", None) => "the dump".to_string(), ("dump", Some(e)) => format!("the dump (after event {})", count(e)), (l, e) => format!("{} ({})", l.replace('_', " "), ev(e)) }, bytes(f.reserved), bytes(f.free_bytes), count(f.free_blocks), bytes(f.largest_free), bytes(f.rounding_waste), bytes(f.pending_free_bytes));
     }
     o.push_str("</table>");
     if let Some(l) = &a.leak {
-        let _ = write!(o, "<h3>Leaks</h3><p>{} blocks ({}) allocated in the window are still allocated at the dump; {} pending free ({}); {} blocks ({}) from before the window. Allocated floor per tenth of the window: {}{}.</p>", l.candidates, b(l.candidate_bytes), l.pending_free_blocks, b(l.pending_free_bytes), l.before_window_blocks, b(l.before_window_bytes), l.floor.iter().map(|v| b(*v)).collect::<Vec<_>>().join(" → "), if l.floor_rises_steadily { " (rising steadily)" } else { "" });
+        let _ = write!(o, "<h3>Leaks</h3><p>{} blocks ({}) allocated in the window are still allocated at the dump; {} pending free ({}); {} blocks ({}) from before the window. Allocated floor per tenth of the window: {}{}.</p>", count(l.candidates), b(l.candidate_bytes), count(l.pending_free_blocks), b(l.pending_free_bytes), count(l.before_window_blocks), b(l.before_window_bytes), l.floor.iter().map(|v| b(*v)).collect::<Vec<_>>().join(" → "), if l.floor_rises_steadily { " (rising steadily)" } else { "" });
         if !l.candidates_by_stack.is_empty() {
-            o.push_str("<table><tr><th class=\"n\">bytes</th><th class=\"n\">blocks</th><th>events</th><th>stack</th></tr>");
+            o.push_str("<table><tr><th class=\"n\">bytes</th><th class=\"n\">blocks</th><th>allocated at events</th><th>where</th></tr>");
             for c in &l.candidates_by_stack {
                 let _ = write!(
                     o,
-                    "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}…{}</td><td><pre>{}</pre></td></tr>",
+                    "<tr><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}…{}</td><td>{}</td></tr>",
                     bytes(c.bytes),
-                    c.blocks,
-                    c.first_event.unwrap_or(0),
-                    c.last_event.unwrap_or(0),
-                    esc(&c.label)
+                    count(c.blocks),
+                    c.first_event.map_or("—".into(), count),
+                    c.last_event.map_or("—".into(), count),
+                    site_cell(&c.label, c.detail.as_deref(), c.stack.as_deref())
                 );
             }
             o.push_str("</table>");

@@ -2,7 +2,7 @@ use crate::emit::Out;
 use crate::focus::resolve;
 use snapscope::analysis::DeviceAnalysis;
 use snapscope::engine::{At, Engine, ANALYSES};
-use snapscope::format::{bytes, event};
+use snapscope::format::{bytes, count, event};
 use snapscope::{Error, Result};
 use std::path::PathBuf;
 
@@ -105,29 +105,40 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
     println!("== device {} ==", a.device);
     if all || mode == "overview" {
         let d = &a.overview;
+        let peak = if d.events == 0 {
+            "no trace events: the dump only".to_string()
+        } else {
+            format!(
+                "peak allocated {} at {} · reserved peak {}",
+                bytes(d.peaks.allocated.bytes),
+                event(d.peaks.allocated.event.map(i64::from)),
+                bytes(d.peaks.reserved.bytes)
+            )
+        };
         println!(
-            "peak allocated {} at {} · reserved peak {} · at dump {} of {} reserved · replay {}",
-            bytes(d.peaks.allocated.bytes),
-            event(d.peaks.allocated.event.map(i64::from)),
-            bytes(d.peaks.reserved.bytes),
+            "{peak} · at dump {} of {} reserved · replay {}",
             bytes(d.at_dump.allocated as i64),
             bytes(d.at_dump.reserved as i64),
             if d.consistency.ok { "exact" } else { "PARTIAL" }
         );
     }
     if let Some(p) = a.peak.as_ref().filter(|_| all || mode == "peak") {
-        println!("\nwho holds {} at {} (reserved − allocated {}):", bytes(p.live_bytes), event(p.event), bytes(p.reserved_minus_allocated));
+        let at = if p.at_dump { "the dump".to_string() } else { event(p.event) };
+        println!("\nwho holds {} at {at} (reserved − allocated {}):", bytes(p.live_bytes), bytes(p.reserved_minus_allocated));
         for g in &p.by_stack {
-            println!("  {:5.1}% {:>11} {:>6} blocks  {}", g.share * 100.0, bytes(g.bytes), g.blocks, shown(&g.label, &g.detail));
+            println!("  {:5.1}% {:>11} {:>6} blocks  {}", g.share * 100.0, bytes(g.bytes), count(g.blocks), shown(&g.label, &g.detail));
         }
     }
     if all || mode == "fragment" {
         println!();
         for f in &a.fragment.at {
+            let at = match (f.label.as_str(), f.event) {
+                ("dump", None) => "the dump".to_string(),
+                ("dump", Some(e)) => format!("the dump (after event {e})"),
+                (label, e) => format!("the {} ({})", label.replace('_', " "), event(e)),
+            };
             println!(
-                "fragmentation at {} ({}): {} free of {} reserved in {} pieces, largest {}, rounding waste {}, pending free {}",
-                f.label.replace('_', " "),
-                event(f.event),
+                "fragmentation at {at}: {} free in reserved segments (pending frees excluded) of {} reserved in {} pieces, largest {}, rounding waste {}, pending free {}",
                 bytes(f.free_bytes),
                 bytes(f.reserved),
                 f.free_blocks,
@@ -139,8 +150,8 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
     }
     if let Some(l) = a.leak.as_ref().filter(|_| all || mode == "leak") {
         println!(
-            "\nleak candidates: {} blocks, {} (pending free {}, from before the window {}); floor growth {}{}",
-            l.candidates,
+            "\nleak candidates: {} blocks, {} (pending free {}, from before the window {}); floor change {}{}",
+            count(l.candidates),
             bytes(l.candidate_bytes),
             bytes(l.pending_free_bytes),
             bytes(l.before_window_bytes),
@@ -148,12 +159,12 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
             if l.floor_rises_steadily { " (steady)" } else { "" }
         );
         for c in l.candidates_by_stack.iter().take(5) {
-            println!("  {:>11} {:>6} blocks  {}", bytes(c.bytes), c.blocks, shown(&c.label, &c.detail));
+            println!("  {:>11} {:>6} blocks  {}", bytes(c.bytes), count(c.blocks), shown(&c.label, &c.detail));
         }
     }
     if all || mode == "oom" {
-        if a.oom.ooms.is_empty() && mode == "oom" {
-            println!("no OOM events on this device");
+        if let Some(room) = a.oom.at_dump.as_ref().filter(|_| mode == "oom") {
+            println!("{}", room.summary);
         }
         for c in &a.oom.ooms {
             println!("\nOOM at event {}: {} — {}", c.event, c.verdict, c.explanation);
