@@ -96,6 +96,15 @@ def main():
     weird[3] = {"action": 17, "addr": "nope", "size": -5, "stream": None}
     damaged("wrong_event_types.pickle", weird, [3])
 
+    # Hostile text: frame names and file names that would drive a terminal (set the title, clear the
+    # screen, ring the bell, a C1 CSI) and a spreadsheet (a formula). They must reach people as text.
+    hostile = [dict(e) for e in events]
+    evil = [{"filename": "/x/\x1b]0;pwned\x07model.py", "line": 7, "name": "=HYPERLINK(\"http://x\")\x1b[2J\x9b31m"}]
+    for e in hostile:
+        if e["action"] == "alloc":
+            e["frames"] = evil + list(e.get("frames") or [])
+    write("escape_frames.pickle", p4(dict(good, device_traces=[hostile])), {"loads": True})
+
     with open(os.path.join(OUT, "expected.json"), "w") as f:
         json.dump(EXPECTED, f, indent=1, sort_keys=True)
     print(f"wrote {len(EXPECTED)} bad inputs to {os.path.normpath(OUT)}")

@@ -87,6 +87,10 @@ test("multi-device snapshot: the device picker switches devices", async () => {
   );
   assert.ok(opts.length >= 2, `devices: ${opts}`);
   await page.selectOption("#device-select", opts[1]);
+  // The view has rendered (its figures come from the engine, after a "computing…" cover).
+  await page.waitForFunction(
+    () => document.documentElement.dataset.view === "done",
+  );
   assert.match(await page.textContent("main"), /Peak allocated/i);
   assert.equal(
     new URLSearchParams(

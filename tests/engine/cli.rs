@@ -161,3 +161,60 @@ fn analyze_query_and_report() {
     assert_eq!(rc, 0);
     assert!(serde_json::from_str::<Value>(&out).unwrap()["templates"].as_array().unwrap().len() >= 17);
 }
+
+/// Control characters from a snapshot's names never reach the terminal as they are.
+#[test]
+fn text_output_escapes_control_characters() {
+    let snap = common::fixtures().join("bad/escape_frames.pickle");
+    let s = snap.to_str().unwrap();
+    for args in [
+        vec!["analyze", s],
+        vec!["analyze", s, "--mode", "tree"],
+        vec!["query", s, "-t", "event", "--params", r#"{"limit": 5}"#],
+        vec!["sql", s, "SELECT name, filename FROM frames"],
+    ] {
+        let (rc, out, err) = snapscope(&args);
+        assert_eq!(rc, 0, "{args:?}: {err}");
+        assert!(out.contains("HYPERLINK"), "{args:?}: the hostile frame is shown");
+        let raw: Vec<char> = out.chars().filter(|c| c.is_control() && *c != '\n' && *c != '\t').collect();
+        assert!(raw.is_empty(), "{args:?}: raw control characters {raw:?}");
+        assert!(out.contains("\\u{1b}"), "{args:?}: shown escaped");
+    }
+}
+
+/// `sql` on a snapshot cannot attach (and so create or modify) another database file.
+#[test]
+fn sql_cannot_attach_files() {
+    let dir = std::env::temp_dir().join(format!("snapscope-attach-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("x.db");
+    let snap = common::fixtures().join("cuda_training.pickle");
+    let (rc, _, err) = snapscope(&["sql", snap.to_str().unwrap(), &format!("ATTACH DATABASE '{}' AS x", target.display()), "--json"]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("QUERY_NOT_READONLY"), "{err}");
+    assert!(!target.exists(), "ATTACH created no file");
+}
+
+/// Outputs replace a symlink planted at their path; they never write through it.
+#[test]
+fn outputs_do_not_follow_symlinks() {
+    let dir = std::env::temp_dir().join(format!("snapscope-symlink-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("out")).unwrap();
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let snap = common::fixtures().join("cuda_training.pickle");
+    for (name, args) in [("r.html", vec!["report"]), ("s.pickle", vec!["slice", "--events", "2..9"])] {
+        let out = dir.join("out").join(name);
+        std::os::unix::fs::symlink(&victim, &out).unwrap();
+        let mut a = args.clone();
+        a.insert(1, snap.to_str().unwrap());
+        a.extend(["-o", out.to_str().unwrap()]);
+        let (rc, _, err) = snapscope(&a);
+        assert_eq!(rc, 0, "{err}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "{name}: the symlink's target is untouched");
+        assert!(!std::fs::symlink_metadata(&out).unwrap().file_type().is_symlink(), "{name}: a regular file now");
+    }
+    let leftovers = std::fs::read_dir(dir.join("out")).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp-")).count();
+    assert_eq!(leftovers, 0);
+}

@@ -1,7 +1,9 @@
-// The page's one byte formatter: B, KiB, MiB, GiB, two decimals, the text the Rust side prints.
+// The page's formatting: bytes (B, KiB, MiB, GiB, two decimals, the text the Rust side prints),
+// counts, durations and the width of query columns.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { bytes, exact, pct } from "../../www/src/ui/format";
+import { bytes, duration, exact, pct, plural } from "../../www/src/ui/format";
+import { columnWidths } from "../../www/src/views/queries";
 
 test("one unit set, B to GiB, two decimals", () => {
   assert.equal(bytes(0), "0 B");
@@ -34,4 +36,31 @@ test("negative values carry the sign in front", () => {
 test("exact bytes and shares", () => {
   assert.equal(exact(23281500672), "23,281,500,672 B");
   assert.equal(pct(0.1234), "12.3%");
+});
+
+test("counts read with separators and the right number", () => {
+  assert.equal(plural(1, "row"), "1 row");
+  assert.equal(plural(0, "row"), "0 rows");
+  assert.equal(plural(1313, "block"), "1,313 blocks");
+  assert.equal(plural(2, "event does", "events do"), "2 events do");
+});
+
+test("durations in µs, ms or s", () => {
+  assert.equal(duration(850), "850 µs");
+  assert.equal(duration(12_430), "12.4 ms");
+  assert.equal(duration(7_635_500), "7.64 s");
+});
+
+test("query columns are as wide as their text, within limits", () => {
+  const w = columnWidths(
+    ["id", "filename"],
+    [[1, "/home/lin/cs336/assignment2-systems/cs336_systems/model.py"]],
+  );
+  assert.equal(w[0], 70);
+  assert.ok(w[1] > 400 && w[1] <= 560, String(w[1]));
+  // Counts are measured with their separators.
+  assert.equal(
+    columnWidths(["n"], [[1234567890123]], { n: "count" })[0],
+    Math.round("1,234,567,890,123".length * 7.6 + 22),
+  );
 });

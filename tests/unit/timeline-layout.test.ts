@@ -6,11 +6,20 @@ import {
   bucketAt,
   bucketEvents,
   centredWindow,
+  groupLabels,
+  labelLeft,
+  niceStep,
+  timeLabel,
   timeOf,
   xScale,
   xTicks,
 } from "../../www/src/views/timeline-layout";
-import { ticks, yScale } from "../../www/src/ui/plot";
+import {
+  byteTicks,
+  fitLabel,
+  niceTicks,
+  yScaleTo,
+} from "../../www/src/ui/plot";
 import type { Timeline } from "../../www/src/types";
 
 // A plot 1000 px wide: x = 72 + px.
@@ -72,31 +81,141 @@ test("by time without timestamps falls back to the index", () => {
   assert.equal(xScale(none, 0, 1000, frame, true).xOf(500), 572);
 });
 
-test("x ticks: six labels of event indices, kept inside the plot", () => {
+test("x ticks: round event indices at their x", () => {
   const ticksAt = xTicks(null, 0, 1000, frame, false);
   assert.deepEqual(
     ticksAt.map((k) => k.label),
     ["0", "200", "400", "600", "800", "1,000"],
   );
   assert.equal(ticksAt[0].x, 72);
-  assert.equal(ticksAt[1].x, 262);
-  assert.equal(ticksAt[5].x, 1084 - 60);
-});
-
-test("x ticks by time: milliseconds since the first bucket", () => {
-  const timed = timeline([0, 10], [1_000_000, 1_050_000]);
+  assert.equal(ticksAt[1].x, 272);
+  assert.equal(ticksAt[5].x, 1072);
+  // A zoomed window starts at the first round index inside it.
   assert.deepEqual(
-    xTicks(timed, 0, 19, frame, true).map((k) => k.label),
-    ["+0.0 ms", "+10.0 ms", "+20.0 ms", "+30.0 ms", "+40.0 ms", "+50.0 ms"],
+    xTicks(null, 1234, 1789, frame, false).map((k) => k.label),
+    ["1,300", "1,400", "1,500", "1,600", "1,700"],
   );
 });
 
-test("y: 5 % headroom over the maximum, byte ticks in whole bytes", () => {
-  const y = yScale(1000, frame);
-  assert.equal(y.top, 1050);
+test("x ticks of a one-event window: one label, not 0 0 0 0 0", () => {
+  assert.deepEqual(
+    xTicks(null, 0, 0, frame, false).map((k) => k.label),
+    ["0"],
+  );
+  assert.deepEqual(
+    xTicks(null, 0, 2, frame, false).map((k) => k.label),
+    ["0", "1", "2"],
+  );
+});
+
+test("x ticks by time: round offsets from the trace's first event, in ms or s", () => {
+  const timed = timeline([0, 10], [1_000_000, 1_050_000]);
+  assert.deepEqual(
+    xTicks(timed, 0, 19, frame, true).map((k) => k.label),
+    ["0", "10 ms", "20 ms", "30 ms", "40 ms", "50 ms"],
+  );
+  // Counted from the trace's first event (the origin), not the visible window's.
+  const later = timeline([0, 10], [8_000_000, 15_700_000]);
+  assert.deepEqual(
+    xTicks(later, 0, 19, frame, true, 1_000_000).map((k) => k.label),
+    ["8 s", "10 s", "12 s", "14 s"],
+  );
+});
+
+test("time labels: the unit and decimals the step calls for", () => {
+  assert.equal(timeLabel(7_500_000, 2_500_000), "7.5 s");
+  assert.equal(timeLabel(7_635_500, 1_000_000), "8 s");
+  assert.equal(timeLabel(250_000, 250_000), "0.25 s");
+  assert.equal(timeLabel(40_000, 20_000), "40 ms");
+  assert.equal(timeLabel(2_500, 2_500), "2.5 ms");
+  assert.equal(timeLabel(40, 20), "40 µs");
+  assert.equal(timeLabel(0, 1_000_000), "0");
+});
+
+test("nice steps: the 1, 2, 2.5, 5 × 10^k nearest on a log scale", () => {
+  assert.equal(niceStep(0.7, [1, 2, 2.5, 5]), 0.5);
+  assert.equal(niceStep(3.1, [1, 2, 2.5, 5]), 2.5);
+  assert.equal(niceStep(2.1, [1, 2, 2.5, 5]), 2);
+  assert.equal(niceStep(7, [1, 2, 5]), 5);
+  assert.equal(niceStep(8, [1, 2, 5]), 10);
+  assert.equal(niceStep(1540, [1, 2, 5]), 2000);
+  assert.equal(niceStep(111, [1, 2, 5]), 100);
+});
+
+test("y: round byte ticks in the unit of the maximum, the top at the last one", () => {
+  const GiB = 2 ** 30;
+  assert.deepEqual(
+    byteTicks(23.8 * GiB).map((t) => t.label),
+    ["0", "5 GiB", "10 GiB", "15 GiB", "20 GiB", "25 GiB"],
+  );
+  assert.deepEqual(
+    byteTicks(9.29 * GiB).map((t) => t.label),
+    ["0", "2.5 GiB", "5 GiB", "7.5 GiB", "10 GiB"],
+  );
+  assert.equal(byteTicks(9.29 * GiB)[1].value, 2.5 * GiB);
+  assert.deepEqual(
+    byteTicks(700 * 2 ** 20).map((t) => t.label),
+    ["0", "200 MiB", "400 MiB", "600 MiB", "800 MiB"],
+  );
+  // Nothing to show: whole bytes still.
+  assert.deepEqual(
+    byteTicks(0).map((t) => t.label),
+    ["0", "1 B", "2 B", "3 B", "4 B"],
+  );
+  assert.deepEqual(niceTicks(1000, 4), [0, 250, 500, 750, 1000]);
+  const y = yScaleTo(1000, frame);
   assert.equal(y.y(0), 360 - PAD.b);
-  assert.equal(y.y(1050), PAD.t);
-  assert.deepEqual(ticks(y.top, 4), [0, 263, 525, 788, 1050]);
+  assert.equal(y.y(1000), PAD.t);
+});
+
+test("labels stay inside the plot: centred on their x, moved in at the edges", () => {
+  assert.equal(labelLeft(500, 40, 72, 1082), 480);
+  assert.equal(labelLeft(1080, 40, 72, 1082), 1042); // the last tick is never clipped
+  assert.equal(labelLeft(60, 40, 64, 1082), 64);
+});
+
+test("annotation labels are grouped when they would overlap, never cut at the right edge", () => {
+  const measure = (s: string) => s.length * 6; // 6 px a character
+  const items = [
+    { x: 100, label: "forward" },
+    { x: 110, label: "backward" },
+    { x: 120, label: "optimizer" },
+    { x: 400, label: "step 2" },
+    { x: 1075, label: "end" },
+  ];
+  const groups = groupLabels(items, measure, 1080);
+  assert.deepEqual(
+    groups.map((g) => g.text),
+    ["forward +2", "step 2", "end"],
+  );
+  assert.deepEqual(groups[0].labels, ["forward", "backward", "optimizer"]);
+  assert.equal(groups[2].left, 1080 - 18); // ends at the right edge
+  for (let i = 1; i < groups.length; i++)
+    assert.ok(
+      groups[i].left >= groups[i - 1].left + groups[i - 1].width,
+      "no overlap",
+    );
+  // 1,802 annotations in a 1,000 px plot: a few labels, none overlapping.
+  const many = Array.from({ length: 1802 }, (_, i) => ({
+    x: 72 + (i * 1000) / 1802,
+    label: `## op ${i} ##`,
+  }));
+  const g2 = groupLabels(many, measure, 1082);
+  assert.ok(g2.length < 20, `${g2.length} groups`);
+  assert.equal(
+    g2.reduce((n, g) => n + g.labels.length, 0),
+    1802,
+  );
+  for (let i = 1; i < g2.length; i++)
+    assert.ok(g2[i].left >= g2[i - 1].left + g2[i - 1].width);
+  assert.ok(g2.every((g) => g.left + g.width <= 1082));
+});
+
+test("label fitting: the longest prefix with an ellipsis that fits", () => {
+  const measure = (s: string) => s.length * 10;
+  assert.equal(fitLabel("forward", 100, measure), "forward");
+  assert.equal(fitLabel("forward_pass", 60, measure), "forwa…");
+  assert.equal(fitLabel("forward", 10, measure), "");
 });
 
 test("the window centred on an event stays inside the trace", () => {

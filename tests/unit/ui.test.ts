@@ -17,7 +17,15 @@ test("pan moves the window by the dragged share of the plot, clamped", () => {
   assert.deepEqual(panBy(1000, 2000, 10000, 100000, 1000), [8999, 9999]);
 });
 
-test("the tooltip sits below right of the pointer, inside the box", () => {
+test("the tooltip sits below right of the pointer, inside the box and the viewport", () => {
   assert.deepEqual(tipPosition(100, 50, 1000), { left: 114, top: 66 });
-  assert.deepEqual(tipPosition(900, 50, 1000), { left: 680, top: 66 });
+  // Near the right edge: left of the pointer.
+  assert.deepEqual(tipPosition(900, 50, 1000), { left: 566, top: 66 });
+  // A box narrower than the card: at its left edge (the card wraps to the box's width).
+  assert.deepEqual(tipPosition(100, 50, 200, 320), { left: 0, top: 66 });
+  // Near the bottom of the viewport: above the pointer.
+  assert.deepEqual(tipPosition(100, 500, 1000, 320, 120, 560), {
+    left: 114,
+    top: 368,
+  });
 });

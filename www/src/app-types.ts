@@ -29,6 +29,8 @@ export interface AppHandle {
   files: OpenFile[];
   select(event: number | null, view?: ViewName): void;
   show(view: ViewName): void;
+  /** Switch to another device of the same file. */
+  setDevice(device: number, view?: ViewName): void;
   setEvent(event: number | null): void;
   setTemplate(name: string | null): void;
 }

@@ -6,6 +6,10 @@ import type { Overview, Rows } from './types';
 import type { OpenFile, Route, ViewContext, ViewName } from './app-types';
 import { bytes, download, el, int } from './ui/format';
 import { VIEWS } from './views';
+import { addStyles } from './ui/style';
+import { computing } from './ui/busy';
+
+addStyles();
 
 class App {
   files: OpenFile[] = [];
@@ -82,8 +86,14 @@ class App {
       const overview = JSON.parse(json) as Overview;
       this.files.push({ name, size: file.size, client, overview, overviewJson: json });
       this.route.file = this.files.length - 1;
-      this.route.device = overview.devices[0]?.device ?? 0;
-      this.route.event = null;
+      // The first file opens where the URL hash points (device and event), e.g. a shared link.
+      const hash = this.files.length === 1 ? new URLSearchParams(location.hash.slice(1)) : null;
+      const device = hash?.has('device') ? Number(hash.get('device')) : null;
+      this.route.device = overview.devices.some((d) => d.device === device)
+        ? (device as number)
+        : (overview.devices[0]?.device ?? 0);
+      const event = hash?.has('event') ? Number(hash.get('event')) : null;
+      this.route.event = event !== null && Number.isInteger(event) && event >= 0 ? event : null;
       this.hideProgress();
       this.setStatus('ready');
       this.render();
@@ -187,6 +197,14 @@ class App {
     this.render();
   }
 
+  /** Switch to another device of the same file (its selection starts afresh), in `view`. */
+  setDevice(device: number, view?: ViewName) {
+    this.route.device = device;
+    this.route.event = null;
+    if (view) this.route.view = view;
+    this.render();
+  }
+
   /** Select an event without re-rendering the current view (the chart already shows it). */
   setEvent(event: number | null) {
     this.route.event = event;
@@ -244,8 +262,11 @@ class App {
       root: el('div', { class: `view view-${this.route.view}` }),
     };
     this.main.replaceChildren(ctx.root);
-    VIEWS[this.route.view]
-      .render(ctx)
+    document.documentElement.dataset.view = 'computing';
+    computing(ctx.root, VIEWS[this.route.view].render(ctx))
+      .then(() => {
+        if (ctx.root.isConnected) document.documentElement.dataset.view = 'done';
+      })
       .catch((e) =>
         this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' }),
       );

@@ -113,10 +113,15 @@ export interface AllocatorState {
   largest_free: number;
   unplaced_blocks: number;
 }
+/** user | generated | library | native | interpreter | allocator | runtime (docs/frames.md). */
+export type FrameKind = 'user' | 'generated' | 'library' | 'native' | 'interpreter' | 'allocator' | 'runtime';
 export interface Frame {
   filename: string;
   line: number;
   name: string;
+  kind: FrameKind;
+  /** `name (short/path.py:line)`. */
+  display: string;
 }
 export interface EventDetail {
   device: number;
@@ -133,6 +138,9 @@ export interface EventDetail {
   device_free: number | null;
   compile_context: string | null;
   user_metadata: string | null;
+  /** The frame that names the event's stack, as shown (null without a stack). */
+  label: string | null;
+  /** Innermost first. */
   frames: Frame[];
   lifetime: Record<string, number | string | null> | null;
 }
@@ -144,10 +152,16 @@ export interface Rows {
   truncated: boolean;
 }
 export interface Group {
+  /** The naming frame as shown (`forward (adapters.py:588)`), or a synthetic `[...]` label. */
   label: string;
+  /** A second line: the caller (with ` · via …`), or `freed at <frame>` for pre-window memory. */
+  detail: string | null;
+  /** `filename:line name` of the naming frame (hover title). */
   site: string | null;
+  /** The whole stack, outermost first, one `filename:line name` per line. */
+  stack: string | null;
   stack_id: number | null;
-  origin: string;
+  origin: 'dynamic' | 'before_window' | 'other';
   blocks: number;
   bytes: number;
   requested_bytes: number;
@@ -156,6 +170,8 @@ export interface Group {
 export interface PeakAnalysis {
   device: number;
   event: number | null;
+  /** True when the device has no trace events: the attribution is of the dump. */
+  at_dump: boolean;
   peaks: PeakSet;
   counters_at_event: Counters;
   reserved_minus_active: number;
@@ -192,7 +208,9 @@ export interface SegmentFrag {
 }
 export interface StackBytes {
   label: string;
+  detail: string | null;
   site: string | null;
+  stack: string | null;
   stack_id: number | null;
   blocks: number;
   bytes: number;
@@ -228,6 +246,23 @@ export interface OomCase {
   explanation: string;
   suggestions: string[];
 }
+/** The room at the dump, for a device without an OOM event. */
+export interface DumpRoom {
+  reserved: number;
+  allocated: number;
+  free_in_reserved: number;
+  largest_free_block: number;
+  pending_free_bytes: number;
+  largest_request: { bytes: number; event: number } | null;
+  /** One sentence to show as is. */
+  summary: string;
+}
+export interface OomAnalysis {
+  device: number;
+  ooms: OomCase[];
+  /** Present when the device has no OOM event. */
+  at_dump: DumpRoom | null;
+}
 export interface Finding {
   device: number;
   priority: 'high' | 'medium' | 'low' | 'info';
@@ -243,7 +278,7 @@ export interface DeviceAnalysis {
   peak: PeakAnalysis | null;
   fragment: { device: number; at: FragAt[] };
   leak: LeakAnalysis | null;
-  oom: { device: number; ooms: OomCase[] };
+  oom: OomAnalysis;
   findings: Finding[];
 }
 export interface BandBlock {
@@ -253,6 +288,7 @@ export interface BandBlock {
   alloc_event: number | null;
   free_event: number | null;
   stack: number | null;
+  /** The human label (or `allocated before the window; freed at …`). */
   site: string;
 }
 /** Live blocks per pixel column (the engine's `bands`): entries column_start[c]..column_start[c+1]. */
@@ -275,6 +311,9 @@ export interface PeakSet {
 }
 export interface StackDelta {
   label: string;
+  detail: string | null;
+  /** The full stack text the two files are matched by. */
+  stack: string;
   bytes_a: number;
   bytes_b: number;
   delta: number;

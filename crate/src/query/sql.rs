@@ -116,7 +116,18 @@ pub fn now_ms() -> f64 {
 pub fn run(conn: &mut Connection, sql: &str, params: &[(&str, rusqlite::types::Value)], limits: Limits) -> Result<Rows> {
     let deadline = now_ms() + limits.timeout_ms as f64;
     conn.progress_handler(10_000, Some(move || now_ms() > deadline)).map_err(Error::sql)?;
+    // A statement SQLite calls read-only may still ATTACH a file (creating it, or rolling back a
+    // hot journal beside it): the user's SQL never attaches.
+    conn.authorizer(Some(|ctx: rusqlite::hooks::AuthContext<'_>| {
+        use rusqlite::hooks::{AuthAction, Authorization};
+        match ctx.action {
+            AuthAction::Attach { .. } | AuthAction::Detach { .. } => Authorization::Deny,
+            _ => Authorization::Allow,
+        }
+    }))
+    .map_err(Error::sql)?;
     let result = run_unguarded(conn, sql, params, limits);
+    let _ = conn.authorizer(None::<fn(rusqlite::hooks::AuthContext<'_>) -> rusqlite::hooks::Authorization>);
     let _ = conn.progress_handler(0, None::<fn() -> bool>);
     result
 }
@@ -125,13 +136,13 @@ fn run_unguarded(conn: &Connection, sql: &str, params: &[(&str, rusqlite::types:
     let not_readonly = || {
         Error::new(
             "QUERY_NOT_READONLY",
-            "only read-only statements (SELECT, WITH, read-only PRAGMA) are allowed",
+            "only read-only statements (SELECT, WITH, read-only PRAGMA) are allowed; no ATTACH",
             "the SnapshotDB is read-only; copy it with sqlite3 to modify it",
         )
     };
     // A write to the virtual `traces` is refused by SQLite while preparing.
-    let mut stmt =
-        conn.prepare(sql).map_err(|e| if e.to_string().contains("may not be modified") { not_readonly() } else { Error::sql(e) })?;
+    let refused = |e: &rusqlite::Error| ["may not be modified", "not authorized"].iter().any(|m| e.to_string().contains(m));
+    let mut stmt = conn.prepare(sql).map_err(|e| if refused(&e) { not_readonly() } else { Error::sql(e) })?;
     if !stmt.readonly() {
         return Err(not_readonly());
     }

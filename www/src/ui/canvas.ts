@@ -1,7 +1,6 @@
 // Canvas helpers shared by the chart views: sizing (CSS size × device pixel ratio, drawing in CSS
 // pixels), text that fits, lines across the plot, and the byte axis.
-import { bytes } from './format';
-import type { Frame, YScale } from './plot';
+import { fitLabel, type Frame, type YScale } from './plot';
 
 /**
  * Fit the backing store to the element and return its CSS size. `cssHeight` sets the element's
@@ -28,10 +27,7 @@ export function fitCanvas(
 
 /** `text`, cut with an ellipsis to at most `maxWidth` pixels in the current font. */
 export function fitText(g: CanvasRenderingContext2D, text: string, maxWidth: number): string {
-  if (g.measureText(text).width <= maxWidth) return text;
-  let t = text;
-  while (t.length > 1 && g.measureText(t + '…').width > maxWidth) t = t.slice(0, -1);
-  return t + '…';
+  return fitLabel(text, maxWidth, (s) => g.measureText(s).width);
 }
 
 /** A vertical line from `top` to `bottom` (markers, the selection, the cursor). */
@@ -45,11 +41,17 @@ export function vline(g: CanvasRenderingContext2D, x: number, top: number, botto
   g.lineWidth = 1;
 }
 
-/** Byte labels at the left of the plot, with grid lines across it when `grid` is given. */
-export function byteAxis(g: CanvasRenderingContext2D, f: Frame, scale: YScale, values: number[], grid?: string) {
+/** Axis labels at the left of the plot (right-aligned), with grid lines when `grid` is given. */
+export function byteAxis(
+  g: CanvasRenderingContext2D,
+  f: Frame,
+  scale: YScale,
+  ticks: { value: number; label: string }[],
+  grid?: string,
+) {
   g.font = '11px system-ui, sans-serif';
-  for (const v of values) {
-    const y = scale.y(v);
+  for (const { value, label } of ticks) {
+    const y = scale.y(value);
     if (grid) {
       g.strokeStyle = grid;
       g.beginPath();
@@ -58,6 +60,8 @@ export function byteAxis(g: CanvasRenderingContext2D, f: Frame, scale: YScale, v
       g.stroke();
     }
     g.fillStyle = '#64748b';
-    g.fillText(bytes(v), 4, y + 4);
+    g.textAlign = 'right';
+    g.fillText(label, f.pad.l - 6, Math.max(10, y + 4));
+    g.textAlign = 'left';
   }
 }

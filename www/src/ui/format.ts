@@ -28,6 +28,30 @@ export const exact = (b: number) => `${b.toLocaleString('en-US')} B`;
 export const int = (n: number) => n.toLocaleString('en-US');
 export const hex = (n: number) => (n < 0 ? '-0x' + (-n).toString(16) : '0x' + n.toString(16));
 export const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+/** A count and its noun, with separators and the right number: "1 row", "1,313 rows". */
+export const plural = (n: number, noun: string, nouns = `${noun}s`) => `${int(n)} ${n === 1 ? noun : nouns}`;
+
+/** A duration in µs for people: "850 µs", "12.4 ms", "7.64 s". */
+export function duration(us: number): string {
+  const a = Math.abs(us);
+  if (a < 1e3) return `${Math.round(us)} µs`;
+  if (a < 1e6) return `${Number((us / 1e3).toPrecision(3))} ms`;
+  return `${(us / 1e6).toFixed(2)} s`;
+}
+
+/** What each "free" figure means, for the title of every card or line that shows one. */
+export const DEFS = {
+  free: 'free in reserved segments, pending frees excluded: cached by the allocator, not handed out',
+  largestFree:
+    'the largest free block in one reserved segment, pending frees excluded: the biggest request served without a new segment',
+  pendingFree:
+    'freed by the program but not yet reusable: the block waits for work queued on other streams (record_stream) to finish',
+  deviceFree:
+    "free device memory reported by the driver (cudaMemGetInfo) at this event, outside PyTorch's reserved segments",
+  reservedMinusAllocated:
+    'reserved − allocated at the same event: cached in reserved segments, not handed out (pending frees included)',
+};
+
 export const eventLabel = (e: number | null | undefined) =>
   e === null || e === undefined ? 'window start' : `event ${int(e)}`;
 
@@ -67,11 +91,12 @@ export function card(
   value: HTMLElement | string,
   sub: Node | string | (Node | string)[] = '',
   cls = '',
+  definition?: string,
 ): HTMLElement {
   return el(
     'div',
-    { class: `card ${cls}` },
-    el('div', { class: 'card-title', text: title }),
+    { class: `card ${cls}`, title: definition },
+    el('div', { class: definition ? 'card-title defined' : 'card-title', text: title }),
     el('div', { class: 'card-value' }, value),
     el('div', { class: 'card-sub' }, ...(Array.isArray(sub) ? sub : [sub])),
   );

@@ -1,17 +1,34 @@
-// A table of memory grouped by stack: share bar, bytes, blocks, site; click a row for the stack.
+// A table of memory grouped by stack: share bar, bytes, blocks, and the stack's label (the frame
+// that names it) with its caller as a second line; click the label for every frame of the stack.
 import type { Group, StackBytes } from '../types';
 import { bytesSpan, el, int, pct } from './format';
+
+/**
+ * The label cell of a stack: `label` with `detail` as a muted second line and `site` on hover; a
+ * click shows or hides the whole stack (outermost first). Synthetic groups have no stack to open.
+ */
+export function stackLabel(g: {
+  label: string;
+  detail: string | null;
+  site?: string | null;
+  stack: string | null;
+}): HTMLElement {
+  const title = g.site ?? g.stack?.split('\n').pop() ?? g.label;
+  const detail = g.detail ? el('span', { class: 'detail', text: g.detail }) : null;
+  if (!g.stack) return el('div', { class: 'label-cell' }, el('span', { class: 'label', title, text: g.label }), detail);
+  const full = el('pre', { class: 'stack-text', hidden: true, text: g.stack });
+  const a = el('a', { href: '#', class: 'label', title: `${title}\n(click for all frames)`, text: g.label });
+  a.addEventListener('click', (e) => {
+    e.preventDefault();
+    full.hidden = !full.hidden;
+  });
+  return el('div', { class: 'label-cell' }, a, detail, full);
+}
 
 export function groupTable(groups: (Group | StackBytes)[], total: number): HTMLElement {
   const body = el('tbody');
   for (const g of groups) {
     const share = total > 0 ? g.bytes / total : 0;
-    const full = el('pre', { class: 'stack-text', hidden: true, text: g.label });
-    const site = el('a', { href: '#', text: g.site ?? g.label.split('\n').pop() ?? g.label });
-    site.addEventListener('click', (e) => {
-      e.preventDefault();
-      full.hidden = !full.hidden;
-    });
     body.append(
       el(
         'tr',
@@ -19,24 +36,17 @@ export function groupTable(groups: (Group | StackBytes)[], total: number): HTMLE
         el('td', { class: 'share' }, el('div', { class: 'sharebar', style: `width:${pct(share)}` }), pct(share)),
         el('td', { class: 'num' }, bytesSpan(g.bytes)),
         el('td', { class: 'num', text: int(g.blocks) }),
-        el('td', {}, site, full),
+        el('td', {}, stackLabel(g)),
       ),
     );
   }
+  // Memory from before the window is known by where it was freed, if at all: not an allocation site.
+  const allDynamic = groups.every((g) => !('origin' in g) || g.origin !== 'before_window');
+  const where = allDynamic ? 'allocation site (click for all frames)' : 'where (click for all frames)';
   return el(
     'table',
     { class: 'grid groups' },
-    el(
-      'thead',
-      {},
-      el(
-        'tr',
-        {},
-        ...['share', 'bytes', 'blocks', 'allocation site (click for the whole stack)'].map((h) =>
-          el('th', { text: h }),
-        ),
-      ),
-    ),
+    el('thead', {}, el('tr', {}, ...['share', 'bytes', 'blocks', where].map((h) => el('th', { text: h })))),
     body,
   );
 }

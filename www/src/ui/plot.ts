@@ -32,3 +32,83 @@ export function yScale(max: number, f: Frame): YScale {
 export function ticks(top: number, n: number): number[] {
   return Array.from({ length: n + 1 }, (_, k) => Math.round((top / n) * k));
 }
+
+/** The steps an axis may take: 1, 2, 2.5 and 5 × 10^k. */
+const MANTISSAS = [1, 2, 2.5, 5];
+
+/**
+ * Round axis values 0, s, 2s… for values up to `max` (in the unit of `max`): s is 1, 2, 2.5 or 5 ×
+ * 10^k, chosen so that about `target` intervals cover `max` with the least headroom. The last
+ * value is ≥ max (it is the top of the plot).
+ */
+export function niceTicks(max: number, target = 4): number[] {
+  const m = max > 0 && Number.isFinite(max) ? max : 1;
+  const base = 10 ** Math.floor(Math.log10(m / target));
+  let best = { n: 0, step: 0, score: Infinity };
+  for (const k of [base / 10, base, base * 10])
+    for (const c of MANTISSAS) {
+      const step = c * k;
+      const n = Math.ceil(m / step - 1e-9);
+      if (n < 2 || n > target * 2) continue;
+      // Closest to the target count first, then the least headroom.
+      const score = Math.abs(n - target) * 10 + (n * step - m) / m;
+      if (score < best.score) best = { n, step, score };
+    }
+  if (!best.step) best = { n: target, step: m / target, score: 0 };
+  // Multiply (not add) so that 0.1 + 0.2 errors do not pile up; round away binary noise.
+  return Array.from({ length: best.n + 1 }, (_, i) => Number((i * best.step).toPrecision(12)));
+}
+
+const BYTE_UNITS: [number, string][] = [
+  [2 ** 30, 'GiB'],
+  [2 ** 20, 'MiB'],
+  [2 ** 10, 'KiB'],
+  [1, 'B'],
+];
+
+/** The unit a byte axis up to `max` is labelled in: GiB, MiB, KiB or B. */
+export function byteUnit(max: number): [number, string] {
+  return BYTE_UNITS.find(([u]) => max >= u) ?? BYTE_UNITS[3];
+}
+
+/**
+ * Byte axis values: round numbers in the unit of `max` (0, 5, 10, 15, 20 GiB), as bytes, with
+ * their labels ("0", "5 GiB", "2.5 GiB").
+ */
+export function byteTicks(max: number, target = 4): { value: number; label: string }[] {
+  const [u, name] = byteUnit(max);
+  // Whole bytes: at least 1 B a step.
+  return niceTicks(name === 'B' ? Math.max(max, target) : max / u, target).map((v) => ({
+    value: name === 'B' ? Math.round(v) : v * u,
+    label: v === 0 ? '0' : `${trimNumber(v)} ${name}`,
+  }));
+}
+
+/** A number without trailing zeros, at most 3 decimals: 2.5, 10, 0.125. */
+export function trimNumber(v: number): string {
+  return String(Number(v.toFixed(3)));
+}
+
+/** A y scale whose top is exactly `top` (the last axis value). */
+export function yScaleTo(top: number, f: Frame): YScale {
+  const t = Math.max(1e-9, top);
+  const height = f.h - f.pad.t - f.pad.b;
+  return { top: t, y: (v) => f.h - f.pad.b - (v / t) * height };
+}
+
+/**
+ * `text` cut with an ellipsis to at most `maxWidth` (as measured by `measure`); the empty string
+ * when not even one character and the ellipsis fit.
+ */
+export function fitLabel(text: string, maxWidth: number, measure: (s: string) => number): string {
+  if (measure(text) <= maxWidth) return text;
+  let lo = 0;
+  let hi = text.length;
+  // The longest prefix that fits with the ellipsis (binary search: labels may be long paths).
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (measure(text.slice(0, mid) + '…') <= maxWidth) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo === 0 ? '' : text.slice(0, lo) + '…';
+}

@@ -2,7 +2,7 @@
 // column's blocks stacked bottom up in the engine's order with the summed rest on top, hit-testing.
 import type { Bands } from '../types';
 import { int } from '../ui/format';
-import { plotWidth, yScale, type Frame, type Pad, type YScale } from '../ui/plot';
+import { byteTicks, plotWidth, yScaleTo, type Frame, type Pad, type YScale } from '../ui/plot';
 
 export const PAD: Pad = { l: 72, r: 12, t: 8, b: 22 };
 
@@ -10,11 +10,14 @@ export interface BandScale {
   cols: number;
   colW: number;
   y: YScale;
+  /** The byte axis: round values, the last one the top of the plot. */
+  ticks: { value: number; label: string }[];
 }
 
 export function bandScale(b: Bands, f: Frame): BandScale {
   const cols = b.column_event.length;
-  return { cols, colW: plotWidth(f) / Math.max(1, cols), y: yScale(Math.max(0, ...b.active), f) };
+  const ticks = byteTicks(Math.max(0, ...b.active));
+  return { cols, colW: plotWidth(f) / Math.max(1, cols), y: yScaleTo(ticks[ticks.length - 1].value, f), ticks };
 }
 
 /** A block's rectangle in CSS pixels (`top` < `bottom`); `block` indexes `blocks`, null = the rest. */
@@ -61,10 +64,13 @@ export function eventNear(b: Bands, s: BandScale, f: Frame, x: number): number |
   return b.column_event[Math.max(0, Math.min(s.cols - 1, Math.floor((x - f.pad.l) / s.colW)))];
 }
 
-/** `n + 1` event labels along the x axis, at the columns they name. */
+/** Up to `n + 1` event labels along the x axis, at the columns they name (each event once). */
 export function xTicks(b: Bands, s: BandScale, f: Frame, n = 5) {
-  return Array.from({ length: n + 1 }, (_, k) => {
+  const out: { x: number; label: string }[] = [];
+  for (let k = 0; k <= n; k++) {
     const col = Math.min(s.cols - 1, Math.floor(((s.cols - 1) / n) * k));
-    return { x: f.pad.l + col * s.colW, label: int(b.column_event[col]) };
-  });
+    const label = int(b.column_event[col]);
+    if (col >= 0 && out.at(-1)?.label !== label) out.push({ x: f.pad.l + col * s.colW, label });
+  }
+  return out;
 }

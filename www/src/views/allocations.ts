@@ -11,6 +11,7 @@ import { tooltip } from '../ui/tooltip';
 import { newestOnly } from '../ui/window';
 import { panZoom } from '../ui/zoom';
 import { drawBands } from './allocations-draw';
+import { computing } from '../ui/busy';
 import { PAD, bandAt, bandScale, eventNear } from './allocations-layout';
 
 function blockTip(b: BandBlock | null): (Node | string)[] {
@@ -23,8 +24,9 @@ function blockTip(b: BandBlock | null): (Node | string)[] {
   const end = b.free_event === null ? 'alive at the dump' : 'freed at ' + eventLabel(b.free_event);
   return [
     el('b', { text: `${bytes(b.size)} at ${hex(b.address)}` }),
-    el('div', { text: `${exact(b.size)} · allocated at ${born}, ${end}` }),
+    el('div', { text: `${exact(b.size)} · allocated ${b.alloc_event === null ? born : 'at ' + born}, ${end}` }),
     el('div', { class: 'loc', text: b.site || 'no stack recorded' }),
+    b.alloc_event !== null ? el('div', { class: 'muted', text: 'click: select its allocation event' }) : '',
   ];
 }
 
@@ -40,11 +42,14 @@ export async function renderAllocations(c: ViewContext) {
   const detail = el(
     'select',
     {},
-    ...[200, 1000, 3000].map((n) => el('option', { value: n, text: `${n} largest blocks`, selected: n === 1000 })),
+    ...[1000, 3000, 10000].map((n) =>
+      el('option', { value: n, text: `${int(n)} largest blocks`, selected: n === 3000 }),
+    ),
   );
   const canvas = el('canvas', { class: 'chart' });
   const tip = tooltip(canvas);
   const info = el('div', { class: 'readout' });
+  const selection = el('div', { class: 'readout selection' });
   c.root.append(
     el(
       'div',
@@ -56,6 +61,7 @@ export async function renderAllocations(c: ViewContext) {
     ),
     el('div', { class: 'segmap-box' }, canvas, tip.el),
     info,
+    selection,
   );
   const g = canvas.getContext('2d')!;
   let from = 0;
@@ -64,9 +70,11 @@ export async function renderAllocations(c: ViewContext) {
   const newest = newestOnly();
   const frame = (): Frame => ({ ...fitCanvas(canvas, g, 420), pad: PAD });
 
-  async function fetchData() {
+  /** Fetch the window's layout; `busy` covers the chart meanwhile (not while panning). */
+  async function fetchData(busy = false) {
     const cols = Math.max(50, Math.floor(plotWidth(frame())));
-    const b = await newest(c.file.client.call<Bands>('bands', c.device, from, to, cols, Number(detail.value)));
+    const ask = c.file.client.call<Bands>('bands', c.device, from, to, cols, Number(detail.value));
+    const b = await newest(busy ? computing(c.root, ask) : ask);
     if (!b) return;
     data = b;
     draw();
@@ -75,7 +83,7 @@ export async function renderAllocations(c: ViewContext) {
   function draw() {
     if (!data) return;
     const f = frame();
-    drawBands(g, data, bandScale(data, f), f);
+    drawBands(g, data, bandScale(data, f), f, c.event);
     info.textContent = `events ${int(data.from)}–${int(data.to)} · ${int(data.blocks.length)} blocks drawn one by one; grey = all smaller blocks summed`;
   }
 
@@ -86,6 +94,24 @@ export async function renderAllocations(c: ViewContext) {
     const r = bandAt(data, bandScale(data, f), f, x, y);
     return r ? (r.block === null ? null : data.blocks[r.block]) : undefined;
   }
+
+  /** Select event `e` (here: the chart marks it; the other views follow) without leaving the view. */
+  function pick(e: number, b?: BandBlock) {
+    c.event = e;
+    c.app.setEvent(e);
+    draw();
+    const open = el('a', { href: '#', text: 'open in Timeline' });
+    open.addEventListener('click', (ev) => {
+      ev.preventDefault();
+      c.app.select(e, 'timeline');
+    });
+    selection.replaceChildren(
+      el('b', { text: `Selected ${eventLabel(e)}` }),
+      b ? ` (allocation of ${bytes(b.size)} at ${hex(b.address)}) · ` : ' · ',
+      open,
+    );
+  }
+  if (c.event !== null) pick(c.event);
 
   const pz = panZoom(canvas, {
     total,
@@ -109,9 +135,13 @@ export async function renderAllocations(c: ViewContext) {
   canvas.addEventListener('click', (e) => {
     if (pz.moved()) return;
     const b = hit(e.offsetX, e.offsetY);
-    if (b && b.alloc_event !== null) c.app.select(b.alloc_event, 'timeline');
+    if (b && b.alloc_event !== null) pick(b.alloc_event, b);
   });
-  detail.addEventListener('change', () => void fetchData());
+  detail.addEventListener('change', () => {
+    // The card named a block of the old layout.
+    tip.hide();
+    void fetchData(true);
+  });
   new ResizeObserver(() => draw()).observe(canvas);
-  await fetchData();
+  await fetchData(true);
 }

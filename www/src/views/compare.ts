@@ -30,7 +30,12 @@ function stackRow(s: StackDelta) {
     el('td', { class: 'num' }, bytesSpan(s.bytes_a)),
     el('td', { class: 'num' }, bytesSpan(s.bytes_b)),
     deltaCell(s.delta, 'bytes'),
-    el('td', { title: s.label, text: s.label.split('\n').pop() ?? s.label }),
+    el(
+      'td',
+      { class: 'stack-cell', title: s.stack },
+      el('span', { class: 'label', text: s.label }),
+      s.detail ? el('span', { class: 'detail', text: s.detail }) : '',
+    ),
   );
 }
 
@@ -50,7 +55,11 @@ function render(cmp: Comparison, a: string, b: string): HTMLElement[] {
     .filter(traced)
     .flatMap((d) => [
       el('h4', { text: `device ${d.device}: live memory at the allocated peak, by stack (largest change first)` }),
-      gridTable(['change', a, b, 'difference', 'stack (innermost frame)'], d.stacks.map(stackRow), 'grid compact'),
+      gridTable(
+        ['change', a, b, 'difference', 'stack (named by its innermost user frame; hover for all frames)'],
+        d.stacks.map(stackRow),
+        'grid compact',
+      ),
     ]);
   return [...figures, ...stacks];
 }

@@ -1,75 +1,133 @@
 // Leaks: what was allocated in the window and is still allocated at the dump, whether the
-// allocated floor keeps rising, and by which stacks.
+// allocated floor keeps rising, and by which stacks. Without trace events there is no history to
+// judge: the view says so and shows what the dump itself holds pending free.
 import type { ViewContext } from '../app-types';
-import type { DeviceAnalysis } from '../types';
-import { bytes, bytesSpan, card, el, int } from '../ui/format';
+import type { DeviceAnalysis, LeakAnalysis } from '../types';
+import { DEFS, bytes, bytesSpan, card, el, plural } from '../ui/format';
 import { groupTable } from '../ui/groups';
+import { byteTicks } from '../ui/plot';
 
-export async function renderLeaks(c: ViewContext) {
-  const d = c.deviceOverview;
-  if (!d || d.events === 0) {
-    c.root.append(
-      el('div', { class: 'health ok', text: 'No trace events for this device: leaks need an allocation history.' }),
-    );
-    return;
-  }
-  const a = await c.file.client.call<DeviceAnalysis>('analyze', c.device, -1);
-  const l = a.leak!;
-  const max = Math.max(1, ...l.floor);
-  const floor = el(
+/** The change of the floor in words: "rose by 3.76 GiB", "fell by 49.77 MiB", "stayed level". */
+export function floorChange(growth: number): (Node | string)[] {
+  if (growth === 0) return ['stayed level'];
+  return [growth > 0 ? 'rose by ' : 'fell by ', bytesSpan(Math.abs(growth))];
+}
+
+/** The floor per tenth of the window as bars over a byte axis with round values. */
+function floorChart(floor: number[]): HTMLElement {
+  const ticks = byteTicks(Math.max(1, ...floor), 4);
+  const top = ticks[ticks.length - 1].value;
+  const axis = el(
     'div',
-    { class: 'floor' },
-    ...l.floor.map((v, i) =>
+    { class: 'floor-axis' },
+    ...ticks.map((t) => el('span', { style: `bottom:${(t.value / top) * 100}%`, text: t.label })),
+  );
+  const bars = el(
+    'div',
+    { class: 'floor', style: `--grid:${100 / (ticks.length - 1)}%` },
+    ...floor.map((v, i) =>
       el('div', {
         class: 'floor-bar',
-        title: `tenth ${i + 1}: ${bytes(v)}`,
-        style: `height:${Math.max(2, (v / max) * 100)}%`,
+        title: `tenth ${i + 1} of the window: lowest allocated ${bytes(v)}`,
+        style: `height:${Math.max(0.5, (v / top) * 100)}%`,
       }),
     ),
   );
-  c.root.append(
+  const x = el('div', { class: 'floor-x' }, ...floor.map((_, i) => el('span', { text: String(i + 1) })));
+  return el('div', { class: 'floor-chart' }, axis, bars, x);
+}
+
+function headline(l: LeakAnalysis): HTMLElement {
+  const rose = l.floor_growth > 0;
+  const steady = rose && l.floor_rises_steadily;
+  const change = floorChange(l.floor_growth);
+  return el(
+    'div',
+    { class: steady && l.candidate_bytes > 0 ? 'health warn' : rose ? 'health info' : 'health ok' },
     el(
-      'div',
-      { class: l.floor_rises_steadily && l.candidate_bytes > 0 ? 'health warn' : 'health ok' },
-      el('strong', {
-        text:
-          l.floor_rises_steadily && l.candidate_bytes > 0
-            ? 'The allocated floor rises steadily. '
-            : 'No steady growth. ',
-      }),
-      `${int(l.candidates)} blocks (`,
-      bytesSpan(l.candidate_bytes),
-      ') allocated inside the window are still allocated at the dump; the lowest allocated level rose by ',
-      bytesSpan(l.floor_growth),
-      ' from the first to the last tenth of the window.',
+      'strong',
+      {},
+      ...(steady
+        ? ['The allocated floor rises steadily: it ', ...change, ' over the window. ']
+        : rose
+          ? ['The allocated floor ', ...change, ' over the window, but not steadily. ']
+          : ['No growth: the allocated floor ', ...change, ' over the window. ']),
     ),
+    `${plural(l.candidates, 'block')} (`,
+    bytesSpan(l.candidate_bytes),
+    ') allocated inside the window are still allocated at the dump.',
+    rose && !steady
+      ? ' The lowest allocated level did not rise from tenth to tenth of the window: more likely memory in use than a leak.'
+      : '',
+    ' (The floor is the lowest allocated level in each tenth of the window; its change is from the first tenth to the last.)',
+  );
+}
+
+export async function renderLeaks(c: ViewContext) {
+  const d = c.deviceOverview;
+  if (!d) return;
+  const a = await c.file.client.call<DeviceAnalysis>('analyze', c.device, -1);
+  const l = a.leak;
+  if (d.events === 0 || !l) {
+    const dump = a.fragment.at.find((f) => f.label === 'dump');
+    c.root.append(
+      el(
+        'div',
+        { class: 'health info' },
+        el('strong', { text: 'Leaks need a trace. ' }),
+        'This snapshot has no trace events for this device, only the dump: nothing says when its blocks were allocated or whether memory kept growing. Record the allocation history (torch.cuda.memory._record_memory_history()) before the steps you want to check.',
+      ),
+    );
+    if (dump)
+      c.root.append(
+        el(
+          'div',
+          { class: 'cards' },
+          card(
+            'pending free at the dump',
+            bytesSpan(dump.pending_free_bytes),
+            dump.pending_free_bytes
+              ? 'freed by the program, waiting on other streams'
+              : 'no block waits on another stream',
+            dump.pending_free_bytes ? 'primary' : '',
+            DEFS.pendingFree,
+          ),
+          card('allocated at the dump', bytesSpan(dump.allocated), ['of ', bytesSpan(dump.reserved), ' reserved']),
+        ),
+      );
+    return;
+  }
+  c.root.append(
+    headline(l),
     el(
       'div',
       { class: 'cards' },
       card(
         'leak candidates',
         bytesSpan(l.candidate_bytes),
-        `${int(l.candidates)} blocks allocated in the window, alive at the end`,
+        `${plural(l.candidates, 'block')} allocated in the window, alive at the end`,
         'primary',
       ),
       card(
         'pending free at dump',
         bytesSpan(l.pending_free_bytes),
-        `${int(l.pending_free_blocks)} blocks freed but waiting on other streams`,
+        `${plural(l.pending_free_blocks, 'block')} freed but waiting on other streams`,
+        '',
+        DEFS.pendingFree,
       ),
       card(
         'from before the window',
         bytesSpan(l.before_window_bytes),
-        `${int(l.before_window_blocks)} blocks live throughout (weights, caches)`,
+        `${plural(l.before_window_blocks, 'block')} live throughout (weights, caches)`,
       ),
       card(
         'long-lived',
         bytesSpan(l.long_lived_bytes),
-        `${int(l.long_lived_blocks)} in-window blocks alive ≥ half the window`,
+        `${plural(l.long_lived_blocks, 'in-window block')} alive ≥ half the window`,
       ),
     ),
-    el('h3', { text: 'Allocated floor per tenth of the window' }),
-    floor,
+    el('h3', { text: 'Lowest allocated level per tenth of the window' }),
+    floorChart(l.floor),
     el('h3', { text: 'Leak candidates by allocation site' }),
     l.candidates_by_stack.length
       ? groupTable(l.candidates_by_stack, l.candidate_bytes)

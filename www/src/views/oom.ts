@@ -1,8 +1,8 @@
 // OOM: each out-of-memory event with the request, what was free, who held the memory, the events
 // just before, and the engine's verdict and suggestions.
 import type { ViewContext } from '../app-types';
-import type { DeviceAnalysis } from '../types';
-import { bytesSpan, card, el, int } from '../ui/format';
+import type { DeviceAnalysis, DumpRoom } from '../types';
+import { DEFS, bytesSpan, card, el, eventLabel, int, plural } from '../ui/format';
 import { groupTable } from '../ui/groups';
 
 export async function renderOom(c: ViewContext) {
@@ -10,14 +10,17 @@ export async function renderOom(c: ViewContext) {
   if (!d) return;
   const a = await c.file.client.call<DeviceAnalysis>('analyze', c.device, -1);
   if (!a.oom.ooms.length) {
-    c.root.append(
-      el(
-        'div',
-        { class: 'health ok' },
-        el('strong', { text: 'No OOM on this device. ' }),
-        'The trace holds no out-of-memory event (PyTorch records one whenever an allocation fails).',
-      ),
-    );
+    c.root.append(...otherDevices(c));
+    if (a.oom.at_dump) c.root.append(...dumpRoom(c, a.oom.at_dump));
+    else
+      c.root.append(
+        el(
+          'div',
+          { class: 'health info' },
+          el('strong', { text: 'No OOM event on this device. ' }),
+          'PyTorch records one in the trace whenever an allocation fails.',
+        ),
+      );
     return;
   }
   for (const o of a.oom.ooms) {
@@ -35,16 +38,19 @@ export async function renderOom(c: ViewContext) {
         'div',
         { class: 'cards' },
         card('request', bytesSpan(o.requested), '', 'primary'),
-        card('device free', o.device_free === null ? '—' : bytesSpan(o.device_free)),
+        card('device free', o.device_free === null ? '—' : bytesSpan(o.device_free), '', '', DEFS.deviceFree),
         card('allocated / reserved', bytesSpan(o.counters.allocated), [
           'of ',
           bytesSpan(o.counters.reserved),
           ' reserved',
         ]),
-        card('largest free block', bytesSpan(o.largest_free_block), [
-          bytesSpan(o.free_in_reserved),
-          ' free in reserved segments',
-        ]),
+        card(
+          'largest free block',
+          bytesSpan(o.largest_free_block),
+          [bytesSpan(o.free_in_reserved), ' free in reserved segments (pending frees excluded)'],
+          '',
+          DEFS.largestFree,
+        ),
       ),
       el('div', { class: 'actions' }, go),
       el('h4', { text: 'Who held the memory' }),
@@ -70,4 +76,64 @@ export async function renderOom(c: ViewContext) {
       ),
     );
   }
+}
+
+/** Other devices of this file that have OOM events, each with a link that switches to it. */
+function otherDevices(c: ViewContext): HTMLElement[] {
+  const others = c.file.overview.devices.filter((x) => x.device !== c.device && x.window.oom_events > 0);
+  return others.map((x) => {
+    const go = el('a', { href: '#', class: 'device-link', text: `Show device ${x.device}’s OOM` });
+    go.addEventListener('click', (e) => {
+      e.preventDefault();
+      c.app.setDevice(x.device, 'oom');
+    });
+    return el(
+      'div',
+      { class: 'health warn' },
+      el('strong', { text: `Device ${x.device} ran out of memory ` }),
+      `(${plural(x.window.oom_events, 'OOM event')} in its trace); this is device ${c.device}. `,
+      go,
+    );
+  });
+}
+
+/** A device without OOM event: the engine's sentence on the room at the dump, and its figures. */
+function dumpRoom(c: ViewContext, r: DumpRoom): HTMLElement[] {
+  const req = r.largest_request;
+  const reqLink = req ? el('a', { href: '#', text: eventLabel(req.event) }) : null;
+  reqLink?.addEventListener('click', (e) => {
+    e.preventDefault();
+    if (req) c.app.select(req.event, 'timeline');
+  });
+  return [
+    el('h3', { text: 'No OOM event: the room at the dump' }),
+    el('div', { class: 'health info oom-dump', text: r.summary }),
+    el(
+      'div',
+      { class: 'cards' },
+      card('allocated at the dump', bytesSpan(r.allocated), ['of ', bytesSpan(r.reserved), ' reserved'], 'primary'),
+      card(
+        'free in reserved segments',
+        bytesSpan(r.free_in_reserved),
+        'cached by the allocator (pending frees excluded)',
+        '',
+        DEFS.free,
+      ),
+      card(
+        'largest free block',
+        bytesSpan(r.largest_free_block),
+        'the biggest request served without a new segment',
+        '',
+        DEFS.largestFree,
+      ),
+      card('pending free', bytesSpan(r.pending_free_bytes), 'freed, waiting on other streams', '', DEFS.pendingFree),
+      req
+        ? card('largest request of the trace', bytesSpan(req.bytes), [
+            'at ',
+            reqLink!,
+            req.bytes > r.largest_free_block ? ' · would need a new segment' : ' · fits in the largest free block',
+          ])
+        : '',
+    ),
+  ];
 }

@@ -1,7 +1,7 @@
 // Overview: health first, then the headline figures of the selected device, then every device.
 import type { ViewContext } from '../app-types';
 import type { DeviceAnalysis, DeviceOverview } from '../types';
-import { bytes, bytesSpan, card, el, eventLabel, gridTable, int, pct } from '../ui/format';
+import { DEFS, bytes, bytesSpan, card, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
 
 function eventLink(c: ViewContext, e: number | null) {
   const a = el('a', { href: '#', class: 'event-link', text: eventLabel(e) });
@@ -45,7 +45,7 @@ function health(c: ViewContext, d: DeviceOverview): HTMLElement {
   return el(
     'div',
     { class: 'health warn' },
-    el('strong', { text: `Partial analysis: ${int(n)} event${n === 1 ? '' : 's'} do not fit the allocator state. ` }),
+    el('strong', { text: `Partial analysis: ${plural(n, 'event does', 'events do')} not fit the allocator state. ` }),
     'Counters are anchored at the dump and stay exact there; figures between the first issue and the dump may be off.',
     el(
       'ul',
@@ -66,7 +66,7 @@ export async function renderOverview(c: ViewContext) {
     el('h2', { text: c.file.name }),
     el('p', {
       class: 'muted',
-      text: `${ov.format ?? ''} snapshot, ${ov.encoding}, ${bytes(ov.source_bytes)} · ${ov.devices.length} device${ov.devices.length === 1 ? '' : 's'}`,
+      text: `${ov.format ?? ''} snapshot, ${ov.encoding}, ${bytes(ov.source_bytes)} · ${plural(ov.devices.length, 'device')}`,
     }),
   );
   if (!d) {
@@ -83,8 +83,9 @@ export async function renderOverview(c: ViewContext) {
   // Every derived figure comes from the engine, each taken at one event.
   const analysis = await c.file.client.call<DeviceAnalysis>('analyze', c.device, -1);
   const dump = analysis.fragment.at.find((f) => f.label === 'dump');
-  const span =
-    d.window.first_time_us !== null && d.window.last_time_us !== null
+  const span = !d.events
+    ? 'only the dump was recorded'
+    : d.window.first_time_us !== null && d.window.last_time_us !== null
       ? `${((d.window.last_time_us - d.window.first_time_us) / 1e6).toFixed(3)} s of wall time`
       : 'no timestamps (event order only)';
   const cards = el('div', { class: 'cards' });
@@ -98,10 +99,13 @@ export async function renderOverview(c: ViewContext) {
       ]),
       ...(analysis.peak
         ? [
-            card('Reserved − allocated at the allocated peak', bytesSpan(analysis.peak.reserved_minus_allocated), [
-              'cached, not handed out, at ',
-              eventLink(c, analysis.peak.event),
-            ]),
+            card(
+              'Reserved − allocated at the allocated peak',
+              bytesSpan(analysis.peak.reserved_minus_allocated),
+              ['cached, not handed out, at ', eventLink(c, analysis.peak.event)],
+              '',
+              DEFS.reservedMinusAllocated,
+            ),
           ]
         : []),
     );
@@ -109,20 +113,34 @@ export async function renderOverview(c: ViewContext) {
   cards.append(
     card('Allocated at dump', bytesSpan(d.at_dump.allocated), ['active ', bytesSpan(d.at_dump.active)]),
     card('Reserved at dump', bytesSpan(d.at_dump.reserved), [
-      `${int(d.segments_at_dump)} segments`,
-      d.expandable_segments_at_dump ? ` (${d.expandable_segments_at_dump} expandable)` : '',
+      plural(d.segments_at_dump, 'segment'),
+      d.expandable_segments_at_dump ? ` (${int(d.expandable_segments_at_dump)} expandable)` : '',
     ]),
     ...(dump
       ? [
-          card('Free in reserved segments at dump', el('span', { text: pct(dump.free_share) }), [
-            bytesSpan(dump.free_bytes),
-            ' (pending frees excluded)',
-          ]),
+          card(
+            'Free in reserved segments at dump',
+            el('span', { text: pct(dump.free_share) }),
+            [bytesSpan(dump.free_bytes), ' of reserved (pending frees excluded)'],
+            '',
+            DEFS.free,
+          ),
+          ...(dump.pending_free_bytes
+            ? [
+                card(
+                  'Pending free at dump',
+                  bytesSpan(dump.pending_free_bytes),
+                  'freed, waiting on other streams',
+                  '',
+                  DEFS.pendingFree,
+                ),
+              ]
+            : []),
         ]
       : []),
-    card('Trace window', el('span', { text: int(d.events) + ' events' }), [
+    card('Trace window', el('span', { text: plural(d.events, 'event') }), [
       span,
-      d.window.oom_events ? el('span', { class: 'oom', text: ` · ${d.window.oom_events} OOM` }) : '',
+      d.window.oom_events ? el('span', { class: 'oom', text: ` · ${plural(d.window.oom_events, 'OOM event')}` }) : '',
     ]),
   );
   root.append(cards);
@@ -157,6 +175,19 @@ export async function renderOverview(c: ViewContext) {
     go('Who holds the peak? (memory tree)', 'tree', p.allocated.event);
     go('Allocator state at the peak', 'state', p.allocated.event);
     go('Timeline', 'timeline', null);
+    root.append(actions);
+  } else {
+    // A dump-only device: the dump is the answer.
+    const actions = el('div', { class: 'actions' });
+    for (const [label, view] of [
+      ['Who holds the memory at the dump? (by stack)', 'peak'],
+      ['Memory tree at the dump', 'tree'],
+      ['Allocator state at the dump', 'state'],
+    ] as const) {
+      const b = el('button', { text: label });
+      b.addEventListener('click', () => c.app.show(view));
+      actions.append(b);
+    }
     root.append(actions);
   }
 

@@ -2,7 +2,7 @@
 // appear in a virtualised table with units, exportable as CSV or JSON.
 import type { ViewContext } from '../app-types';
 import type { Rows, Template, TemplateRows } from '../types';
-import { bytes, download, el, exact } from '../ui/format';
+import { bytes, download, el, exact, int, plural } from '../ui/format';
 
 const EXAMPLE_SQL = `-- The 20 largest blocks alive at the dump, with their allocation sites
 SELECT b.size, b.requested_size, b.state, cs.frames_json
@@ -13,29 +13,80 @@ WHERE b.state = 'active_allocated'
 ORDER BY b.size DESC
 LIMIT 20`;
 
-/** A table that renders only the rows in view, so 100 000 rows scroll smoothly. */
+/** A cell's text as shown: bytes in units, counts with separators, the rest as is. */
+function cellText(v: unknown, unit: string | null | undefined): string {
+  if (v === null) return 'NULL';
+  if (typeof v === 'number' && unit === 'bytes') return bytes(v);
+  if (typeof v === 'number' && unit === 'count' && Number.isInteger(v)) return int(v);
+  return String(v);
+}
+
+/** Column widths in px from the header and the first rows' text (7.6 px a character, 70..560). */
+export function columnWidths(
+  columns: string[],
+  rows: unknown[][],
+  units: Record<string, string | null> = {},
+): number[] {
+  return columns.map((c, i) => {
+    let chars = (units[c] ? `${c} [${units[c]}]` : c).length + 2;
+    for (const r of rows.slice(0, 300)) chars = Math.max(chars, cellText(r[i], units[c]).length);
+    return Math.round(Math.max(70, Math.min(560, chars * 7.6 + 22)));
+  });
+}
+
+/**
+ * A table that renders only the rows in view, so 100 000 rows scroll smoothly. Columns are as wide
+ * as their content (up to a limit), cut with an ellipsis and the full value on hover; drag a
+ * header's right edge to resize its column.
+ */
 export function resultTable(rows: Rows, units: Record<string, string | null> = {}): HTMLElement {
   const ROW_H = 24;
   const box = el('div', { class: 'result-box' });
+  const widths = columnWidths(rows.columns, rows.rows, units);
+  const body = el('div', { class: 'result-body' });
+  const spacer = el('div', { style: `height:${rows.rows.length * ROW_H}px;position:relative` });
+  const layout = () => {
+    const total = widths.reduce((a, b) => a + b, 0);
+    // The last column takes the room left over.
+    box.style.setProperty(
+      '--tpl',
+      widths.map((w, i) => (i === widths.length - 1 ? `minmax(${w}px, 1fr)` : `${w}px`)).join(' '),
+    );
+    for (const x of [head, body]) x.style.minWidth = `${total}px`;
+  };
   const head = el(
     'div',
     { class: 'result-head' },
-    ...rows.columns.map((c) =>
-      el('div', {
-        class: 'cell',
-        title: units[c] ? `${c} (${units[c]})` : c,
-        text: units[c] ? `${c} [${units[c]}]` : c,
-      }),
-    ),
+    ...rows.columns.map((c, i) => {
+      const handle = el('span', { class: 'col-resize', title: 'drag to resize' });
+      handle.addEventListener('mousedown', (e) => {
+        e.preventDefault();
+        const [x0, w0] = [e.clientX, widths[i]];
+        const move = (m: MouseEvent) => {
+          widths[i] = Math.max(40, w0 + m.clientX - x0);
+          layout();
+        };
+        const up = () => {
+          window.removeEventListener('mousemove', move);
+          window.removeEventListener('mouseup', up);
+        };
+        window.addEventListener('mousemove', move);
+        window.addEventListener('mouseup', up);
+      });
+      return el(
+        'div',
+        { class: 'cell', title: units[c] ? `${c} (${units[c]})` : c },
+        units[c] ? `${c} [${units[c]}]` : c,
+        handle,
+      );
+    }),
   );
-  const body = el('div', { class: 'result-body' });
-  const spacer = el('div', { style: `height:${rows.rows.length * ROW_H}px;position:relative` });
   body.append(spacer);
   const fmt = (v: unknown, col: string) => {
     if (v === null) return el('span', { class: 'null', text: 'NULL' });
-    if (typeof v === 'number' && units[col] === 'bytes') return el('span', { title: exact(v), text: `${bytes(v)}` });
-    const s = String(v);
-    return el('span', { title: s.length > 60 ? s.slice(0, 2000) : '', text: s });
+    const text = cellText(v, units[col]);
+    const title = typeof v === 'number' && units[col] === 'bytes' ? exact(v) : String(v).slice(0, 4000);
+    return el('span', { title, text });
   };
   const paint = () => {
     const top = body.scrollTop;
@@ -58,6 +109,7 @@ export function resultTable(rows: Rows, units: Record<string, string | null> = {
   body.addEventListener('scroll', paint);
   box.append(head, body);
   box.style.setProperty('--cols', String(rows.columns.length));
+  layout();
   requestAnimationFrame(paint);
   paint();
   return box;
@@ -85,8 +137,8 @@ export async function renderQueries(c: ViewContext) {
   const show = (rows: Rows, name: string, units: Record<string, string | null> = {}, ms = 0, total?: number) => {
     const count =
       total !== undefined && total !== rows.returned
-        ? `${rows.returned.toLocaleString()} of ${total.toLocaleString()} rows`
-        : `${rows.returned.toLocaleString()} rows`;
+        ? `${int(rows.returned)} of ${plural(total, 'row')}`
+        : plural(rows.returned, 'row');
     out.replaceChildren(
       el(
         'div',

@@ -3,11 +3,18 @@
 // Shows where memory is fragmented and the largest free block a request could get.
 import type { ViewContext } from '../app-types';
 import type { AllocatorState, StateBlock, StateSegment } from '../types';
-import { bytes, bytesSpan, card, el, eventLabel, exact, hex, int, pct } from '../ui/format';
+import { DEFS, bytes, bytesSpan, card, el, eventLabel, exact, hex, pct, plural } from '../ui/format';
+import { peakButton } from '../ui/event-panel';
 import { fitCanvas } from '../ui/canvas';
 import { tooltip } from '../ui/tooltip';
 import { focusEvent } from './focus';
 import { ROW, blockAt, byteScale, segmentOrder, xOfAddress } from './state-layout';
+
+interface StackText {
+  label: string;
+  caller: string | null;
+  text: string;
+}
 
 const COLORS: Record<string, string> = {
   active_allocated: '#2563eb',
@@ -32,42 +39,60 @@ export async function renderState(c: ViewContext) {
   });
   const go = el('button', { text: 'Show' });
   go.addEventListener('click', () => c.app.select(evInput.value === '' ? null : Number(evInput.value), 'state'));
+  const peak = d.events ? d.peaks.allocated.event : null;
   c.root.append(
     el(
       'div',
       { class: 'toolbar' },
-      el('b', { text: `Allocator state after ${eventLabel(event)}` }),
+      el('b', {
+        text: d.events
+          ? `Allocator state after ${eventLabel(event)}`
+          : 'Allocator state at the dump (this snapshot has no trace events)',
+      }),
+      event !== null && event === peak ? el('span', { class: 'tag', text: 'allocated peak' }) : '',
       el('span', { class: 'spacer' }),
       d.events ? evInput : '',
       d.events ? go : '',
+      peak !== null ? peakButton(() => c.app.select(peak, 'state'), event === peak) : null,
     ),
     el(
       'div',
       { class: 'cards' },
-      card('Reserved', bytesSpan(st.reserved), `${int(st.segments.length)} segments`),
+      card('Reserved', bytesSpan(st.reserved), plural(st.segments.length, 'segment')),
       card('Allocated', bytesSpan(st.allocated), ['active ', bytesSpan(st.active)]),
       card(
         'Free in reserved segments',
         bytesSpan(st.free),
         `${pct(st.free_share)} of reserved (pending frees excluded)`,
+        '',
+        DEFS.free,
       ),
-      card('Largest free block', bytesSpan(st.largest_free), 'the biggest request served without a new segment'),
+      card(
+        'Largest free block',
+        bytesSpan(st.largest_free),
+        'the biggest request served without a new segment',
+        '',
+        DEFS.largestFree,
+      ),
     ),
     st.unplaced_blocks
       ? el('div', {
           class: 'health warn',
-          text: `${st.unplaced_blocks} live blocks lie outside every known segment (the trace does not fit the dump there).`,
+          text: `${plural(st.unplaced_blocks, 'live block')} lie outside every known segment (the trace does not fit the dump there).`,
         })
       : '',
     el(
       'div',
       { class: 'legend' },
       ...Object.entries({
-        allocated: COLORS.active_allocated,
-        'pending free': COLORS.active_pending_free,
-        free: COLORS.inactive,
-      }).map(([k, v]) => el('span', {}, el('i', { style: `background:${v}` }), k)),
-      el('span', { class: 'muted', text: 'segments sorted by size; bar length ∝ segment size' }),
+        allocated: [COLORS.active_allocated, 'handed out to tensors'],
+        'pending free': [COLORS.active_pending_free, DEFS.pendingFree],
+        'free (cached)': [COLORS.inactive, DEFS.free],
+      }).map(([k, [v, def]]) => el('span', { title: def }, el('i', { style: `background:${v}` }), k)),
+      el('span', {
+        class: 'muted',
+        text: 'segments sorted by size; bar length ∝ segment size; hover a block for its stack',
+      }),
     ),
   );
   const canvas = el('canvas', { class: 'segmap' });
@@ -100,22 +125,67 @@ export async function renderState(c: ViewContext) {
     });
   }
 
-  const blockTip = (s: StateSegment, b: StateBlock) => [
-    el('b', { text: b.state.replace(/_/g, ' ') }),
+  // Stacks by id, fetched on first hover (call_stacks: the naming frame, its caller).
+  const stacks = new Map<number, Promise<StackText | null>>();
+  const known = new Map<number, StackText | null>();
+  const stackOf = (id: number) => {
+    if (!stacks.has(id))
+      stacks.set(
+        id,
+        c.file.client
+          .call<{ rows: [string, string | null, string][] }>(
+            'sql',
+            `SELECT label, caller, text FROM call_stacks WHERE id = ${Math.trunc(id)}`,
+            1,
+            5000,
+          )
+          .then((r) => (r.rows[0] ? { label: r.rows[0][0], caller: r.rows[0][1], text: r.rows[0][2] } : null))
+          .catch(() => null),
+      );
+    return stacks.get(id)!;
+  };
+  const stackLines = (st: StackText | null | undefined, b: StateBlock): (HTMLElement | string)[] => {
+    if (b.state === 'inactive') return [];
+    if (b.stack_id === null)
+      return [el('div', { class: 'muted', text: 'no stack recorded (allocated before the trace)' })];
+    if (st === undefined) return [el('div', { class: 'muted', text: 'stack…' })];
+    if (st === null) return [];
+    return [
+      el('div', { class: 'loc', text: st.label }),
+      st.caller ? el('div', { class: 'muted', text: `called from ${st.caller}` }) : '',
+    ];
+  };
+  const blockTip = (s: StateSegment, b: StateBlock, st?: StackText | null) => [
+    el('b', { text: b.state === 'inactive' ? 'free (cached)' : b.state.replace(/^active_/, '').replace(/_/g, ' ') }),
     el('div', { text: `${bytes(b.size)} (${exact(b.size)}) at ${hex(b.address)}` }),
     b.state !== 'inactive'
-      ? el('div', { text: `requested ${exact(b.requested)} · rounding ${exact(b.size - b.requested)}` })
-      : el('div', { text: 'cached free space' }),
+      ? el('div', { text: `requested ${bytes(b.requested)} · rounding ${bytes(b.size - b.requested)}` })
+      : el('div', { text: 'cached free space in a reserved segment' }),
+    ...stackLines(st, b),
     el('div', {
       class: 'muted',
       text: `segment ${hex(s.address)} · ${s.segment_type} pool${s.is_expandable ? ' · expandable' : ''} · stream ${hex(s.stream)}`,
     }),
   ];
+  let hovered: StateBlock | null = null;
   canvas.addEventListener('mousemove', (e) => {
     const hit = blockAt(segs, byteScale(segs, canvas.clientWidth), e.offsetX, e.offsetY);
-    if (hit) tip.show(e, ...blockTip(...hit));
-    else tip.hide();
+    if (!hit) {
+      hovered = null;
+      tip.hide();
+      return;
+    }
+    const [s, b] = hit;
+    hovered = b;
+    const id = b.stack_id;
+    tip.show(e, ...blockTip(s, b, id === null ? null : known.get(id)));
+    if (id !== null && b.state !== 'inactive' && !known.has(id))
+      void stackOf(id).then((st) => {
+        known.set(id, st);
+        if (hovered === b) tip.update(...blockTip(s, b, st));
+      });
   });
+  canvas.addEventListener('mouseleave', () => (hovered = null));
   new ResizeObserver(() => draw()).observe(canvas);
   draw();
 }

@@ -2,7 +2,7 @@
 // index or by wall-clock time, and the axis ticks. The engine sends one bucket per pixel column.
 import type { Timeline } from '../types';
 import { int } from '../ui/format';
-import { plotWidth, type Frame, type Pad } from '../ui/plot';
+import { fitLabel, plotWidth, type Frame, type Pad } from '../ui/plot';
 
 export const PAD: Pad = { l: 72, r: 12, t: 10, b: 26 };
 
@@ -69,20 +69,113 @@ export function xScale(t: Timeline | null, from: number, to: number, f: Frame, b
   return { xOf, iOf };
 }
 
+export interface Tick {
+  /** Where the value lies on the plot (the drawing centres its label there, inside the plot). */
+  x: number;
+  label: string;
+}
+
 /**
- * `n + 1` labels evenly along the x axis: event indices, or milliseconds since the first bucket
- * when `byTime` (their x keeps the text inside the plot).
+ * About `n` labels at round values along the x axis: event indices (steps of 1, 2 or 5 × 10^k),
+ * or when `byTime` the time since `origin` (the trace's first event; default the first bucket) in
+ * µs, ms or s (steps of 1, 2, 2.5 or 5 × 10^k). A one-event window has one label.
  */
-export function xTicks(t: Timeline | null, from: number, to: number, f: Frame, byTime: boolean, n = 5) {
+export function xTicks(
+  t: Timeline | null,
+  from: number,
+  to: number,
+  f: Frame,
+  byTime: boolean,
+  origin: number | null = null,
+  n = 5,
+): Tick[] {
+  const x = xScale(t, from, to, f, byTime);
   const [a, b] = [t?.time_us[0] ?? null, t?.time_us.at(-1) ?? null];
-  return Array.from({ length: n + 1 }, (_, k) => {
-    const x = f.pad.l + (plotWidth(f) / n) * k;
-    const label =
-      byTime && a !== null && b !== null
-        ? `+${((((b - a) / n) * k) / 1e3).toFixed(1)} ms`
-        : int(Math.round(from + ((to - from) / n) * k));
-    return { x: Math.min(f.w - 60, Math.max(f.pad.l, x - 10)), label };
-  });
+  if (byTime && t && a !== null && b !== null && b > a) {
+    const o = origin ?? a;
+    const step = niceStep((b - a) / n, [1, 2, 2.5, 5]);
+    const w = plotWidth(f);
+    const out: Tick[] = [];
+    for (let k = Math.ceil((a - o) / step - 1e-9); k * step <= b - o + 1e-9; k++)
+      out.push({ x: f.pad.l + ((o + k * step - a) / (b - a)) * w, label: timeLabel(k * step, step) });
+    return out;
+  }
+  if (to <= from) return [{ x: x.xOf(from), label: int(from) }];
+  const step = Math.max(1, niceStep((to - from) / n, [1, 2, 5]));
+  const out: Tick[] = [];
+  for (let i = Math.ceil(from / step) * step; i <= to; i += step) out.push({ x: x.xOf(i), label: int(i) });
+  return out;
+}
+
+/** The m × 10^k (m in `mantissas`) nearest to `raw` on a log scale: about as many ticks as asked. */
+export function niceStep(raw: number, mantissas: number[]): number {
+  if (!(raw > 0)) return 1;
+  const base = 10 ** Math.floor(Math.log10(raw));
+  let best = base;
+  for (const k of [base, base * 10])
+    for (const m of mantissas)
+      if (Math.abs(Math.log(m * k) - Math.log(raw)) < Math.abs(Math.log(best) - Math.log(raw))) best = m * k;
+  return best;
+}
+
+/**
+ * A time offset (µs) as an axis label in the unit its `step` calls for: "0", "250 ms", "7.5 s",
+ * "40 µs"; at most the decimals the step needs.
+ */
+export function timeLabel(us: number, step: number): string {
+  if (us === 0) return '0';
+  const [div, unit] = step >= 1e5 ? [1e6, 's'] : step >= 100 ? [1e3, 'ms'] : [1, 'µs'];
+  // As many decimals as the step has in that unit (0.25 s → 2, 2.5 ms → 1, 25 ms → 0).
+  const decimals = (String(Number((step / div).toPrecision(6))).split('.')[1] ?? '').length;
+  return `${Number((us / div).toFixed(Math.min(6, decimals)))} ${unit}`;
+}
+
+/** A label `width` wide centred on x, moved inside left..right. */
+export function labelLeft(x: number, width: number, left: number, right: number): number {
+  return Math.max(left, Math.min(right - width, x - width / 2));
+}
+
+export interface LabelGroup {
+  /** The marker x of the group's first member. */
+  x: number;
+  /** Where the text starts (inside the plot, after the previous group). */
+  left: number;
+  /** The text as drawn: the first label, with "+N" for the others. */
+  text: string;
+  width: number;
+  /** The members' labels, in x order. */
+  labels: string[];
+}
+
+/**
+ * Marker labels (annotations) that never overlap: each label starts just right of its marker
+ * (or ends at the right edge), cut to `maxWidth`; a label that would run into the previous one
+ * joins its group, which then reads "first label +N".
+ */
+export function groupLabels(
+  items: { x: number; label: string }[],
+  measure: (s: string) => number,
+  right: number,
+  maxWidth = 180,
+  gap = 8,
+): LabelGroup[] {
+  const groups: LabelGroup[] = [];
+  const layout = (x: number, labels: string[]): LabelGroup => {
+    const more = labels.length > 1 ? ` +${labels.length - 1}` : '';
+    const text = fitLabel(labels[0], maxWidth - measure(more), measure) + more;
+    const width = measure(text);
+    return { x, left: Math.min(x + 6, right - width), text, width, labels };
+  };
+  for (const it of [...items].sort((p, q) => p.x - q.x)) {
+    groups.push(layout(it.x, [it.label]));
+    // Merge backwards while the newest group runs into the one before it.
+    while (groups.length > 1) {
+      const [prev, last] = groups.slice(-2);
+      if (last.left >= prev.left + prev.width + gap) break;
+      groups.splice(-2, 2, layout(prev.x, [...prev.labels, ...last.labels]));
+    }
+  }
+  return groups;
 }
 
 /** The window of `span` events centred on `event`, inside 0..total-1. */

@@ -4,14 +4,15 @@
 // selects the event under the cursor. Geometry: ./timeline-layout; drawing: ./timeline-draw.
 import type { ViewContext } from '../app-types';
 import type { EventDetail, Timeline } from '../types';
-import { bytesSpan, el, eventLabel, int } from '../ui/format';
+import { bytesSpan, duration, el, eventLabel, int } from '../ui/format';
 import { fitCanvas } from '../ui/canvas';
 import { plotWidth, type Frame } from '../ui/plot';
 import { newestOnly } from '../ui/window';
 import { panZoom } from '../ui/zoom';
-import { eventPanel } from '../ui/event-panel';
+import { eventPanel, peakButton } from '../ui/event-panel';
+import { computing } from '../ui/busy';
 import { COLORS, drawTimeline, type Marker } from './timeline-draw';
-import { PAD, bucketAt, bucketEvents, centredWindow, xScale } from './timeline-layout';
+import { PAD, bucketAt, bucketEvents, centredWindow, timeOf, xScale } from './timeline-layout';
 
 /** OOM and snapshot events, and external annotations at the first event at or after their time. */
 async function loadMarkers(c: ViewContext): Promise<Marker[]> {
@@ -22,7 +23,8 @@ async function loadMarkers(c: ViewContext): Promise<Marker[]> {
     5000,
     10000,
   );
-  for (const [i, a] of mrows.rows) markers.push({ index: i, kind: a as Marker['kind'] });
+  for (const [i, a] of mrows.rows)
+    markers.push({ index: i, kind: a as Marker['kind'], label: a === 'oom' ? 'OOM' : 'snapshot' });
   const arows = await c.file.client.call<{ rows: [number | null, string, string][] }>(
     'sql',
     `SELECT (SELECT MIN(t.trace_index) FROM traces t WHERE t.device_id = d.id AND t.time_us >= a.time_us), a.name, a.stage
@@ -32,19 +34,42 @@ async function loadMarkers(c: ViewContext): Promise<Marker[]> {
   );
   for (const [i, name, stage] of arows.rows)
     if (i !== null) markers.push({ index: i, kind: 'annotation', label: `${name} ${stage}` });
+  // The peaks (a peak at the window start, before any event, stands at event 0).
+  const p = c.deviceOverview?.peaks;
+  if (p) {
+    markers.push({ index: p.allocated.event ?? 0, kind: 'peak', label: 'allocated peak' });
+    if (p.reserved.event !== p.allocated.event)
+      markers.push({ index: p.reserved.event ?? 0, kind: 'reservedPeak', label: 'reserved peak' });
+  }
   return markers;
 }
 
-function legend() {
+const MARKER_NAMES: Record<Marker['kind'], string> = {
+  peak: 'allocated peak',
+  reservedPeak: 'reserved peak',
+  oom: 'OOM',
+  snapshot: 'snapshot',
+  annotation: 'annotation',
+};
+
+/** The series, and only the markers this device has. */
+function legend(markers: Marker[]) {
+  const kinds = (Object.keys(MARKER_NAMES) as Marker['kind'][]).filter((k) => markers.some((m) => m.kind === k));
+  const count = (k: Marker['kind']) => markers.filter((m) => m.kind === k).length;
   return el(
     'div',
     { class: 'legend' },
     ...(['reserved', 'active', 'allocated', 'requested'] as const).map((k) =>
       el('span', {}, el('i', { style: `background:${COLORS[k]}` }), k),
     ),
-    el('span', {}, el('i', { style: `background:${COLORS.oom}` }), 'OOM'),
-    el('span', {}, el('i', { style: `background:${COLORS.snapshot}` }), 'snapshot'),
-    el('span', {}, el('i', { style: `background:${COLORS.annotation}` }), 'annotation'),
+    ...kinds.map((k) =>
+      el(
+        'span',
+        {},
+        el('i', { style: `background:${COLORS[k]}` }),
+        count(k) > 1 ? `${MARKER_NAMES[k]} (${int(count(k))})` : MARKER_NAMES[k],
+      ),
+    ),
     el('span', { class: 'muted', text: 'wheel: zoom · drag: pan · click: select · double-click: reset' }),
   );
 }
@@ -61,12 +86,13 @@ export async function renderTimeline(c: ViewContext) {
     return;
   }
   const total = d.events;
-  const head = legend();
+  const markers = await loadMarkers(c);
+  const head = legend(markers);
   const canvas = el('canvas', { class: 'chart', tabindex: 0 });
   const readout = el('div', { class: 'readout' });
   const side = el('aside', { class: 'event-side' });
-  c.root.append(el('div', { class: 'timeline-view' }, el('div', { class: 'chart-col' }, head, canvas, readout), side));
-  const markers = await loadMarkers(c);
+  const chartBox = el('div', { class: 'chart-col', style: 'position:relative' }, head, canvas, readout);
+  c.root.append(el('div', { class: 'timeline-view' }, chartBox, side));
 
   let byTime = false;
   const axis = el('button', {
@@ -93,7 +119,10 @@ export async function renderTimeline(c: ViewContext) {
   async function fetchData() {
     const asked = performance.now();
     const t = await newest(
-      c.file.client.call<Timeline>('timeline', c.device, from, to, Math.max(50, Math.floor(plotWidth(frame())))),
+      computing(
+        chartBox,
+        c.file.client.call<Timeline>('timeline', c.device, from, to, Math.max(50, Math.floor(plotWidth(frame())))),
+      ),
     );
     if (!t) return;
     const answered = performance.now();
@@ -107,7 +136,18 @@ export async function renderTimeline(c: ViewContext) {
   function draw() {
     if (!data) return;
     const f = frame();
-    drawTimeline(g, { data, frame: f, x: scale(f), from, to, byTime, markers, selected: c.event, hover });
+    drawTimeline(g, {
+      data,
+      frame: f,
+      x: scale(f),
+      from,
+      to,
+      byTime,
+      origin: d!.window.first_time_us,
+      markers,
+      selected: c.event,
+      hover,
+    });
   }
 
   function showReadout(i: number) {
@@ -115,27 +155,46 @@ export async function renderTimeline(c: ViewContext) {
     const k = t ? bucketAt(t.index, i) : -1;
     if (!t || k < 0) return;
     const [first, last] = bucketEvents(t, k);
+    const at = timeOf(t, first);
+    const t0 = d!.window.first_time_us;
+    // The markers in this column (annotations are grouped on the chart: here they are named).
+    const here = markers.filter((m) => m.index >= first && m.index <= last).map((m) => m.label ?? m.kind);
     readout.replaceChildren(
       el('b', { text: last > first ? `events ${int(first)}–${int(last)}` : eventLabel(first) }),
+      at !== null && t0 !== null ? ` at ${duration(at - t0)} ·` : '',
       ...(['allocated', 'active', 'reserved', 'requested'] as const).flatMap((name, n) => [
         `${n ? ' ·' : ''} ${name} ≤ `,
         bytesSpan(t[`${name}_max`][k]),
       ]),
+      here.length
+        ? el('div', {
+            class: 'muted',
+            text: here.slice(0, 6).join(' · ') + (here.length > 6 ? ` · +${here.length - 6}` : ''),
+          })
+        : '',
     );
   }
 
+  const peakEvent = d.peaks.allocated.event;
+  const toPeak = peakEvent === null ? undefined : () => select(peakEvent, true);
+
   async function showEvent(i: number) {
     const detail = await c.file.client.call<EventDetail>('event', c.device, i);
-    side.replaceChildren(eventPanel(detail, c));
+    side.replaceChildren(eventPanel(detail, c, toPeak));
     c.app.setEvent(i);
   }
 
   const clamp = (i: number) => Math.max(0, Math.min(total - 1, i));
-  const select = (i: number) => {
+  /** Select event i; `reveal` brings it into the window when it lies outside. */
+  function select(i: number, reveal = false) {
     c.event = clamp(i);
+    if (reveal && (c.event < from || c.event > to)) {
+      [from, to] = centredWindow(c.event, total, to - from);
+      void fetchData();
+    }
     draw();
     void showEvent(c.event);
-  };
+  }
   const pz = panZoom(canvas, {
     total,
     window: () => [from, to],
@@ -179,6 +238,7 @@ export async function renderTimeline(c: ViewContext) {
         class: 'muted',
         text: 'Click the chart to select an event: its stack, counters and block lifetime appear here, and the memory tree and allocator state follow it.',
       }),
+      el('div', { class: 'actions' }, peakButton(toPeak)),
     );
   }
 }

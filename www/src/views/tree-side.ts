@@ -27,7 +27,7 @@ export function sidePanel(
   const n = nodes[selected];
   const row = (id: number) => {
     const k = nodes[id];
-    const a = el('a', { href: '#', text: k.label });
+    const a = el('a', { href: '#', text: k.label, title: k.filename ? `${k.filename}:${k.line} ${k.name}` : k.label });
     a.addEventListener('click', (e) => {
       e.preventDefault();
       pick(id);
@@ -35,10 +35,10 @@ export function sidePanel(
     return el(
       'tr',
       {},
-      el('td', {}, a),
+      el('td', { class: 'label' }, a),
       el('td', { class: 'num' }, bytesSpan(k.total_bytes)),
-      el('td', { class: 'num', text: pct(k.share) }),
-      el('td', { class: 'num', text: int(k.blocks) }),
+      el('td', { class: 'num share', text: pct(k.share) }),
+      el('td', { class: 'num blocks', text: int(k.blocks) }),
     );
   };
   const kv = (k: string, ...v: (Node | string)[]) => el('tr', {}, el('th', { text: k }), el('td', {}, ...v));

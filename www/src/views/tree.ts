@@ -4,7 +4,8 @@
 // frames too thin to click. Geometry: ./tree-layout; drawing: ./tree-draw; side: ./tree-side.
 import type { ViewContext } from '../app-types';
 import type { MemoryTree } from '../types';
-import { bytesSpan, el, eventLabel, int } from '../ui/format';
+import { bytesSpan, el, eventLabel, int, plural } from '../ui/format';
+import { peakButton } from '../ui/event-panel';
 import { fitCanvas } from '../ui/canvas';
 import { tooltip } from '../ui/tooltip';
 import { focusEvent } from './focus';
@@ -43,8 +44,8 @@ export async function renderTree(c: ViewContext) {
   });
   const evGo = el('button', { text: 'Show' });
   evGo.addEventListener('click', () => c.app.select(evInput.value === '' ? null : Number(evInput.value), 'tree'));
-  const peakBtn = el('button', { text: 'Peak' });
-  peakBtn.addEventListener('click', () => c.app.select(d.peaks.allocated.event, 'tree'));
+  const peak = d.events ? d.peaks.allocated.event : null;
+  const peakBtn = peak !== null ? peakButton(() => c.app.select(peak, 'tree'), event === peak) : null;
   const searchBox = el('input', { type: 'search', placeholder: 'Search frames (file, function)…', class: 'search' });
   const head = el(
     'div',
@@ -52,15 +53,19 @@ export async function renderTree(c: ViewContext) {
     el(
       'span',
       {},
-      el('b', { text: `Live memory after ${eventLabel(event)}` }),
-      event !== null && event === d.peaks.allocated.event ? el('span', { class: 'tag', text: 'allocated peak' }) : '',
+      el('b', {
+        text: d.events
+          ? `Live memory after ${eventLabel(event)}`
+          : 'Live memory at the dump (this snapshot has no trace events)',
+      }),
+      event !== null && event === peak ? el('span', { class: 'tag', text: 'allocated peak' }) : '',
       ' · ',
       bytesSpan(nodes[0].total_bytes),
-      ` in ${int(nodes[0].blocks)} blocks`,
+      ` in ${plural(nodes[0].blocks, 'block')}`,
     ),
     el('span', { class: 'spacer' }),
-    evInput,
-    evGo,
+    d.events ? evInput : '',
+    d.events ? evGo : '',
     peakBtn,
     searchBox,
   );
@@ -92,7 +97,9 @@ export async function renderTree(c: ViewContext) {
     const list = query
       ? [...matches].sort((a, b) => nodes[b].total_bytes - nodes[a].total_bytes).slice(0, 200)
       : kids[focus.selected];
-    const heading = query ? `${matches.size} frames match “${query}”` : `Callees (${kids[focus.selected].length})`;
+    const heading = query
+      ? `${plural(matches.size, 'frame matches', 'frames match')} “${query}”`
+      : `Callees (${int(kids[focus.selected].length)})`;
     side.replaceChildren(
       ...sidePanel(nodes, focus.selected, list, heading, (id) => show({ selected: id, zoom: nodes[id].parent ?? 0 })),
     );

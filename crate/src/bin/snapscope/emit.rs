@@ -5,6 +5,7 @@
 use serde::Serialize;
 use snapscope::engine::{envelope, ENVELOPE_VERSION};
 use snapscope::Error;
+use std::borrow::Cow;
 
 /// How a command answers: JSON or text, and whether its input came from the project focus.
 #[derive(Clone, Copy)]
@@ -26,6 +27,26 @@ impl Out {
     }
 }
 
+/// Text for a terminal: control characters a snapshot may carry in its names (ESC, BEL, C1 codes
+/// that set the title or clear the screen) are printed escaped, never sent as they are.
+pub fn clean(s: &str) -> Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !s.chars().any(bad) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(s.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect())
+}
+
+/// `println!` for text output: every line goes through [`clean`].
+macro_rules! say {
+    () => {
+        println!()
+    };
+    ($($t:tt)*) => {
+        println!("{}", $crate::emit::clean(&format!($($t)*)))
+    };
+}
+
 /// Exit code of a failed command (0 is success; clap exits with 2 on a usage error).
 pub fn exit_code(_e: &Error) -> i32 {
     1
@@ -36,7 +57,7 @@ pub fn fail(e: &Error, as_json: bool) -> ! {
         let body = serde_json::json!({"ok": false, "schema_version": ENVELOPE_VERSION, "error": {"code": e.code, "message": e.message, "hint": e.hint}});
         eprintln!("{body}");
     } else {
-        eprintln!("error: {}\n  code: {}\n  hint: {}", e.message, e.code, e.hint);
+        eprintln!("error: {}\n  code: {}\n  hint: {}", clean(&e.message), e.code, clean(&e.hint));
     }
     std::process::exit(exit_code(e))
 }

@@ -1,8 +1,9 @@
 //! The `snapscope` command line: the same engine as the page, for terminals, scripts and agents.
 //! This file parses and dispatches; each subcommand lives in `cmd/` and answers through `emit`.
 
-mod cmd;
+#[macro_use]
 mod emit;
+mod cmd;
 mod focus;
 mod skills;
 

@@ -52,9 +52,9 @@ pub fn list(scope: &str, out: Out) -> Result<()> {
         .collect();
     out.answer(serde_json::json!({ "skills": skills }), |_| {
         for s in &skills {
-            println!("{}: {}", s["name"].as_str().unwrap_or(""), s["description"].as_str().unwrap_or(""));
+            say!("{}: {}", s["name"].as_str().unwrap_or(""), s["description"].as_str().unwrap_or(""));
             for l in s["locations"].as_array().into_iter().flatten() {
-                println!(
+                say!(
                     "    {:<8} {:<10} {}",
                     l["host"].as_str().unwrap_or(""),
                     l["status"].as_str().unwrap_or(""),
@@ -82,7 +82,7 @@ pub fn install(scope: &str, host: &str, out: Out) -> Result<()> {
     }
     out.answer(serde_json::json!({ "installed": written }), |_| {
         for w in &written {
-            println!("installed {}", w["path"].as_str().unwrap_or(""));
+            say!("installed {}", w["path"].as_str().unwrap_or(""));
         }
     });
     Ok(())

@@ -34,7 +34,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         out.answer(serde_json::json!({"mode": "compare", "comparison": c}), |_| {
             for d in &c.devices {
                 let peak = |p: &Option<snapscope::analysis::basis::PeakSet>| p.as_ref().map_or("—".into(), |p| bytes(p.allocated.bytes));
-                println!(
+                say!(
                     "device {}: allocated peak {} → {} ({})",
                     d.device,
                     peak(&d.peaks_a),
@@ -42,7 +42,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
                     d.allocated_peak_delta.map_or("—".into(), bytes)
                 );
                 for st in d.stacks.iter().take(10) {
-                    println!("  {:>9} {:>12}  {}", st.change, bytes(st.delta), shown(&st.label, &st.detail));
+                    say!("  {:>9} {:>12}  {}", st.change, bytes(st.delta), shown(&st.label, &st.detail));
                 }
             }
         });
@@ -86,9 +86,9 @@ fn shown(label: &str, detail: &Option<String>) -> String {
 
 fn print_trees(devices: &serde_json::Value) {
     for t in devices.as_array().into_iter().flatten() {
-        println!("device {}:", t["device"]);
+        say!("device {}:", t["device"]);
         for n in t["tree"]["nodes"].as_array().into_iter().flatten() {
-            println!(
+            say!(
                 "{}{}: {} / self {} / {} blocks",
                 "  ".repeat(n["depth"].as_u64().unwrap_or(0) as usize),
                 n["label"].as_str().unwrap_or(""),
@@ -102,7 +102,7 @@ fn print_trees(devices: &serde_json::Value) {
 
 fn print_text(a: &DeviceAnalysis, mode: &str) {
     let all = mode == "all";
-    println!("== device {} ==", a.device);
+    say!("== device {} ==", a.device);
     if all || mode == "overview" {
         let d = &a.overview;
         let peak = if d.events == 0 {
@@ -115,7 +115,7 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
                 bytes(d.peaks.reserved.bytes)
             )
         };
-        println!(
+        say!(
             "{peak} · at dump {} of {} reserved · replay {}",
             bytes(d.at_dump.allocated as i64),
             bytes(d.at_dump.reserved as i64),
@@ -124,20 +124,20 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
     }
     if let Some(p) = a.peak.as_ref().filter(|_| all || mode == "peak") {
         let at = if p.at_dump { "the dump".to_string() } else { event(p.event) };
-        println!("\nwho holds {} at {at} (reserved − allocated {}):", bytes(p.live_bytes), bytes(p.reserved_minus_allocated));
+        say!("\nwho holds {} at {at} (reserved − allocated {}):", bytes(p.live_bytes), bytes(p.reserved_minus_allocated));
         for g in &p.by_stack {
-            println!("  {:5.1}% {:>11} {:>6} blocks  {}", g.share * 100.0, bytes(g.bytes), count(g.blocks), shown(&g.label, &g.detail));
+            say!("  {:5.1}% {:>11} {:>6} blocks  {}", g.share * 100.0, bytes(g.bytes), count(g.blocks), shown(&g.label, &g.detail));
         }
     }
     if all || mode == "fragment" {
-        println!();
+        say!();
         for f in &a.fragment.at {
             let at = match (f.label.as_str(), f.event) {
                 ("dump", None) => "the dump".to_string(),
                 ("dump", Some(e)) => format!("the dump (after event {e})"),
                 (label, e) => format!("the {} ({})", label.replace('_', " "), event(e)),
             };
-            println!(
+            say!(
                 "fragmentation at {at}: {} free in reserved segments (pending frees excluded) of {} reserved in {} pieces, largest {}, rounding waste {}, pending free {}",
                 bytes(f.free_bytes),
                 bytes(f.reserved),
@@ -149,7 +149,7 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
         }
     }
     if let Some(l) = a.leak.as_ref().filter(|_| all || mode == "leak") {
-        println!(
+        say!(
             "\nleak candidates: {} blocks, {} (pending free {}, from before the window {}); floor change {}{}",
             count(l.candidates),
             bytes(l.candidate_bytes),
@@ -159,25 +159,25 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
             if l.floor_rises_steadily { " (steady)" } else { "" }
         );
         for c in l.candidates_by_stack.iter().take(5) {
-            println!("  {:>11} {:>6} blocks  {}", bytes(c.bytes), count(c.blocks), shown(&c.label, &c.detail));
+            say!("  {:>11} {:>6} blocks  {}", bytes(c.bytes), count(c.blocks), shown(&c.label, &c.detail));
         }
     }
     if all || mode == "oom" {
         if let Some(room) = a.oom.at_dump.as_ref().filter(|_| mode == "oom") {
-            println!("{}", room.summary);
+            say!("{}", room.summary);
         }
         for c in &a.oom.ooms {
-            println!("\nOOM at event {}: {} — {}", c.event, c.verdict, c.explanation);
+            say!("\nOOM at event {}: {} — {}", c.event, c.verdict, c.explanation);
             for s in &c.suggestions {
-                println!("  - {s}");
+                say!("  - {s}");
             }
         }
     }
     if all || mode == "overview" {
-        println!();
+        say!();
         for f in &a.findings {
-            println!("[{}] {}: {}\n    evidence: {}\n    try: {}", f.priority, f.category, f.title, f.evidence, f.suggestion);
+            say!("[{}] {}: {}\n    evidence: {}\n    try: {}", f.priority, f.category, f.title, f.evidence, f.suggestion);
         }
     }
-    println!();
+    say!();
 }

@@ -8,10 +8,10 @@ pub fn run(out: Out) -> Result<()> {
     let body = serde_json::json!({"engine_version": snapscope::VERSION, "templates": templates, "analyses": ANALYSES, "formats": formats});
     out.answer(body, |_| {
         for t in &templates {
-            println!("{} ({}): {}", t.name, t.category, t.description);
+            say!("{} ({}): {}", t.name, t.category, t.description);
             for p in &t.params {
                 let required = if p.required { " (required)" } else { "" };
-                println!("    --params {}: {:?}{required} default {} — {}", p.name, p.ty, p.default, p.description);
+                say!("    --params {}: {:?}{required} default {} — {}", p.name, p.ty, p.default, p.description);
             }
         }
     });

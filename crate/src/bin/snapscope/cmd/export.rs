@@ -17,7 +17,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     let target = resolve(a.input, None)?;
     Engine::open_hashed(&target.path)?.export_ptsnap(&a.output, &now_iso())?;
     out.answer(serde_json::json!({"format": a.format, "output": a.output}), |_| {
-        println!("wrote {} (pt-snap-cli SnapshotDB layout)", a.output.display())
+        say!("wrote {} (pt-snap-cli SnapshotDB layout)", a.output.display())
     });
     Ok(())
 }

@@ -26,8 +26,8 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     let f = read_focus()?;
     let body = serde_json::json!({"focus_file": FOCUS_FILE, "db_path": f.as_ref().map(|x| x.0.clone()), "device_id": f.as_ref().and_then(|x| x.1)});
     out.answer(body, |_| match &f {
-        Some((db, d)) => println!("focus: {} (device {})", db.display(), d.map(|d| d.to_string()).unwrap_or_else(|| "first".into())),
-        None => println!("no focus in this folder"),
+        Some((db, d)) => say!("focus: {} (device {})", db.display(), d.map(|d| d.to_string()).unwrap_or_else(|| "first".into())),
+        None => say!("no focus in this folder"),
     });
     Ok(())
 }

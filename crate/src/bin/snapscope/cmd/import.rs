@@ -34,9 +34,9 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         "metadata": metadata, "focus_state": if focus.is_some() { "updated" } else { "unchanged" }});
     out.answer(body, |_| {
         if outcome.reused {
-            println!("{} is up to date (reused; --force rebuilds)", db.display());
+            say!("{} is up to date (reused; --force rebuilds)", db.display());
         } else {
-            println!("wrote {} ({} device(s), {} events)", db.display(), metadata["devices"], metadata["events"]);
+            say!("wrote {} ({} device(s), {} events)", db.display(), metadata["devices"], metadata["events"]);
         }
     });
     Ok(())

@@ -14,7 +14,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     m["db_path"] = target.path.display().to_string().into();
     Out { from_focus: target.from_focus, ..out }.answer(m, |m| {
         for (k, v) in m.as_object().into_iter().flatten() {
-            println!("{k:<20} {}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+            say!("{k:<20} {}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
         }
     });
     Ok(())

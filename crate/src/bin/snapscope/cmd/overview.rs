@@ -19,16 +19,19 @@ pub fn run(a: Args, out: Out) -> Result<()> {
 }
 
 fn print(ov: &Overview) {
-    println!("{} ({}, {} bytes)", ov.format.map(|f| format!("{f:?}")).unwrap_or_default(), ov.encoding, ov.source_bytes);
+    say!("{} ({}, {} bytes)", ov.format.map(|f| format!("{f:?}")).unwrap_or_default(), ov.encoding, ov.source_bytes);
     if ov.devices.is_empty() {
-        println!("no devices: the snapshot has no segments and no trace events");
+        say!("no devices: the snapshot has no segments and no trace events");
     }
     for d in &ov.devices {
-        println!(
+        say!(
             "\ndevice {}: {} events, {} segments at dump ({} expandable)",
-            d.device, d.events, d.segments_at_dump, d.expandable_segments_at_dump
+            d.device,
+            d.events,
+            d.segments_at_dump,
+            d.expandable_segments_at_dump
         );
-        println!(
+        say!(
             "  at dump     allocated {:>12}  active {:>12}  reserved {:>12}",
             bytes(d.at_dump.allocated as i64),
             bytes(d.at_dump.active as i64),
@@ -41,30 +44,32 @@ fn print(ov: &Overview) {
                 ("reserved", d.peaks.reserved),
                 ("requested", d.peaks.requested),
             ] {
-                println!("  peak {name:<10} {:>12}  ({} B) at {}", bytes(p.bytes), p.bytes, event(p.event.map(i64::from)));
+                say!("  peak {name:<10} {:>12}  ({} B) at {}", bytes(p.bytes), p.bytes, event(p.event.map(i64::from)));
             }
         }
         let c = &d.consistency;
         if c.ok {
-            println!(
+            say!(
                 "  replay: consistent ({}/{} dump blocks reproduced; rules: {})",
-                c.dump_blocks_matched[0], c.dump_blocks_matched[1], d.allocator_rules
+                c.dump_blocks_matched[0],
+                c.dump_blocks_matched[1],
+                d.allocator_rules
             );
         } else {
-            println!("  replay: INCONSISTENT, {} issues; figures are partial", c.issues.len() as u64 + c.more_issues);
+            say!("  replay: INCONSISTENT, {} issues; figures are partial", c.issues.len() as u64 + c.more_issues);
             for i in c.issues.iter().take(5) {
                 let at = i.event.map_or("at the dump".to_string(), |e| format!("event {e}"));
-                println!("    {at}: {} {}", i.code, i.message);
+                say!("    {at}: {} {}", i.code, i.message);
             }
         }
         if c.ambiguous_bytes > 0 {
-            println!(
+            say!(
                 "  note: counters before some frees may be low by up to {} (blocks allocated before the window)",
                 bytes(c.ambiguous_bytes as i64)
             );
         }
     }
     for w in &ov.warnings {
-        println!("warning: {} {}", w.code, w.message);
+        say!("warning: {} {}", w.code, w.message);
     }
 }

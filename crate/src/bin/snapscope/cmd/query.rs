@@ -70,7 +70,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
             .collect();
         out.answer(serde_json::json!({ "templates": list }), |_| {
             for t in Engine::catalogue() {
-                println!("{:<36} {:<12} {}", t.name, t.category, t.description);
+                say!("{:<36} {:<12} {}", t.name, t.category, t.description);
             }
         });
         return Ok(());
@@ -90,9 +90,9 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     let r = Engine::open(&target.path)?.query(&name, &p, a.result.limits())?;
     Out { from_focus: target.from_focus, ..out }.answer(r.with_rows(a.result.shape()), |_| {
         let header: Vec<String> = r.columns.iter().map(|c| c.unit.map_or(c.name.to_string(), |u| format!("{} [{u}]", c.name))).collect();
-        println!("{}", header.join("\t"));
+        say!("{}", header.join("\t"));
         for row in &r.rows {
-            println!("{}", row.iter().map(cell_text).collect::<Vec<_>>().join("\t"));
+            say!("{}", row.iter().map(cell_text).collect::<Vec<_>>().join("\t"));
         }
         eprintln!("({} of {} rows)", r.returned, r.total);
     });

@@ -17,7 +17,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     let html = Engine::open(&target.path)?.report(&title)?;
     write_atomic(&a.output, html.as_bytes())?;
     out.answer(serde_json::json!({"report_path": a.output, "bytes": html.len()}), |_| {
-        println!("wrote {} ({} KiB)", a.output.display(), html.len() / 1024)
+        say!("wrote {} ({} KiB)", a.output.display(), html.len() / 1024)
     });
     Ok(())
 }

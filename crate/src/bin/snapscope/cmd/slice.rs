@@ -67,7 +67,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     }
     out.answer(serde_json::json!({ "written": written }), |_| {
         for w in &written {
-            println!("wrote {} ({} events of device {})", w["path"].as_str().unwrap_or(""), w["events"], w["device"]);
+            say!("wrote {} ({} events of device {})", w["path"].as_str().unwrap_or(""), w["events"], w["device"]);
         }
     });
     Ok(())

@@ -17,9 +17,9 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     let target = resolve(a.input, None)?;
     let rows = Engine::open(&target.path)?.sql(&a.query, a.result.limits())?;
     out.answer(rows.with_rows(a.result.shape()), |_| {
-        println!("{}", rows.columns.join("\t"));
+        say!("{}", rows.columns.join("\t"));
         for r in &rows.rows {
-            println!("{}", r.iter().map(cell_text).collect::<Vec<_>>().join("\t"));
+            say!("{}", r.iter().map(cell_text).collect::<Vec<_>>().join("\t"));
         }
         if rows.has_more {
             eprintln!("(stopped at --max-rows {}; more rows exist)", a.result.max_rows);

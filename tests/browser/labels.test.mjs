@@ -1,0 +1,176 @@
+// What a person reads first (issue 14), on real corpus files: stacks named by user code in Peak,
+// the event panel, the Memory tree and Compare (never C++ unwinding or allocator frames); the
+// OOM view of a dump-only file answers with the dump; a link's #event=N reopens that event.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { serve, launch, openFiles, shot, CORPUS, ROOT } from "./harness.mjs";
+
+const CPP = join(
+  CORPUS,
+  "cuda/notHanmin__assignment2-systems/memory_snapshot.pickle",
+);
+const DUMP_ONLY = join(
+  CORPUS,
+  "cuda/kkaitlyn111__cs336-a2-systems/memory_snapshot.pickle",
+);
+const OOM = join(
+  CORPUS,
+  "cuda/Constructor-Sun__code_location/memory_snapshot.pickle",
+);
+const SKIP = [CPP, DUMP_ONLY, OOM].every(existsSync)
+  ? false
+  : `the corpus files are missing under ${CORPUS}: these checks read real snapshots`;
+
+/** C++ frames that must never name a stack. */
+const NOT_USER = /unwind|CachingAllocator|\?\?:0|c10::|_PyEval/;
+/** A Python frame as shown: `name (path.py:line)`. */
+const PYTHON = /^\S.* \([^()]+\.py:\d+\)$/;
+
+let server, origin, ctx, page, errors;
+before(async () => {
+  if (SKIP) return;
+  ({ server, origin } = await serve());
+  ctx = await launch();
+  page = await ctx.newPage();
+  errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+});
+after(async () => {
+  await ctx?.close();
+  server?.close();
+});
+
+/** Show a view and wait until it has rendered. */
+async function view(name) {
+  await page.click(`[data-view=${name}]`);
+  await page.waitForFunction(
+    () => document.documentElement.dataset.view === "done",
+  );
+}
+
+test(
+  "a link with #event=N opens the file at that event, its first frame a Python frame",
+  { skip: SKIP },
+  async () => {
+    const ov = JSON.parse(
+      execFileSync(
+        join(ROOT, "target/release/snapscope"),
+        ["overview", CPP, "--json"],
+        {
+          encoding: "utf8",
+        },
+      ),
+    );
+    const peak = ov.devices[0].peaks.allocated.event;
+    await page.goto(`${origin}/#view=timeline&device=0&event=${peak}`);
+    assert.equal(await openFiles(page, [CPP]), "ready");
+    await page.waitForSelector(".event-panel h3");
+    assert.match(
+      await page.textContent(".event-panel h3"),
+      new RegExp(`^event ${peak.toLocaleString("en-US")}(?!\\d)`),
+    );
+    assert.match(
+      await page.evaluate(() => location.hash),
+      new RegExp(`event=${peak}(?!\\d)`),
+    );
+    // Python frames first; the rest behind "all N frames".
+    const first = await page.$eval(".event-panel ol.stack.python li", (li) => ({
+      cls: li.className,
+      text: li.textContent,
+    }));
+    assert.match(first.cls, /^(user|library|generated)$/, first.text);
+    assert.doesNotMatch(first.text, NOT_USER);
+    assert.match(
+      await page.textContent(".event-panel details.all-frames summary"),
+      /all [\d,]+ frames/,
+    );
+    await shot(page, "14-event-panel");
+  },
+);
+
+test(
+  "Peak by stack: the first stack is named by a user frame",
+  { skip: SKIP },
+  async () => {
+    await view("peak");
+    const labels = await page.$$eval("table.groups .label-cell .label", (a) =>
+      a.map((x) => x.textContent),
+    );
+    const named = labels.filter((l) => !l.startsWith("["));
+    assert.ok(named.length, labels.join(" | "));
+    assert.match(named[0], PYTHON);
+    assert.doesNotMatch(named[0], NOT_USER);
+    // Before-window memory is not called an allocation site.
+    assert.doesNotMatch(
+      await page.textContent("table.groups thead"),
+      /allocation site/,
+    );
+  },
+);
+
+test(
+  "Memory tree: the root's first child is user code",
+  { skip: SKIP },
+  async () => {
+    await view("tree");
+    const kids = await page.$$eval(".tree-side tbody td.label a", (a) =>
+      a.map((x) => x.textContent),
+    );
+    const named = kids.filter((k) => !k.startsWith("["));
+    assert.ok(named.length, kids.join(" | "));
+    assert.match(named[0], PYTHON);
+    assert.doesNotMatch(named[0], NOT_USER);
+  },
+);
+
+test(
+  "Compare: the first stack label is not an unwinding frame",
+  { skip: SKIP },
+  async () => {
+    assert.equal(await openFiles(page, [OOM]), "ready");
+    await page.selectOption("#file-select", "0");
+    await view("compare");
+    await page.waitForSelector(".stack-cell .label");
+    const first = await page.textContent(".stack-cell .label");
+    assert.doesNotMatch(first, /unwind/);
+    assert.doesNotMatch(first, NOT_USER);
+  },
+);
+
+test(
+  "OOM view of a dump-only file: the dump's answer, not 'No OOM'",
+  { skip: SKIP },
+  async () => {
+    assert.equal(await openFiles(page, [DUMP_ONLY]), "ready");
+    await view("oom");
+    const text = await page.textContent(".oom-dump");
+    assert.match(text, /no trace events/);
+    assert.match(text, /free in reserved segments/);
+    assert.doesNotMatch(
+      await page.textContent("main"),
+      /No OOM on this device/,
+    );
+    // The figures, each "free" with its definition on hover.
+    const free = await page.getAttribute(
+      ".card[title*='pending frees excluded']",
+      "title",
+    );
+    assert.match(free, /free in reserved segments, pending frees excluded/);
+    await shot(page, "14-oom-dump");
+    // No "after window start" anywhere on a device without events.
+    for (const v of ["tree", "state", "peak"]) {
+      await view(v);
+      const bar = await page.textContent(".toolbar");
+      assert.match(bar, /at the dump \(this snapshot has no trace events\)/, v);
+      assert.equal(
+        await page.$(".peak-button"),
+        null,
+        `${v}: no Peak button without a peak`,
+      );
+    }
+    assert.deepEqual(errors, []);
+  },
+);
