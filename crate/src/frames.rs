@@ -13,6 +13,9 @@ pub enum Kind {
     Generated,
     /// Python code of an installed package or of the standard library (torch, site-packages).
     Library,
+    /// A node of the autograd engine (`MulBackward0::apply`): what a backward-pass allocation
+    /// made on autograd's own threads, which carry no Python frame, was computing.
+    Autograd,
     /// Native framework code: PyTorch's C++ operators, dispatch, bindings.
     Native,
     /// The Python interpreter running the code (eval loop, calls, object protocol).
@@ -29,6 +32,7 @@ impl Kind {
             Kind::User => "user",
             Kind::Generated => "generated",
             Kind::Library => "library",
+            Kind::Autograd => "autograd",
             Kind::Native => "native",
             Kind::Interpreter => "interpreter",
             Kind::Allocator => "allocator",
@@ -37,7 +41,7 @@ impl Kind {
     }
 
     pub fn parse(name: &str) -> Kind {
-        [Kind::User, Kind::Generated, Kind::Library, Kind::Native, Kind::Interpreter, Kind::Allocator, Kind::Runtime]
+        [Kind::User, Kind::Generated, Kind::Library, Kind::Autograd, Kind::Native, Kind::Interpreter, Kind::Allocator, Kind::Runtime]
             .into_iter()
             .find(|k| k.name() == name)
             .unwrap_or(Kind::Native)
@@ -115,6 +119,9 @@ pub fn kind(f: &Frame) -> Kind {
     if ALLOCATOR.iter().any(|n| name.contains(n)) {
         return Kind::Allocator;
     }
+    if name.contains("Backward") && name.contains("::apply") {
+        return Kind::Autograd;
+    }
     if INTERPRETER_NAMES.iter().any(|n| name.starts_with(n)) || INTERPRETER_FILES.iter().any(|d| file.contains(d)) {
         return Kind::Interpreter;
     }
@@ -125,14 +132,16 @@ pub fn kind(f: &Frame) -> Kind {
 }
 
 /// Preference when choosing the frame that names a stack: user code, then generated code, then
-/// library Python, then native code; the innermost frame of the best kind wins.
+/// library Python, then an autograd node, then native code; the innermost frame of the best kind
+/// wins.
 fn rank(k: Kind) -> u8 {
     match k {
         Kind::User => 0,
         Kind::Generated => 1,
         Kind::Library => 2,
-        Kind::Native => 3,
-        _ => 4,
+        Kind::Autograd => 3,
+        Kind::Native => 4,
+        _ => 5,
     }
 }
 
@@ -246,6 +255,11 @@ pub fn short_name(name: &str) -> String {
 /// A frame as people read it: `forward (model/layer.py:88)`, `at::native::ones (??)`.
 pub fn display(f: &Frame, root: &str) -> String {
     let name = short_name(&f.name);
+    if kind(f) == Kind::Autograd {
+        // `torch::autograd::generated::BmmBackward0::apply` → `BmmBackward0 (autograd)`.
+        let node = name.trim_end_matches("::apply").rsplit("::").next().unwrap_or(&name);
+        return format!("{node} (autograd)");
+    }
     if f.line > 0 {
         format!("{name} ({}:{})", short_path(&f.filename, root), f.line)
     } else if f.filename.is_empty() || f.filename == "??" {
@@ -278,6 +292,7 @@ mod tests {
         assert_eq!(kind(&fr("/root/a2/.venv/lib/python3.12/site-packages/einops/einops.py", "reduce")), Kind::Library);
         assert_eq!(kind(&fr("/usr/lib/python3.10/runpy.py", "_run_module_as_main")), Kind::Library);
         assert_eq!(kind(&fr("/tmp/torchinductor_lin/ab/cabcdef.py", "call")), Kind::Generated);
+        assert_eq!(kind(&fr("??", "torch::autograd::generated::BmmBackward0::apply(std::vector<at::Tensor>&&)")), Kind::Autograd);
     }
 
     #[test]
@@ -291,6 +306,8 @@ mod tests {
         // C++ only: the native op, not the unwinder.
         assert_eq!(label_index(&[Allocator, Runtime, Native, Runtime]), Some(2));
         assert_eq!(tree_frames(&[Allocator, Native]), vec![1]);
+        // A backward allocation on autograd's thread: named by its node, not by empty_cuda.
+        assert_eq!(label_index(&[Allocator, Native, Native, Autograd, Native, Runtime]), Some(3));
     }
 
     #[test]
@@ -308,5 +325,9 @@ mod tests {
         );
         assert_eq!(short_name("f(g(x), y)"), "f");
         assert_eq!(short_name("forward"), "forward");
+        assert_eq!(
+            display(&fr("??", "torch::autograd::generated::BmmBackward0::apply(std::vector<at::Tensor>&&)"), ""),
+            "BmmBackward0 (autograd)"
+        );
     }
 }

@@ -215,6 +215,7 @@ fn outputs_do_not_follow_symlinks() {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "{name}: the symlink's target is untouched");
         assert!(!std::fs::symlink_metadata(&out).unwrap().file_type().is_symlink(), "{name}: a regular file now");
     }
-    let leftovers = std::fs::read_dir(dir.join("out")).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp-")).count();
+    let leftovers =
+        std::fs::read_dir(dir.join("out")).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp-")).count();
     assert_eq!(leftovers, 0);
 }

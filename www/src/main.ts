@@ -6,10 +6,7 @@ import type { Overview, Rows } from './types';
 import type { OpenFile, Route, ViewContext, ViewName } from './app-types';
 import { bytes, download, el, int } from './ui/format';
 import { VIEWS } from './views';
-import { addStyles } from './ui/style';
 import { computing } from './ui/busy';
-
-addStyles();
 
 class App {
   files: OpenFile[] = [];

@@ -197,18 +197,24 @@ pub fn live_groups(conn: &Connection, device: i64, event: Option<i64>, by: &str,
     // By frame: the frame that names each stack (never the unwinder's innermost frame).
     let key = if by == "frame" { "cs.label_frame_id" } else { "l.stack_id" };
     // A stack known only from the block's free is not where it was allocated: its own group.
+    // Texts are joined to the groups, not to the blocks: a stack's text can be long, and sorting
+    // it once per block was the cost of a hostile snapshot.
+    let (join, label, caller, site, stack) = if by == "frame" {
+        ("LEFT JOIN frames f ON f.id = g.k", "f.display", "NULL", "f.filename || ':' || f.line || ' ' || f.name", "NULL")
+    } else {
+        ("LEFT JOIN call_stacks cs ON cs.id = g.k", "cs.label", "cs.caller", "cs.site", "cs.text")
+    };
     let sql = format!(
-        "SELECT {key} AS k, (l.alloc_event IS NULL) AS before, (l.stack_source = 'free') AS freed, COUNT(*), SUM(l.size), SUM(l.requested_size),
-                CASE WHEN ?3 = 'frame' THEN (SELECT f.display FROM frames f WHERE f.id = cs.label_frame_id) ELSE cs.label END,
-                CASE WHEN ?3 = 'frame' THEN NULL ELSE cs.caller END,
-                cs.site, CASE WHEN ?3 = 'frame' THEN NULL ELSE cs.text END
-         FROM {live} l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
-         GROUP BY k, freed, CASE WHEN {key} IS NULL THEN (l.alloc_event IS NULL) ELSE 0 END
-         ORDER BY SUM(l.size) DESC, k, freed",
+        "SELECT g.k, g.before, g.freed, g.n, g.bytes, g.req, {label}, {caller}, {site}, {stack} FROM (
+           SELECT {key} AS k, (l.alloc_event IS NULL) AS before, (l.stack_source = 'free') AS freed, COUNT(*) AS n,
+                  SUM(l.size) AS bytes, SUM(l.requested_size) AS req
+           FROM {live} l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
+           GROUP BY k, freed, CASE WHEN {key} IS NULL THEN (l.alloc_event IS NULL) ELSE 0 END) g {join}
+         ORDER BY g.bytes DESC, g.k, g.freed",
         live = live_lifetimes_sql("?1", "?2")
     );
     let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map(params![dev, event.unwrap_or(-1), by], |r| {
+    let rows = stmt.query_map(params![dev, event.unwrap_or(-1)], |r| {
         Ok((
             r.get::<_, Option<i64>>(0)?,
             r.get::<_, bool>(1)?,
@@ -220,9 +226,12 @@ pub fn live_groups(conn: &Connection, device: i64, event: Option<i64>, by: &str,
             r.get::<_, Option<String>>(9)?,
         ))
     })?;
+    // Without trace events there is no window: stackless dump blocks simply have no stack.
+    let traced: bool = conn.query_row("SELECT events > 0 FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
     let mut all = Vec::new();
     for row in rows {
         let (k, before, freed, (n, bytes, req), label, caller, site, stack) = row?;
+        let before = before && traced;
         let (label, detail, origin) = match (k, label) {
             (Some(_), Some(shown)) if freed => (BEFORE_WINDOW.to_string(), Some(format!("freed at {shown}")), "before_window"),
             (Some(_), Some(shown)) => (shown, caller, "dynamic"),

@@ -34,7 +34,7 @@ pub struct EventFrame {
     pub filename: String,
     pub line: i64,
     pub name: String,
-    /// user | generated | library | native | interpreter | allocator | runtime
+    /// user | generated | library | autograd | native | interpreter | allocator | runtime
     pub kind: String,
     /// `name (short/path.py:line)`
     pub display: String,

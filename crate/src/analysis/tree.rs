@@ -81,7 +81,10 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
     // (bytes, requested bytes, blocks).
     type Key = (Option<i64>, bool, bool);
     let mut per_stack: HashMap<Key, (i64, i64, i64)> = HashMap::new();
+    // Without trace events there is no window to be before.
+    let traced: bool = conn.query_row("SELECT events > 0 FROM devices WHERE device_index = ?1", [device], |r| r.get(0))?;
     for (size, req, stack, before, freed_stack) in live_blocks(conn, device, event, opts)? {
+        let before = before && traced;
         let key = (stack, stack.is_none() && before, freed_stack && stack.is_some());
         let e = per_stack.entry(key).or_default();
         e.0 += size;

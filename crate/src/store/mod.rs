@@ -144,8 +144,19 @@ pub fn metadata(conn: &Connection, key: &str) -> Result<Option<String>> {
     Ok(conn.query_row("SELECT value FROM metadata WHERE key = ?1", [key], |r| r.get(0)).ok())
 }
 
+/// Characters of a name or file name a stack's text and JSON repeat (the `frames` table keeps
+/// each whole, once): a snapshot sharing one huge name across every frame must not multiply it.
+const STACK_TEXT_CHARS: usize = 1000;
+
+fn cut(s: &str) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(STACK_TEXT_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]).into(),
+        None => s.into(),
+    }
+}
+
 fn frame_json(f: &Frame) -> serde_json::Value {
-    serde_json::json!({"filename": f.filename, "line": f.line, "name": f.name})
+    serde_json::json!({"filename": cut(&f.filename), "line": f.line, "name": cut(&f.name)})
 }
 
 fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) -> Result<()> {
@@ -194,7 +205,7 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
                 .rev()
                 .map(|&fid| {
                     let f = &s.interner.frames[fid as usize];
-                    format!("{}:{} {}", f.filename, f.line, f.name)
+                    format!("{}:{} {}", cut(&f.filename), f.line, cut(&f.name))
                 })
                 .collect();
             stack_kinds.clear();
@@ -202,7 +213,12 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
             let label = frames::label_index(&stack_kinds);
             let caller = label.and_then(|at| frames::caller_index(&stack_kinds, at)).map(|at| shown[st[at] as usize].as_str());
             let label_frame = label.map(|at| st[at]);
-            let site = label_frame.map(|fid| s.interner.frames[fid as usize].label()).unwrap_or_default();
+            let site = label_frame
+                .map(|fid| {
+                    let f = &s.interner.frames[fid as usize];
+                    format!("{}:{} {}", cut(&f.filename), f.line, cut(&f.name))
+                })
+                .unwrap_or_default();
             let shown_label = label_frame.map_or("", |fid| shown[fid as usize].as_str());
             cs.execute(params![
                 i as i64,

@@ -189,7 +189,7 @@ pub const FRAMES: Table = Table {
             "kind",
             "TEXT NOT NULL",
             "",
-            "`user` / `generated` / `library` / `native` / `interpreter` / `allocator` / `runtime` (docs/frames.md)",
+            "`user` / `generated` / `library` / `autograd` / `native` / `interpreter` / `allocator` / `runtime` (docs/frames.md)",
         ),
         col(
             "display",
@@ -217,7 +217,7 @@ pub const CALL_STACKS: Table = Table {
             "label_frame_id",
             "INTEGER",
             "",
-            "the frame that names the stack: the innermost user frame, else generated code, library Python, native code",
+            "the frame that names the stack: the innermost user frame, else generated code, library Python, an autograd node, native code",
         ),
         col("label", "TEXT NOT NULL", "", "that frame as shown (`frames.display`)"),
         col("caller", "TEXT", "", "the next Python frame outwards, as shown: tells apart stacks that end in the same line"),

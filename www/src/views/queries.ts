@@ -4,10 +4,10 @@ import type { ViewContext } from '../app-types';
 import type { Rows, Template, TemplateRows } from '../types';
 import { bytes, download, el, exact, int, plural } from '../ui/format';
 
-const EXAMPLE_SQL = `-- The 20 largest blocks alive at the dump, with their allocation sites
-SELECT b.size, b.requested_size, b.state, cs.frames_json
+const EXAMPLE_SQL = `-- The 20 largest blocks alive at the dump, with the frame that names their stack
+-- (label: the innermost user frame; caller: the next Python frame; text: every frame)
+SELECT b.size, b.requested_size, cs.label, cs.caller, cs.text AS stack
 FROM blocks b
-JOIN segments s ON b.segment_id = s.id
 LEFT JOIN call_stacks cs ON cs.id = b.stack_id
 WHERE b.state = 'active_allocated'
 ORDER BY b.size DESC
