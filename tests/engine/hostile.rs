@@ -46,3 +46,29 @@ fn a_shared_huge_name_is_not_multiplied() {
     // The frames table holds each name once (31 distinct frames); stacks do not repeat it.
     assert!(std::fs::metadata(&db).unwrap().len() < 64 << 20);
 }
+
+/// Integers beyond any byte count are damage the analysis names, never wrapped into small ones.
+#[test]
+fn out_of_range_integers_are_named_not_wrapped() {
+    let dir = std::env::temp_dir().join(format!("snapscope-ints-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let snap = dir.join("ints.pickle");
+    let script = r#"
+import pickle, sys
+seg = lambda i, size: {"device": 0, "address": (i + 1) << 40, "total_size": size, "allocated_size": 0, "active_size": 0,
+                       "requested_size": 0, "stream": 0, "segment_type": "large", "blocks": [], "frames": []}
+segs = [seg(i, 2**63 - 1) for i in range(9)] + [seg(20, 2 << 20)]
+events = [{"action": "alloc", "addr": 21 << 40, "size": 2**64 + 5, "stream": 0, "time_us": 2**70}]
+open(sys.argv[1], "wb").write(pickle.dumps({"segments": segs, "device_traces": [events]}, protocol=4))
+"#;
+    assert!(Command::new("python3").args(["-c", script, snap.to_str().unwrap()]).status().unwrap().success());
+    let out = Command::new(env!("CARGO_BIN_EXE_snapscope")).args(["overview", snap.to_str().unwrap(), "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = v["warnings"].as_array().unwrap();
+    let said = |code: &str, text: &str| warnings.iter().any(|w| w["code"] == code && w["message"].as_str().unwrap_or("").contains(text));
+    assert!(said("EVENT_INVALID", "18446744073709551621"), "the size 2^64+5 is named: {warnings:?}");
+    assert_eq!(warnings.iter().filter(|w| w["code"] == "SEGMENT_INVALID").count(), 9, "{warnings:?}");
+    let d = &v["devices"][0];
+    assert_eq!(d["at_dump"]["reserved"], 2 << 20, "only the valid segment counts");
+}

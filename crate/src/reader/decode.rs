@@ -198,6 +198,11 @@ impl Decoder<'_> {
     fn uint(&self, dict: Node, key: &str) -> Option<u64> {
         self.int(dict, key).map(to_u64)
     }
+    /// A byte count: a non-negative integer no device could exceed (larger ones are damage, and
+    /// would wrap the sums of every figure).
+    fn bytes(&self, dict: Node, key: &str) -> Option<u64> {
+        self.int(dict, key).filter(|v| (0..=MAX_BYTES as i128).contains(v)).map(|v| v as u64)
+    }
     fn string(&self, dict: Node, key: &str) -> Option<String> {
         self.a.get(dict, key).and_then(|v| self.a.as_str(v)).map(str::to_string)
     }
@@ -255,9 +260,12 @@ impl Decoder<'_> {
             }
             match self.segment(seg) {
                 Some(s) => self.st.snap.segments.push(s),
-                None => {
-                    self.warn("SEGMENT_INVALID", format!("segments[{i}] has no integer 'address' and 'total_size'; skipped"), None, None)
-                }
+                None => self.warn(
+                    "SEGMENT_INVALID",
+                    format!("segments[{i}] has no integer 'address' or no 'total_size' between 0 and 2^50 bytes; skipped"),
+                    None,
+                    None,
+                ),
             }
         }
         Ok(())
@@ -265,7 +273,7 @@ impl Decoder<'_> {
 
     fn segment(&mut self, seg: Node) -> Option<Segment> {
         let address = self.uint(seg, "address")?;
-        let total_size = self.uint(seg, "total_size")?;
+        let total_size = self.bytes(seg, "total_size")?;
         let device = self.int(seg, "device").map(|d| d as i64).unwrap_or(0);
         let pool = match self.string(seg, "segment_type").as_deref() {
             Some("small") => Pool::Small,
@@ -286,8 +294,8 @@ impl Decoder<'_> {
         let allocated = sum(|b| b.state == BlockState::ActiveAllocated);
         let active = sum(|b| b.state != BlockState::Inactive);
         let requested: u64 = blocks.iter().filter(|b| b.state != BlockState::Inactive).map(|b| b.requested_size).sum();
-        let allocated_size = self.uint(seg, "allocated_size").unwrap_or(allocated);
-        let active_size = self.uint(seg, "active_size").unwrap_or(active);
+        let allocated_size = self.bytes(seg, "allocated_size").unwrap_or(allocated);
+        let active_size = self.bytes(seg, "active_size").unwrap_or(active);
         if !blocks.is_empty() && (allocated_size != allocated || active_size != active) {
             self.warn(
                 "DUMP_INCONSISTENT",
@@ -302,7 +310,7 @@ impl Decoder<'_> {
             total_size,
             allocated_size,
             active_size,
-            requested_size: self.uint(seg, "requested_size").unwrap_or(requested),
+            requested_size: self.bytes(seg, "requested_size").unwrap_or(requested),
             stream: self.uint(seg, "stream").unwrap_or(0),
             pool,
             pool_id: self.a.get(seg, "segment_pool_id").and_then(|p| self.pair(p)),
@@ -316,11 +324,11 @@ impl Decoder<'_> {
     /// the requested size and stack in `history[0]`.
     fn block(&mut self, b: Node, cursor: u64) -> Option<Block> {
         self.a.as_dict(b)?;
-        let size = self.uint(b, "size")?;
+        let size = self.bytes(b, "size")?;
         let history0 = self.a.get(b, "history").and_then(|h| self.a.as_seq(h)).and_then(|h| h.first().copied());
         let state = self.string(b, "state").and_then(|s| BlockState::parse(&s)).unwrap_or(BlockState::Inactive);
         let requested_size = self
-            .uint(b, "requested_size")
+            .bytes(b, "requested_size")
             .or_else(|| history0.and_then(|h| self.uint(h, "real_size")))
             .unwrap_or(if state == BlockState::Inactive { 0 } else { size });
         let frames = self.a.get(b, "frames").or_else(|| history0.and_then(|h| self.a.get(h, "frames")));
@@ -509,16 +517,16 @@ impl Decoder<'_> {
                 },
                 EntryField::Addr => ev.addr = self.a.as_int(v).map(to_u64).unwrap_or(0),
                 EntryField::Size => match self.a.as_int(v) {
-                    Some(s) if s >= 0 => ev.size = to_u64(s),
+                    Some(s) if (0..=MAX_BYTES as i128).contains(&s) => ev.size = s as u64,
                     _ => self.warn(
                         "EVENT_INVALID",
-                        format!("size {} is not a non-negative integer; 0 used", self.a.to_json(v, 0)),
+                        format!("size {} is not a byte count (0 to 2^50); 0 used", self.a.to_json(v, 0)),
                         Some(device),
                         Some(index),
                     ),
                 },
                 EntryField::Stream => ev.stream = self.a.as_int(v).map(to_u64).unwrap_or(0),
-                EntryField::TimeUs => ev.set_time_us(self.a.as_int(v).map(|t| t as i64)),
+                EntryField::TimeUs => ev.set_time_us(self.a.as_int(v).and_then(|t| i64::try_from(t).ok())),
                 EntryField::Frames => {
                     let stack = self.stack(v);
                     ev.set_stack(stack);
@@ -586,6 +594,10 @@ fn is_empty_extra(x: &EventExtra) -> bool {
         && x.device_free.is_none()
         && x.other.is_empty()
 }
+
+/// The largest byte count a snapshot field may hold (1 PiB): beyond any device, and far enough
+/// below 2^63 that sums over millions of them cannot wrap.
+const MAX_BYTES: u64 = 1 << 50;
 
 /// Pickled addresses are unsigned 64-bit; a negative value is a C++ `-1` reinterpreted, so wrap.
 fn to_u64(v: i128) -> u64 {
