@@ -149,44 +149,68 @@ pub fn peak_set(conn: &Connection, device: i64) -> Result<PeakSet> {
 }
 
 /// Live memory after `event` grouped by stack (`by = "stack"`) or by top frame (`"frame"`).
-/// Groups that would read the same (label and detail) get, as their detail, the frame where
+/// A row named by a stack: its label, second line and whole stack.
+pub trait Labelled {
+    fn label(&self) -> &str;
+    fn detail(&self) -> Option<&str>;
+    fn stack(&self) -> Option<&str>;
+    fn set_detail(&mut self, detail: String);
+}
+
+impl Labelled for Group {
+    fn label(&self) -> &str {
+        &self.label
+    }
+    fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
+    }
+    fn stack(&self) -> Option<&str> {
+        self.stack.as_deref()
+    }
+    fn set_detail(&mut self, detail: String) {
+        self.detail = Some(detail);
+    }
+}
+
+/// Rows that would read the same (label and detail) get, after their detail, the frame where
 /// their stacks part (the innermost frame that differs), so no two rows look alike.
-fn disambiguate(groups: &mut [Group]) {
+pub fn disambiguate<T: Labelled>(rows: &mut [T]) {
     use std::collections::HashMap;
     let mut seen: HashMap<(String, Option<String>), Vec<usize>> = HashMap::new();
-    for (i, g) in groups.iter().enumerate() {
-        seen.entry((g.label.clone(), g.detail.clone())).or_default().push(i);
+    for (i, g) in rows.iter().enumerate() {
+        seen.entry((g.label().to_string(), g.detail().map(str::to_string))).or_default().push(i);
     }
     for same in seen.into_values().filter(|v| v.len() > 1) {
-        let stacks: Vec<Vec<&str>> = same.iter().map(|&i| groups[i].stack.as_deref().unwrap_or("").lines().rev().collect()).collect();
-        let parts: Vec<Option<String>> = stacks
-            .iter()
-            .enumerate()
-            .map(|(k, st)| {
-                // Innermost first: the first frame no other stack of the set has at that depth.
-                let at = (0..st.len()).find(|&d| stacks.iter().enumerate().all(|(j, o)| j == k || o.get(d) != st.get(d)))?;
-                Some(st[at].to_string())
-            })
-            .collect();
-        for (&i, part) in same.iter().zip(parts) {
-            if let Some(frame) = part {
-                let g = &mut groups[i];
-                let via = short_frame_text(&frame);
-                g.detail = Some(match g.detail.take() {
-                    Some(d) => format!("{d} · via {via}"),
+        let stacks: Vec<Vec<String>> =
+            same.iter().map(|&i| rows[i].stack().unwrap_or("").lines().rev().map(str::to_string).collect()).collect();
+        for (k, &i) in same.iter().enumerate() {
+            let st = &stacks[k];
+            // Innermost first: the first frame no other stack of the set has at that depth.
+            let part = (0..st.len()).find(|&d| stacks.iter().enumerate().all(|(j, o)| j == k || o.get(d) != st.get(d)));
+            if let Some(d) = part {
+                let via = short_frame_text(&st[d]);
+                let detail = match rows[i].detail() {
+                    Some(x) => format!("{x} · via {via}"),
                     None => format!("via {via}"),
-                });
+                };
+                rows[i].set_detail(detail);
             }
         }
     }
 }
 
-/// `filename:line name` (a stack text line) as `name (file.py:line)`.
+/// `filename:line name` (a stack text line) as `name (file.py:line)`, or the name alone when
+/// the frame has no file (`??:0`, `:0`).
 fn short_frame_text(line: &str) -> String {
     match line.split_once(' ') {
         Some((at, name)) => {
             let file = at.rsplit('/').next().unwrap_or(at);
-            format!("{} ({file})", crate::frames::short_name(name))
+            let name = crate::frames::short_name(name);
+            if file.starts_with(':') || file.starts_with("??") || file.ends_with(":0") {
+                name
+            } else {
+                format!("{name} ({file})")
+            }
         }
         None => line.to_string(),
     }

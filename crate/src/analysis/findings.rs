@@ -132,8 +132,9 @@ pub fn findings(
         }
     }
     if let Some(p) = peak {
-        // Memory from before the window has no allocation site to advise about.
-        if let Some(g) = p.by_stack.first().filter(|g| g.share > 0.4 && g.origin == "dynamic" && g.stack_id.is_some()) {
+        // By the frame that names the stacks (one site may hold several stacks); memory from
+        // before the window has no allocation site to advise about.
+        if let Some(g) = p.by_top_frame.first().filter(|g| g.share > 0.4 && g.origin == "dynamic" && g.stack_id.is_some()) {
             add(
                 "medium",
                 "peak",
@@ -164,7 +165,7 @@ pub fn findings(
             "history",
             "The trace starts after allocations were made".into(),
             format!(
-                "{} of the blocks the trace touches were allocated before its first event ({} allocated then); their allocation stacks are not in the trace",
+                "{} of the blocks the trace touches were allocated before its first event ({} allocated then); a stack is known for those still alive at the dump, from the dump, not for those the trace frees",
                 count(ov.window.blocks_before_window as i64),
                 bytes(ov.at_window_start.map_or(0, |s| s.allocated)),
             ),

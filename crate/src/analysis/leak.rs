@@ -25,6 +25,21 @@ pub struct StackBytes {
     pub last_event: Option<i64>,
 }
 
+impl super::basis::Labelled for StackBytes {
+    fn label(&self) -> &str {
+        &self.label
+    }
+    fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
+    }
+    fn stack(&self) -> Option<&str> {
+        self.stack.as_deref()
+    }
+    fn set_detail(&mut self, detail: String) {
+        self.detail = Some(detail);
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LeakAnalysis {
     pub device: i64,
@@ -104,6 +119,8 @@ pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>)
             })
         })?
         .collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut candidates_by_stack = candidates_by_stack;
+    super::basis::disambiguate(&mut candidates_by_stack);
     let floor: Vec<i64> = if let Some(f) = floor {
         f
     } else if events >= 10 {
