@@ -2,6 +2,7 @@
 // snapscope.html (worker and wasm inlined) that also works from file://.
 // Expects the wasm-bindgen output in www/pkg (scripts/build.sh makes it).
 import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
 
 const here = new URL('.', import.meta.url).pathname;
@@ -24,19 +25,28 @@ copyFileSync(here + 'style.css', dist + 'style.css');
 // Network: only this origin (for ?src=) and blob: for the worker. No CDN, fonts or telemetry.
 const CSP_SITE =
   "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; connect-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'none'";
-const CSP_SINGLE =
-  "default-src 'none'; script-src 'unsafe-inline' blob: 'wasm-unsafe-eval'; worker-src blob:; connect-src 'self' blob: data:; img-src data: blob:; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'none'";
+// The single file runs its two inline scripts by their SHA-256 (no 'unsafe-inline' scripts): an
+// injected <script> could not run there either. Styles stay inline ('unsafe-inline' styles).
+const CSP_SINGLE = (scriptHashes) =>
+  `default-src 'none'; script-src ${scriptHashes} blob: 'wasm-unsafe-eval'; worker-src blob:; connect-src 'self' blob: data:; img-src data: blob:; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'none'`;
 const meta = (csp) => `<meta http-equiv="Content-Security-Policy" content="${csp}">`;
 const page = readFileSync(here + 'index.html', 'utf8');
 writeFileSync(dist + 'index.html', page.replace('<!--CSP-->', meta(CSP_SITE)));
 
-const esc = (s) => s.replace(/<\/script/gi, '<\\/script');
+// The HTML parser turns CR and CRLF into LF before the browser hashes a script, so the text is
+// written that way (same meaning) and hashed as written.
+const esc = (s) => s.replace(/<\/script/gi, '<\\/script').replace(/\r\n?/g, '\n');
 const inline = {
   worker: readFileSync(dist + 'worker.js', 'utf8'),
   wasm: readFileSync(dist + 'snapscope_bg.wasm').toString('base64'),
 };
+const scripts = [
+  esc(`globalThis.__SNAPSCOPE_INLINE__ = ${JSON.stringify(inline)};`),
+  esc(readFileSync(dist + 'app.js', 'utf8')),
+];
+const sha256 = (text) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 const single = page
-  .replace('<!--CSP-->', meta(CSP_SINGLE))
+  .replace('<!--CSP-->', () => meta(CSP_SINGLE(scripts.map(sha256).join(' '))))
   // Replacer functions: a replacement string would read `$'`, `$&`... in the code as patterns.
   .replace(
     '<link rel="stylesheet" href="style.css">',
@@ -44,8 +54,7 @@ const single = page
   )
   .replace(
     '<script type="module" src="app.js"></script>',
-    () =>
-      `<script>globalThis.__SNAPSCOPE_INLINE__ = ${esc(JSON.stringify(inline))};</script>\n<script type="module">${esc(readFileSync(dist + 'app.js', 'utf8'))}</script>`,
+    () => `<script>${scripts[0]}</script>\n<script type="module">${scripts[1]}</script>`,
   );
 writeFileSync(dist + 'snapscope.html', single);
 console.log(

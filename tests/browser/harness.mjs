@@ -35,7 +35,17 @@ const TYPES = {
 export function serve() {
   const server = createServer((req, res) => {
     const url = new URL(req.url, "http://x");
-    const path = decodeURIComponent(url.pathname);
+    // A same-origin link that sends the page elsewhere (?src= must refuse to follow it).
+    if (url.pathname === "/redirect-away")
+      return res
+        .writeHead(302, { location: "http://example.invalid/snap.pickle" })
+        .end();
+    let path;
+    try {
+      path = decodeURIComponent(url.pathname);
+    } catch {
+      return res.writeHead(400).end(); // a malformed % escape
+    }
     const file = path.startsWith("/fixtures/")
       ? join(FIXTURES, normalize(path.slice("/fixtures/".length)))
       : join(DIST, normalize(path === "/" ? "index.html" : path.slice(1)));

@@ -5,7 +5,7 @@ import type { Progress } from './protocol';
 import type { Overview, Rows } from './types';
 import type { OpenFile, Route, ViewContext, ViewName } from './app-types';
 import { bytes, download, el, int } from './ui/format';
-import { VIEWS } from './views';
+import { VIEWS, isView } from './views';
 import { computing } from './ui/busy';
 
 class App {
@@ -43,29 +43,62 @@ class App {
     return last;
   }
 
+  /**
+   * Open a same-origin http(s) URL (?src=, the embedding API). Every failure ends in
+   * `data-snapscope="error"` with a message: a load that never settles would leave a docs portal's
+   * page at "loading" for good.
+   */
   async openUrl(url: string): Promise<Overview | undefined> {
-    const u = new URL(url, document.baseURI);
-    if (u.origin !== location.origin) {
-      this.showError({
-        code: 'CROSS_ORIGIN',
-        message: `${u.href} is not on this page's origin`,
-        hint: 'snapscope only fetches same-origin files (?src=/path/to/snapshot.pickle)',
-      });
+    const fail = (code: string, message: string, hint: string) => {
+      this.hideProgress();
+      this.showError({ code, message, hint });
       return undefined;
+    };
+    let u: URL;
+    try {
+      u = new URL(url, document.baseURI);
+    } catch {
+      return fail('BAD_URL', `${url} is not a URL`, 'use ?src=/path/to/snapshot.pickle');
     }
+    // file: (the single-file page opened from disk) has origin "null" like the page itself, and
+    // blob: carries its creator's origin: neither can be fetched here, so only http(s) is tried.
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      return fail(
+        'UNSUPPORTED_URL',
+        `${u.protocol} URLs cannot be opened with ?src=`,
+        location.protocol === 'file:'
+          ? 'a page opened from a file cannot fetch other files: open the snapshot with "Open…" or drop it here'
+          : 'snapscope fetches same-origin http(s) files (?src=/path/to/snapshot.pickle); open local files with "Open…"',
+      );
+    if (u.origin !== location.origin)
+      return fail(
+        'CROSS_ORIGIN',
+        `${u.href} is not on this page's origin`,
+        'snapscope only fetches same-origin files (?src=/path/to/snapshot.pickle)',
+      );
     this.setStatus('loading');
     this.showProgress({ stage: 'reading', bytesRead: 0, totalBytes: 0 }, u.pathname);
-    const res = await fetch(u.href);
-    if (!res.ok) {
-      this.showError({
-        code: 'FETCH_FAILED',
-        message: `${u.pathname}: HTTP ${res.status}`,
-        hint: 'check the ?src= path',
-      });
-      return undefined;
+    let blob: Blob;
+    try {
+      const res = await fetch(u.href);
+      // A redirect to another origin is refused by the CSP (fetch rejects); this catches the rest.
+      if (res.url && new URL(res.url).origin !== location.origin)
+        return fail(
+          'CROSS_ORIGIN',
+          `${u.pathname} redirected to ${res.url}, not this page's origin`,
+          'link the file itself',
+        );
+      if (!res.ok) return fail('FETCH_FAILED', `${u.pathname}: HTTP ${res.status}`, 'check the ?src= path');
+      blob = await res.blob();
+    } catch (e) {
+      // A network error, a redirect the CSP blocked, a body cut short.
+      return fail(
+        'FETCH_FAILED',
+        `${u.pathname} could not be fetched (${e instanceof Error ? e.message : String(e)})`,
+        'check the ?src= path; redirects to another origin are refused',
+      );
     }
-    const blob = await res.blob();
-    return this.openOne(blob, decodeURIComponent(u.pathname.split('/').pop() || 'snapshot'));
+    return this.openOne(blob, fileName(u.pathname));
   }
 
   private async openOne(file: Blob, name: string): Promise<Overview | undefined> {
@@ -89,8 +122,7 @@ class App {
       this.route.device = overview.devices.some((d) => d.device === device)
         ? (device as number)
         : (overview.devices[0]?.device ?? 0);
-      const event = hash?.has('event') ? Number(hash.get('event')) : null;
-      this.route.event = event !== null && Number.isInteger(event) && event >= 0 ? event : null;
+      this.route.event = hash ? eventOf(hash) : null;
       this.hideProgress();
       this.setStatus('ready');
       this.render();
@@ -165,10 +197,10 @@ class App {
 
   private readHash() {
     const p = new URLSearchParams(location.hash.slice(1));
-    const view = p.get('view') as ViewName | null;
-    if (view && view in VIEWS) this.route.view = view;
+    const view = p.get('view');
+    if (isView(view)) this.route.view = view;
     if (p.has('device')) this.route.device = Number(p.get('device'));
-    this.route.event = p.has('event') ? Number(p.get('event')) : null;
+    this.route.event = eventOf(p);
     this.route.template = p.get('template');
   }
 
@@ -185,12 +217,12 @@ class App {
   /** Select an event everywhere (details, tree, state follow it). */
   select(event: number | null, view?: ViewName) {
     this.route.event = event;
-    if (view) this.route.view = view;
+    if (isView(view)) this.route.view = view;
     this.render();
   }
 
   show(view: ViewName) {
-    this.route.view = view;
+    if (isView(view)) this.route.view = view;
     this.render();
   }
 
@@ -198,7 +230,7 @@ class App {
   setDevice(device: number, view?: ViewName) {
     this.route.device = device;
     this.route.event = null;
-    if (view) this.route.view = view;
+    if (isView(view)) this.route.view = view;
     this.render();
   }
 
@@ -260,7 +292,9 @@ class App {
     };
     this.main.replaceChildren(ctx.root);
     document.documentElement.dataset.view = 'computing';
-    computing(ctx.root, VIEWS[this.route.view].render(ctx))
+    // Through an async function: a view that throws at once fails like one that rejects later.
+    const view = VIEWS[this.route.view];
+    computing(ctx.root, (async () => view.render(ctx))())
       .then(() => {
         if (ctx.root.isConnected) document.documentElement.dataset.view = 'done';
       })
@@ -338,6 +372,22 @@ class App {
     const buf = await f.client.exportDb();
     download(f.name.replace(/\.(pickle|pkl|json|gz)+$/i, '') + '.db', buf, 'application/vnd.sqlite3');
   }
+}
+
+/** The last segment of a URL path, decoded when it decodes (a malformed % escape stays as is). */
+function fileName(path: string): string {
+  const last = path.split('/').pop() || 'snapshot';
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+/** The event in a URL hash: a whole number ≥ 0, or null (a link may carry anything). */
+function eventOf(p: URLSearchParams): number | null {
+  const e = p.has('event') ? Number(p.get('event')) : NaN;
+  return Number.isSafeInteger(e) && e >= 0 ? e : null;
 }
 
 const app = new App();

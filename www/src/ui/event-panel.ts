@@ -1,7 +1,7 @@
 // The details of one event: action, counters right after it, the block's lifetime, the stack.
 import type { ViewContext } from '../app-types';
 import type { EventDetail, Frame } from '../types';
-import { DEFS, bytes, bytesSpan, duration, el, eventLabel, exact, hex, int } from './format';
+import { DEFS, bytes, bytesSpan, clip, duration, el, eventLabel, exact, hex, int, utcTime } from './format';
 
 const PYTHON = new Set(['user', 'generated', 'library']);
 
@@ -10,18 +10,31 @@ function frameItem(f: Frame, showKind: boolean): HTMLElement {
     'li',
     {
       class: f.kind === 'user' ? 'user' : PYTHON.has(f.kind) ? f.kind : 'other',
-      title: `${f.filename}:${f.line} ${f.name}`,
+      title: clip(`${f.filename}:${f.line} ${f.name}`, 2000),
     },
-    el('span', { class: 'fn', text: f.display }),
+    el('span', { class: 'fn', text: clip(f.display) }),
     showKind ? el('span', { class: 'kind', text: f.kind }) : '',
   );
+}
+
+/**
+ * Frames listed per stack: a hostile stack holds 100k frames, and as many list items froze the tab
+ * for seconds per event. The rest is counted ("N more frames").
+ */
+export const MAX_FRAMES = 200;
+
+/** An <ol> of the first MAX_FRAMES frames, and a line counting the others. */
+function frameList(cls: string, frames: Frame[], showKind: boolean): HTMLElement[] {
+  const list = el('ol', { class: cls }, ...frames.slice(0, MAX_FRAMES).map((f) => frameItem(f, showKind)));
+  const more = frames.length - MAX_FRAMES;
+  return more > 0 ? [list, el('p', { class: 'muted', text: `${int(more)} more frames not listed` })] : [list];
 }
 
 /**
  * The stack of an event: its Python frames (user code emphasised), innermost first, each as
  * `name (short/path:line)` with the full `filename:line name` on hover; every frame (C++,
  * interpreter, allocator…) behind an "all N frames" toggle. A stack without Python frames shows
- * its first native frames.
+ * its first native frames. At most MAX_FRAMES of each list.
  */
 export function stackList(frames: Frame[]): HTMLElement {
   if (!frames.length) return el('p', { class: 'muted', text: 'No stack was recorded for this event.' });
@@ -33,7 +46,7 @@ export function stackList(frames: Frame[]): HTMLElement {
     python.length
       ? ''
       : el('p', { class: 'muted', text: 'No Python frame in this stack (a C++ thread, e.g. autograd’s backward).' }),
-    el('ol', { class: 'stack python' }, ...shown.map((f) => frameItem(f, false))),
+    ...frameList('stack python', shown, false),
   );
   if (shown.length < frames.length)
     box.append(
@@ -41,7 +54,7 @@ export function stackList(frames: Frame[]): HTMLElement {
         'details',
         { class: 'all-frames' },
         el('summary', { text: `all ${int(frames.length)} frames (C++, interpreter, allocator included)` }),
-        el('ol', { class: 'stack all' }, ...frames.map((f) => frameItem(f, true))),
+        ...frameList('stack all', frames, true),
       ),
     );
   return box;
@@ -66,14 +79,14 @@ export function eventPanel(d: EventDetail, c: ViewContext, peak?: () => void): H
       'time',
       el(
         'span',
-        { title: new Date(d.time_us / 1000).toISOString().replace('T', ' ').replace('Z', ' UTC') },
+        { title: utcTime(d.time_us) ?? `${d.time_us} µs (not a date)` },
         start !== null ? `${duration(d.time_us - start)} after the first event` : String(d.time_us),
       ),
     ]);
   if (d.device_free !== null)
     rows.push(['device free', el('span', { class: 'defined', title: DEFS.deviceFree }, bytesSpan(d.device_free))]);
-  if (d.compile_context) rows.push(['compile context', d.compile_context]);
-  if (d.user_metadata) rows.push(['user metadata', d.user_metadata]);
+  if (d.compile_context) rows.push(['compile context', clip(d.compile_context, 2000)]);
+  if (d.user_metadata) rows.push(['user metadata', clip(d.user_metadata, 2000)]);
   const after: [string, number][] = [
     ['allocated', d.allocated],
     ['active', d.active],

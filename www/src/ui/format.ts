@@ -52,6 +52,30 @@ export const DEFS = {
     'reserved − allocated at the same event: cached in reserved segments, not handed out (pending frees included)',
 };
 
+/**
+ * `s` cut to at most `max` characters with an ellipsis. Snapshot names reach 1,800 characters in
+ * real files and 1M in hostile ones: text in the DOM (headings, crumbs, titles) stays bounded.
+ */
+export function clip(s: string, max = 300): string {
+  return s.length <= max ? s : s.slice(0, max - 1) + '…';
+}
+
+/** The first `max` lines of `s` (each clipped), and a count of the rest: stacks may hold 100k frames. */
+export function clipLines(s: string, max = 200): string {
+  const lines = s.split('\n');
+  const head = lines.slice(0, max).map((l) => clip(l, 2000));
+  return lines.length > max ? [...head, `… ${int(lines.length - max)} more lines`].join('\n') : head.join('\n');
+}
+
+/**
+ * A µs timestamp as "2023-11-14 22:13:20.000 UTC"; null when it lies outside the dates JavaScript
+ * holds (±8.64e15 ms), where `toISOString` throws (a snapshot may carry any int64).
+ */
+export function utcTime(us: number): string | null {
+  const d = new Date(us / 1000);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString().replace('T', ' ').replace('Z', ' UTC');
+}
+
 export const eventLabel = (e: number | null | undefined) =>
   e === null || e === undefined ? 'window start' : `event ${int(e)}`;
 

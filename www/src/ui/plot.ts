@@ -98,17 +98,22 @@ export function yScaleTo(top: number, f: Frame): YScale {
 
 /**
  * `text` cut with an ellipsis to at most `maxWidth` (as measured by `measure`); the empty string
- * when not even one character and the ellipsis fit.
+ * when not even one character and the ellipsis fit. The cost is bounded by the width, not by the
+ * text (frame names reach 1M characters): no glyph is narrower than a pixel, so only the first
+ * `maxWidth` characters can be shown and only they are measured, about log2(maxWidth) times.
  */
 export function fitLabel(text: string, maxWidth: number, measure: (s: string) => number): string {
-  if (measure(text) <= maxWidth) return text;
+  const cap = Math.max(0, Math.ceil(maxWidth));
+  if (text.length <= cap && measure(text) <= maxWidth) return text;
   let lo = 0;
-  let hi = text.length;
-  // The longest prefix that fits with the ellipsis (binary search: labels may be long paths).
+  let hi = Math.min(text.length, cap);
+  // The longest prefix that fits with the ellipsis (binary search).
   while (lo < hi) {
     const mid = (lo + hi + 1) >> 1;
     if (measure(text.slice(0, mid) + '…') <= maxWidth) lo = mid;
     else hi = mid - 1;
   }
+  // Never end on half of a surrogate pair (an emoji would draw as a box).
+  if (lo > 0 && /[\uD800-\uDBFF]/.test(text[lo - 1])) lo--;
   return lo === 0 ? '' : text.slice(0, lo) + '…';
 }

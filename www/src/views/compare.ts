@@ -4,7 +4,7 @@
 // other) with b − a. The page only lays the answer out.
 import type { ViewContext } from '../app-types';
 import type { ComparedFigure, Comparison, DeviceComparison, StackDelta } from '../types';
-import { bytes, bytesSpan, el, exact, gridTable, int } from '../ui/format';
+import { bytes, bytesSpan, clip, clipLines, el, exact, gridTable, int } from '../ui/format';
 
 /** A difference with its sign, red when b is larger, green when smaller, exact on hover. */
 function deltaCell(delta: number | null, unit: ComparedFigure['unit']) {
@@ -32,9 +32,9 @@ function stackRow(s: StackDelta) {
     deltaCell(s.delta, 'bytes'),
     el(
       'td',
-      { class: 'stack-cell', title: s.stack },
-      el('span', { class: 'label', text: s.label }),
-      s.detail ? el('span', { class: 'detail', text: s.detail }) : '',
+      { class: 'stack-cell', title: s.stack === null ? undefined : clipLines(s.stack, 60) },
+      el('span', { class: 'label', text: clip(s.label) }),
+      s.detail ? el('span', { class: 'detail', text: clip(s.detail) }) : '',
     ),
   );
 }

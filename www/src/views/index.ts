@@ -23,3 +23,11 @@ export const VIEWS: Record<ViewName, View> = {
   queries: { title: 'Queries', render: renderQueries },
   compare: { title: 'Compare', render: renderCompare },
 };
+
+/**
+ * Whether `name` (from the URL hash or the embedding API) is a view: an own key only, since
+ * `constructor`, `__proto__` or `toString` are found `in` any object and are no view.
+ */
+export function isView(name: unknown): name is ViewName {
+  return typeof name === 'string' && Object.hasOwn(VIEWS, name);
+}

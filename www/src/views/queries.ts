@@ -3,6 +3,7 @@
 import type { ViewContext } from '../app-types';
 import type { Rows, Template, TemplateRows } from '../types';
 import { bytes, download, el, exact, int, plural } from '../ui/format';
+import { toCsv } from '../ui/csv';
 
 const EXAMPLE_SQL = `-- The 20 largest blocks alive at the dump, with the frame that names their stack
 -- (label: the innermost user frame; caller: the next Python frame; text: every frame)
@@ -118,13 +119,7 @@ export function resultTable(rows: Rows, units: Record<string, string | null> = {
 function exportButtons(rows: Rows, name: string) {
   const csv = el('button', { text: 'Export CSV' });
   csv.addEventListener('click', () => {
-    const q = (v: unknown) =>
-      v === null ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v);
-    download(
-      `${name}.csv`,
-      [rows.columns.join(','), ...rows.rows.map((r) => r.map(q).join(','))].join('\n'),
-      'text/csv',
-    );
+    download(`${name}.csv`, toCsv(rows.columns, rows.rows), 'text/csv');
   });
   const json = el('button', { text: 'Export JSON' });
   json.addEventListener('click', () => download(`${name}.json`, JSON.stringify(rows, null, 1), 'application/json'));

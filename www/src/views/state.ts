@@ -3,7 +3,7 @@
 // Shows where memory is fragmented and the largest free block a request could get.
 import type { ViewContext } from '../app-types';
 import type { AllocatorState, StateBlock, StateSegment } from '../types';
-import { DEFS, bytes, bytesSpan, card, el, eventLabel, exact, hex, pct, plural } from '../ui/format';
+import { DEFS, bytes, bytesSpan, card, clip, el, eventLabel, exact, hex, pct, plural } from '../ui/format';
 import { peakButton } from '../ui/event-panel';
 import { fitCanvas } from '../ui/canvas';
 import { tooltip } from '../ui/tooltip';
@@ -151,8 +151,8 @@ export async function renderState(c: ViewContext) {
     if (st === undefined) return [el('div', { class: 'muted', text: 'stack…' })];
     if (st === null) return [];
     return [
-      el('div', { class: 'loc', text: st.label }),
-      st.caller ? el('div', { class: 'muted', text: `called from ${st.caller}` }) : '',
+      el('div', { class: 'loc', text: clip(st.label) }),
+      st.caller ? el('div', { class: 'muted', text: `called from ${clip(st.caller)}` }) : '',
     ];
   };
   const blockTip = (s: StateSegment, b: StateBlock, st?: StackText | null) => [

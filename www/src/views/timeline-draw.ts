@@ -22,6 +22,8 @@ export interface Marker {
   index: number;
   kind: 'oom' | 'snapshot' | 'annotation' | 'peak' | 'reservedPeak';
   label?: string;
+  /** Annotations summarised into this marker (1 when absent). */
+  count?: number;
 }
 
 export interface TimelineScene {

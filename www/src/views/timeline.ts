@@ -4,7 +4,7 @@
 // selects the event under the cursor. Geometry: ./timeline-layout; drawing: ./timeline-draw.
 import type { ViewContext } from '../app-types';
 import type { EventDetail, Timeline } from '../types';
-import { bytesSpan, duration, el, eventLabel, int } from '../ui/format';
+import { bytesSpan, clip, duration, el, eventLabel, int } from '../ui/format';
 import { fitCanvas } from '../ui/canvas';
 import { plotWidth, type Frame } from '../ui/plot';
 import { newestOnly } from '../ui/window';
@@ -13,6 +13,9 @@ import { eventPanel, peakButton } from '../ui/event-panel';
 import { computing } from '../ui/busy';
 import { COLORS, drawTimeline, type Marker } from './timeline-draw';
 import { PAD, bucketAt, bucketEvents, centredWindow, timeOf, xScale } from './timeline-layout';
+
+/** Time buckets for the annotation markers: about a pixel each on a wide chart. */
+const ANNOTATION_BUCKETS = 1000;
 
 /** OOM and snapshot events, and external annotations at the first event at or after their time. */
 async function loadMarkers(c: ViewContext): Promise<Marker[]> {
@@ -25,15 +28,30 @@ async function loadMarkers(c: ViewContext): Promise<Marker[]> {
   );
   for (const [i, a] of mrows.rows)
     markers.push({ index: i, kind: a as Marker['kind'], label: a === 'oom' ? 'OOM' : 'snapshot' });
-  const arows = await c.file.client.call<{ rows: [number | null, string, string][] }>(
+  // Annotations summarised into at most ANNOTATION_BUCKETS time buckets (the first of each named,
+  // with its count): a snapshot may carry 10^6 of them, and placing each on the trace timed out.
+  // Times are real numbers in the bucketing, so that int64 extremes cannot overflow.
+  const arows = await c.file.client.call<{ rows: [number | null, string, string, number][] }>(
     'sql',
-    `SELECT (SELECT MIN(t.trace_index) FROM traces t WHERE t.device_id = d.id AND t.time_us >= a.time_us), a.name, a.stage
-     FROM annotations a JOIN devices d ON d.device_index = ${c.device} WHERE a.device_index IS NULL OR a.device_index = ${c.device} ORDER BY 1`,
-    5000,
+    `WITH a AS (SELECT time_us, name, stage FROM annotations
+                WHERE time_us IS NOT NULL AND (device_index IS NULL OR device_index = ${c.device})),
+          r AS (SELECT MIN(time_us) AS lo, MAX(time_us) * 1.0 - MIN(time_us) AS span FROM a),
+          g AS (SELECT MIN(a.time_us) AS t, a.name AS name, a.stage AS stage, COUNT(*) AS n FROM a, r
+                GROUP BY CAST((a.time_us - r.lo * 1.0) * ${ANNOTATION_BUCKETS} / MAX(1, r.span) AS INTEGER))
+     SELECT (SELECT MIN(t.trace_index) FROM traces t JOIN devices d ON t.device_id = d.id
+             WHERE d.device_index = ${c.device} AND t.time_us >= g.t), g.name, g.stage, g.n
+     FROM g ORDER BY 1`,
+    ANNOTATION_BUCKETS + 1,
     10000,
   );
-  for (const [i, name, stage] of arows.rows)
-    if (i !== null) markers.push({ index: i, kind: 'annotation', label: `${name} ${stage}` });
+  for (const [i, name, stage, n] of arows.rows)
+    if (i !== null)
+      markers.push({
+        index: i,
+        kind: 'annotation',
+        label: clip(`${name} ${stage}`, 200) + (n > 1 ? ` ×${int(n)}` : ''),
+        count: n,
+      });
   // The peaks (a peak at the window start, before any event, stands at event 0).
   const p = c.deviceOverview?.peaks;
   if (p) {
@@ -55,7 +73,7 @@ const MARKER_NAMES: Record<Marker['kind'], string> = {
 /** The series, and only the markers this device has. */
 function legend(markers: Marker[]) {
   const kinds = (Object.keys(MARKER_NAMES) as Marker['kind'][]).filter((k) => markers.some((m) => m.kind === k));
-  const count = (k: Marker['kind']) => markers.filter((m) => m.kind === k).length;
+  const count = (k: Marker['kind']) => markers.reduce((n, m) => n + (m.kind === k ? (m.count ?? 1) : 0), 0);
   return el(
     'div',
     { class: 'legend' },

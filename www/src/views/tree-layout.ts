@@ -23,29 +23,48 @@ export function childrenOf(nodes: TreeNode[]): number[][] {
 }
 
 /**
- * The icicle of the subtree at `zoom`, `width` pixels wide: one row per depth, each child as wide as
- * its share of its parent's bytes, laid left to right from the parent's left edge.
+ * Rows drawn below the zoom: a 100k-frame stack would make a canvas 2M pixels high (beyond what a
+ * browser allocates). Deeper frames are reached by zooming in (click, Enter, the side list).
+ */
+export const MAX_ROWS = 200;
+
+/**
+ * The icicle of the subtree at `zoom`, `width` pixels wide: one row per depth (at most MAX_ROWS),
+ * each child as wide as its share of its parent's bytes, laid left to right from the parent's left
+ * edge. Iterative (an explicit stack, parents before children): stacks 100k frames deep would
+ * overflow the call stack of a recursive walk.
  */
 export function icicle(nodes: TreeNode[], kids: number[][], zoom: number, width: number): Box[] {
   const boxes: Box[] = [];
   const base = nodes[zoom].depth;
-  const place = (id: number, x: number, w: number) => {
-    boxes.push({ id, x, w, y: (nodes[id].depth - base) * ROW });
+  const todo: [number, number, number][] = [[zoom, 0, width]];
+  while (todo.length) {
+    const [id, x, w] = todo.pop()!;
+    const row = nodes[id].depth - base;
+    boxes.push({ id, x, w, y: row * ROW });
+    if (row + 1 >= MAX_ROWS) continue;
+    const placed: [number, number, number][] = [];
     let cx = x;
     for (const k of kids[id]) {
       const kw = (nodes[k].total_bytes / Math.max(1, nodes[id].total_bytes)) * w;
-      if (kw >= MIN_WIDTH) place(k, cx, kw);
+      if (kw >= MIN_WIDTH) placed.push([k, cx, kw]);
       cx += kw;
     }
-  };
-  place(zoom, 0, width);
+    // Reversed onto the stack, so that boxes come out in the order of a depth-first walk.
+    for (let i = placed.length - 1; i >= 0; i--) todo.push(placed[i]);
+  }
   return boxes;
 }
 
-/** Canvas height for the subtree at `zoom`: its deepest row of the whole tree, plus a margin. */
-export function icicleHeight(nodes: TreeNode[], zoom: number): number {
+/** Levels of the subtree at `zoom` (its deepest row of the whole tree), drawn or not. */
+export function levelsBelow(nodes: TreeNode[], zoom: number): number {
   const maxDepth = nodes.reduce((m, n) => Math.max(m, n.depth), 0);
-  return (maxDepth - nodes[zoom].depth + 1) * ROW + 4;
+  return maxDepth - nodes[zoom].depth + 1;
+}
+
+/** Canvas height for the subtree at `zoom`: its levels up to MAX_ROWS, plus a margin. */
+export function icicleHeight(nodes: TreeNode[], zoom: number): number {
+  return Math.min(MAX_ROWS, levelsBelow(nodes, zoom)) * ROW + 4;
 }
 
 export function boxAt(boxes: Box[], x: number, y: number): Box | undefined {
@@ -55,8 +74,9 @@ export function boxAt(boxes: Box[], x: number, y: number): Box | undefined {
 /** Ids from the root down to `id`. */
 export function pathTo(nodes: TreeNode[], id: number): number[] {
   const p: number[] = [];
-  for (let x: number | null = id; x !== null; x = nodes[x].parent) p.unshift(x);
-  return p;
+  // push + reverse: unshift moves the whole array each time (quadratic on a 100k-frame stack).
+  for (let x: number | null = id; x !== null; x = nodes[x].parent) p.push(x);
+  return p.reverse();
 }
 
 export interface Focus {
@@ -86,6 +106,8 @@ export function navigate(nodes: TreeNode[], kids: number[][], f: Focus, key: str
   else if (key === 'Escape') zoom = 0;
   else return null;
   if (!pathTo(nodes, selected).includes(zoom)) zoom = nodes[selected].parent ?? 0;
+  // Below the drawn rows: zoom to the parent so that the selection stays in sight.
+  if (nodes[selected].depth - nodes[zoom].depth >= MAX_ROWS) zoom = nodes[selected].parent ?? 0;
   return { selected, zoom };
 }
 
@@ -100,6 +122,7 @@ export function search(nodes: TreeNode[], query: string): Set<number> {
 /** A stable hue per file name, so a file keeps its colour across events. */
 export function hue(s: string): number {
   let h = 0;
-  for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
+  // The first 256 characters: every box hashes its file on each draw, and names may be 1M long.
+  for (let i = 0; i < Math.min(s.length, 256); i++) h = (h * 31 + s.charCodeAt(i)) | 0;
   return Math.abs(h) % 360;
 }

@@ -1,20 +1,38 @@
 // The memory tree's DOM beside the icicle: breadcrumbs of the zoom, the selected frame's figures
 // with its callees (or the search hits), and the hover card's text.
 import type { TreeNode } from '../types';
-import { bytes, bytesSpan, el, exact, int, pct } from '../ui/format';
+import { bytes, bytesSpan, clip, el, exact, int, pct } from '../ui/format';
 import { pathTo } from './tree-layout';
 
-/** Links from the root to the zoomed node; `go(id)` zooms there. */
+/** Crumbs kept around an ellipsis when the zoom is deep (a 100k-frame stack). */
+const CRUMBS_HEAD = 2;
+const CRUMBS_TAIL = 8;
+
+/** Links from the root to the zoomed node (the first and last few when deep); `go(id)` zooms there. */
 export function crumbs(nodes: TreeNode[], zoom: number, go: (id: number) => void): Node[] {
-  return pathTo(nodes, zoom).flatMap((id, i) => {
-    const a = el('a', { href: '#', text: i === 0 ? 'all' : (nodes[id].name ?? nodes[id].label) });
+  const path = pathTo(nodes, zoom);
+  const shown: (number | null)[] =
+    path.length > CRUMBS_HEAD + CRUMBS_TAIL + 1
+      ? [...path.slice(0, CRUMBS_HEAD), null, ...path.slice(-CRUMBS_TAIL)]
+      : path;
+  return shown.flatMap((id, i) => {
+    const sep = i ? [el('span', { text: ' › ' })] : [];
+    if (id === null)
+      return [...sep, el('span', { class: 'muted', text: `… ${int(path.length - shown.length + 1)} more` })];
+    const a = el('a', { href: '#', text: id === 0 ? 'all' : clip(nodes[id].name ?? nodes[id].label, 80) });
     a.addEventListener('click', (e) => {
       e.preventDefault();
       go(id);
     });
-    return i ? [el('span', { text: ' › ' }), a] : [a];
+    return [...sep, a];
   });
 }
+
+/** A frame's full location for a title, bounded (names may be 1M characters). */
+const where = (k: TreeNode) => clip(k.filename ? `${k.filename}:${k.line} ${k.name}` : k.label, 2000);
+
+/** Rows in the side list: a frame may have thousands of callees. */
+const MAX_LIST = 500;
 
 /** The selected node's figures and a list of nodes (`pick(id)` selects one). */
 export function sidePanel(
@@ -27,7 +45,7 @@ export function sidePanel(
   const n = nodes[selected];
   const row = (id: number) => {
     const k = nodes[id];
-    const a = el('a', { href: '#', text: k.label, title: k.filename ? `${k.filename}:${k.line} ${k.name}` : k.label });
+    const a = el('a', { href: '#', text: clip(k.label), title: where(k) });
     a.addEventListener('click', (e) => {
       e.preventDefault();
       pick(id);
@@ -43,8 +61,8 @@ export function sidePanel(
   };
   const kv = (k: string, ...v: (Node | string)[]) => el('tr', {}, el('th', { text: k }), el('td', {}, ...v));
   return [
-    el('h3', { text: n.label }),
-    n.filename ? el('p', { class: 'loc', text: `${n.filename}:${n.line}` }) : '',
+    el('h3', { text: clip(n.label), title: where(n) }),
+    n.filename ? el('p', { class: 'loc', text: clip(`${n.filename}:${n.line}`) }) : '',
     el(
       'table',
       { class: 'kv' },
@@ -54,16 +72,17 @@ export function sidePanel(
       kv('blocks', `${int(n.blocks)} (${int(n.self_blocks)} here)`),
     ),
     el('h4', { text: heading }),
-    el('table', { class: 'grid compact' }, el('tbody', {}, ...list.map(row))),
+    el('table', { class: 'grid compact' }, el('tbody', {}, ...list.slice(0, MAX_LIST).map(row))),
+    list.length > MAX_LIST ? el('p', { class: 'muted', text: `${int(list.length - MAX_LIST)} more not listed` }) : '',
   ];
 }
 
 /** The hover card of a node. */
 export function nodeTip(n: TreeNode): (Node | string)[] {
   return [
-    el('b', { text: n.label }),
+    el('b', { text: clip(n.label) }),
     el('div', { text: `${bytes(n.total_bytes)} (${exact(n.total_bytes)}) · ${pct(n.share)}` }),
     el('div', { text: `self ${bytes(n.self_bytes)} · ${int(n.blocks)} blocks` }),
-    n.filename ? el('div', { class: 'loc', text: `${n.filename}:${n.line}` }) : '',
+    n.filename ? el('div', { class: 'loc', text: clip(`${n.filename}:${n.line}`) }) : '',
   ];
 }

@@ -16,6 +16,8 @@ import {
   clickBox,
   icicle,
   icicleHeight,
+  levelsBelow,
+  MAX_ROWS,
   navigate,
   search,
   type Box,
@@ -93,7 +95,16 @@ export async function renderTree(c: ViewContext) {
     g.clearRect(0, 0, w, h);
     boxes = icicle(nodes, kids, focus.zoom, w);
     drawIcicle(g, { nodes, boxes, selected: focus.selected, matches: query ? matches : null });
-    crumbBar.replaceChildren(...crumbs(nodes, focus.zoom, (id) => show({ selected: id, zoom: id })));
+    const levels = levelsBelow(nodes, focus.zoom);
+    crumbBar.replaceChildren(
+      ...crumbs(nodes, focus.zoom, (id) => show({ selected: id, zoom: id })),
+      levels > MAX_ROWS
+        ? el('span', {
+            class: 'muted',
+            text: ` · the first ${MAX_ROWS} of ${int(levels)} levels: click a frame to zoom in`,
+          })
+        : '',
+    );
     const list = query
       ? [...matches].sort((a, b) => nodes[b].total_bytes - nodes[a].total_bytes).slice(0, 200)
       : kids[focus.selected];
