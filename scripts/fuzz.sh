@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Fuzz the reader and the replay with cargo-fuzz (nightly), seeded from fixtures/.
-# usage: scripts/fuzz.sh [SECONDS_PER_TARGET=120] [TARGET...]   (targets: pickle_vm snapshot replay)
+# Fuzz the reader, the replay and the text renderers with cargo-fuzz (nightly), seeded from fixtures/.
+# usage: scripts/fuzz.sh [SECONDS_PER_TARGET=120] [TARGET...]   (targets: pickle_vm snapshot replay render)
 # Crashes land in crate/fuzz/artifacts/<target>/; turn each into a fixture in
 # scripts/gen_bad_fixtures.py and fix it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-120}; shift || true
-TARGETS=${*:-pickle_vm snapshot replay}
+TARGETS=${*:-pickle_vm snapshot replay render}
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
 rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
 for t in $TARGETS; do

@@ -5,10 +5,9 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(loaded) = snapscope::Loaded::from_bytes(data) {
         let devices: Vec<i64> = loaded.devices.iter().map(|d| d.device).collect();
-        if let Ok(s) = snapscope::session::Session::from_loaded(loaded, &[]) {
-            for d in devices {
-                let _ = s.analyze(d, None);
-            }
+        let e = snapscope::engine::Engine::from_loaded(loaded, Vec::new());
+        for d in devices {
+            let _ = e.analyze(d, snapscope::engine::At::Peak(snapscope::analysis::basis::Counter::Allocated));
         }
     }
 });
