@@ -157,20 +157,28 @@ pub trait Labelled {
     fn set_detail(&mut self, detail: String);
 }
 
-impl Labelled for Group {
-    fn label(&self) -> &str {
-        &self.label
-    }
-    fn detail(&self) -> Option<&str> {
-        self.detail.as_deref()
-    }
-    fn stack(&self) -> Option<&str> {
-        self.stack.as_deref()
-    }
-    fn set_detail(&mut self, detail: String) {
-        self.detail = Some(detail);
-    }
+/// `Labelled` for a row type with `label`, `detail` and `stack` fields.
+macro_rules! labelled {
+    ($t:ty) => {
+        impl $crate::analysis::basis::Labelled for $t {
+            fn label(&self) -> &str {
+                &self.label
+            }
+            fn detail(&self) -> Option<&str> {
+                self.detail.as_deref()
+            }
+            fn stack(&self) -> Option<&str> {
+                self.stack.as_deref()
+            }
+            fn set_detail(&mut self, detail: String) {
+                self.detail = Some(detail);
+            }
+        }
+    };
 }
+pub(crate) use labelled;
+
+labelled!(Group);
 
 /// Rows that would read the same (label and detail) get, after their detail, the frame where
 /// their stacks part (the innermost frame that differs), so no two rows look alike.

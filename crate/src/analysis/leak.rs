@@ -25,20 +25,7 @@ pub struct StackBytes {
     pub last_event: Option<i64>,
 }
 
-impl super::basis::Labelled for StackBytes {
-    fn label(&self) -> &str {
-        &self.label
-    }
-    fn detail(&self) -> Option<&str> {
-        self.detail.as_deref()
-    }
-    fn stack(&self) -> Option<&str> {
-        self.stack.as_deref()
-    }
-    fn set_detail(&mut self, detail: String) {
-        self.detail = Some(detail);
-    }
-}
+super::basis::labelled!(StackBytes);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LeakAnalysis {

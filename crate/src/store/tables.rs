@@ -38,6 +38,17 @@ const fn col(name: &'static str, ty: &'static str, unit: &'static str, doc: &'st
     Column { name, ty, unit, doc, cell: () }
 }
 
+/// A table of plain columns with a rowid, whose first column SQLite assigns when `auto_id`.
+const fn table(name: &'static str, row: &'static str, columns: &'static [Column], auto_id: bool) -> Table {
+    Table { name, row, columns, key: "", without_rowid: false, auto_id }
+}
+
+// Columns several small tables share.
+const DEVICE_ID: Column = col("device_id", "INTEGER NOT NULL REFERENCES devices(id)", "", "the device row");
+const ROW_ID: Column = col("id", "INTEGER PRIMARY KEY", "", "row id");
+const STREAM: Column = col("stream", "INTEGER NOT NULL", "", "stream");
+const SEGMENT_TYPE: Column = col("segment_type", "TEXT NOT NULL", "", "`small` / `large` pool");
+
 fn row_id<'a, T>(r: &Row<'a, T>) -> V<'a> {
     V::Int(r.id)
 }
@@ -149,10 +160,10 @@ pub const METADATA: Table = Table {
     auto_id: false,
 };
 
-pub const DEVICES: Table = Table {
-    name: "devices",
-    row: "device with segments or trace events",
-    columns: &[
+pub const DEVICES: Table = table(
+    "devices",
+    "device with segments or trace events",
+    &[
         col("id", "INTEGER PRIMARY KEY", "", "row id; `device_id` columns reference it"),
         col("device_index", "INTEGER NOT NULL UNIQUE", "", "the CUDA/NPU ordinal"),
         col("events", "INTEGER NOT NULL", "", "trace events of the device"),
@@ -172,15 +183,13 @@ pub const DEVICES: Table = Table {
         col("peak_requested", "INTEGER", "bytes", "largest requested right after an event"),
         col("peak_requested_event", "INTEGER", "event index", "first event holding `peak_requested`"),
     ],
-    key: "",
-    without_rowid: false,
-    auto_id: false,
-};
+    false,
+);
 
-pub const FRAMES: Table = Table {
-    name: "frames",
-    row: "distinct frame",
-    columns: &[
+pub const FRAMES: Table = table(
+    "frames",
+    "distinct frame",
+    &[
         col("id", "INTEGER PRIMARY KEY", "", "frame id"),
         col("filename", "TEXT NOT NULL", "", "source file (or C++ binary/`??`)"),
         col("line", "INTEGER NOT NULL", "", "line number (0 when unknown)"),
@@ -198,15 +207,13 @@ pub const FRAMES: Table = Table {
             "`name (short/path.py:line)`: the path relative to site-packages/ or to the user's common folder",
         ),
     ],
-    key: "",
-    without_rowid: false,
-    auto_id: false,
-};
+    false,
+);
 
-pub const CALL_STACKS: Table = Table {
-    name: "call_stacks",
-    row: "distinct stack",
-    columns: &[
+pub const CALL_STACKS: Table = table(
+    "call_stacks",
+    "distinct stack",
+    &[
         col("id", "INTEGER PRIMARY KEY", "", "stack id; `stack_id` columns reference it"),
         col("depth", "INTEGER NOT NULL", "", "number of frames"),
         col("top_frame_id", "INTEGER", "", "innermost frame (the allocation site's frame)"),
@@ -222,10 +229,8 @@ pub const CALL_STACKS: Table = Table {
         col("label", "TEXT NOT NULL", "", "that frame as shown (`frames.display`)"),
         col("caller", "TEXT", "", "the next Python frame outwards, as shown: tells apart stacks that end in the same line"),
     ],
-    key: "",
-    without_rowid: false,
-    auto_id: false,
-};
+    false,
+);
 
 pub const STACK_FRAMES: Table = Table {
     name: "stack_frames",
@@ -240,33 +245,31 @@ pub const STACK_FRAMES: Table = Table {
     auto_id: false,
 };
 
-pub const SEGMENTS: Table = Table {
-    name: "segments",
-    row: "dump-time segment",
-    columns: &[
+pub const SEGMENTS: Table = table(
+    "segments",
+    "dump-time segment",
+    &[
         col("id", "INTEGER PRIMARY KEY", "", "segment id"),
-        col("device_id", "INTEGER NOT NULL REFERENCES devices(id)", "", "the device row"),
+        DEVICE_ID,
         col("address", "INTEGER NOT NULL", "", "first address (values ≥ 2^63 read as negative)"),
         col("total_size", "INTEGER NOT NULL", "bytes", "segment size"),
         col("allocated_size", "INTEGER NOT NULL", "bytes", "in allocated blocks"),
         col("active_size", "INTEGER NOT NULL", "bytes", "in allocated and pending-free blocks"),
         col("requested_size", "INTEGER NOT NULL", "bytes", "requested by the program in its active blocks"),
         col("stream", "INTEGER NOT NULL", "", "stream the segment belongs to"),
-        col("segment_type", "TEXT NOT NULL", "", "`small` / `large` pool"),
+        SEGMENT_TYPE,
         col("pool_id_0", "INTEGER", "", "private pool id, first part (CUDA graphs)"),
         col("pool_id_1", "INTEGER", "", "private pool id, second part"),
         col("is_expandable", "INTEGER NOT NULL", "", "1 for an expandable segment"),
         col("stack_id", "INTEGER", "", "stack of the segment's allocation, when recorded"),
     ],
-    key: "",
-    without_rowid: false,
-    auto_id: false,
-};
+    false,
+);
 
-pub const BLOCKS: Table = Table {
-    name: "blocks",
-    row: "dump-time block",
-    columns: &[
+pub const BLOCKS: Table = table(
+    "blocks",
+    "dump-time block",
+    &[
         col("id", "INTEGER PRIMARY KEY", "", "block id"),
         col("segment_id", "INTEGER NOT NULL REFERENCES segments(id)", "", "its segment"),
         col("address", "INTEGER NOT NULL", "", "first address"),
@@ -276,10 +279,8 @@ pub const BLOCKS: Table = Table {
         col("stack_id", "INTEGER", "", "stack of the allocation, when recorded"),
         col("lifetime_id", "INTEGER", "", "the block's lifetime (NULL for inactive blocks)"),
     ],
-    key: "",
-    without_rowid: false,
-    auto_id: true,
-};
+    true,
+);
 
 pub const TRACES: Table<CellFn<Event>> = Table {
     name: "traces",
@@ -419,86 +420,76 @@ pub const LIFETIMES: Table<CellFn<Lifetime>> = Table {
     auto_id: false,
 };
 
-pub const START_RANGES: Table = Table {
-    name: "start_ranges",
-    row: "reserved range right before the first event (with the trace's segment events, gives the exact ranges at any event)",
-    columns: &[
-        col("device_id", "INTEGER NOT NULL REFERENCES devices(id)", "", "the device row"),
+pub const START_RANGES: Table = table(
+    "start_ranges",
+    "reserved range right before the first event (with the trace's segment events, gives the exact ranges at any event)",
+    &[
+        DEVICE_ID,
         col("address", "INTEGER NOT NULL", "", "first address"),
         col("size", "INTEGER NOT NULL", "bytes", "range size"),
-        col("stream", "INTEGER NOT NULL", "", "stream"),
-        col("segment_type", "TEXT NOT NULL", "", "`small` / `large` pool"),
+        STREAM,
+        SEGMENT_TYPE,
         col("is_expandable", "INTEGER NOT NULL", "", "1 for an expandable segment's mapping"),
     ],
-    key: "",
-    without_rowid: false,
-    auto_id: false,
-};
+    false,
+);
 
-pub const SEGMENT_LIVES: Table = Table {
-    name: "segment_lives",
-    row: "reserved range over the window (cudaMalloc segment or expandable mapping)",
-    columns: &[
-        col("id", "INTEGER PRIMARY KEY", "", "row id"),
-        col("device_id", "INTEGER NOT NULL REFERENCES devices(id)", "", "the device row"),
+pub const SEGMENT_LIVES: Table = table(
+    "segment_lives",
+    "reserved range over the window (cudaMalloc segment or expandable mapping)",
+    &[
+        ROW_ID,
+        DEVICE_ID,
         col("address", "INTEGER NOT NULL", "", "first address"),
         col("size", "INTEGER NOT NULL", "bytes", "range size"),
-        col("stream", "INTEGER NOT NULL", "", "stream"),
-        col("segment_type", "TEXT NOT NULL", "", "`small` / `large` pool"),
+        STREAM,
+        SEGMENT_TYPE,
         col("is_expandable", "INTEGER NOT NULL", "", "1 for an expandable segment's mapping"),
         col("alloc_event", "INTEGER", "event index", "segment_alloc / segment_map (NULL = before the window)"),
         col("free_event", "INTEGER", "event index", "segment_free / segment_unmap (NULL = not released)"),
         col("at_dump", "INTEGER NOT NULL", "", "1 when the range exists at the dump"),
     ],
-    key: "",
-    without_rowid: false,
-    auto_id: true,
-};
+    true,
+);
 
-pub const ANNOTATIONS: Table = Table {
-    name: "annotations",
-    row: "`external_annotations` entry",
-    columns: &[
-        col("id", "INTEGER PRIMARY KEY", "", "row id"),
+pub const ANNOTATIONS: Table = table(
+    "annotations",
+    "`external_annotations` entry",
+    &[
+        ROW_ID,
         col("device_index", "INTEGER", "", "the device ordinal it was recorded on"),
         col("time_us", "INTEGER", "µs", "time of the entry"),
         col("name", "TEXT NOT NULL", "", "range name"),
         col("stage", "TEXT NOT NULL", "", "`START` / `END`"),
     ],
-    key: "",
-    without_rowid: false,
-    auto_id: true,
-};
+    true,
+);
 
-pub const ISSUES: Table = Table {
-    name: "issues",
-    row: "replay inconsistency",
-    columns: &[
-        col("id", "INTEGER PRIMARY KEY", "", "row id"),
+pub const ISSUES: Table = table(
+    "issues",
+    "replay inconsistency",
+    &[
+        ROW_ID,
         col("device_id", "INTEGER NOT NULL", "", "the device row"),
         col("event", "INTEGER", "event index", "where it was found (NULL = at the dump)"),
         col("code", "TEXT NOT NULL", "", "stable code"),
         col("message", "TEXT NOT NULL", "", "what did not fit"),
     ],
-    key: "",
-    without_rowid: false,
-    auto_id: true,
-};
+    true,
+);
 
-pub const WARNINGS: Table = Table {
-    name: "warnings",
-    row: "reader warning",
-    columns: &[
-        col("id", "INTEGER PRIMARY KEY", "", "row id"),
+pub const WARNINGS: Table = table(
+    "warnings",
+    "reader warning",
+    &[
+        ROW_ID,
         col("device_index", "INTEGER", "", "the device ordinal, when it concerns one"),
         col("event", "INTEGER", "event index", "the event, when it concerns one"),
         col("code", "TEXT NOT NULL", "", "stable code"),
         col("message", "TEXT NOT NULL", "", "what was odd and what the reader did"),
     ],
-    key: "",
-    without_rowid: false,
-    auto_id: true,
-};
+    true,
+);
 
 /// The small tables in DDL order (the large ones follow them).
 pub const SMALL: [&Table; 12] = [
