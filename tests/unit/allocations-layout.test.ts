@@ -93,11 +93,31 @@ test("columns under x, and the event to zoom around", () => {
   assert.equal(eventNear(bands, scale, frame, 5000), 50);
 });
 
-test("x ticks name the event of the column they stand on, each event once", () => {
+test("x ticks stand at round events, between columns by their events", () => {
   const ticks = xTicks(bands, scale, frame);
   assert.deepEqual(
     ticks.map((t) => t.label),
-    ["0", "50"],
+    ["0", "10", "20", "30", "40", "50"],
   );
-  assert.equal(ticks[1].x, 172);
+  assert.equal(ticks[0].x, 72);
+  assert.equal(ticks[1].x, 92);
+  assert.equal(ticks[5].x, 172);
+});
+
+test("x ticks are round numbers, not column fractions (0, 3,883, 7,767…)", () => {
+  const cols = 100;
+  const many = {
+    ...bands,
+    column_event: Array.from({ length: cols }, (_, i) =>
+      Math.round((19417 / (cols - 1)) * i),
+    ),
+  };
+  const s = { ...scale, cols, colW: 2 };
+  const labels = xTicks(many, s, frame).map((t) => t.label);
+  assert.deepEqual(labels, ["0", "5,000", "10,000", "15,000"]);
+  const one = { ...bands, column_event: [7] };
+  assert.deepEqual(
+    xTicks(one, { ...scale, cols: 1 }, frame).map((t) => t.label),
+    ["7"],
+  );
 });

@@ -1,9 +1,29 @@
 // The details of one event: action, counters right after it, the block's lifetime, the stack.
 import type { ViewContext } from '../app-types';
 import type { EventDetail, Frame } from '../types';
-import { DEFS, bytes, bytesSpan, clip, duration, el, eventLabel, exact, hex, int, utcTime } from './format';
+import {
+  DEFS,
+  bytes,
+  bytesSpan,
+  bytesWithExact,
+  clip,
+  duration,
+  el,
+  eventLabel,
+  hex,
+  int,
+  isAbsent,
+  splitFrameDisplay,
+  utcTime,
+} from './format';
 
 const PYTHON = new Set(['user', 'generated', 'library']);
+
+/** A frame's text whose `file:line` part never breaks across lines. */
+function frameText(display: string): HTMLElement {
+  const [head, tail] = splitFrameDisplay(display);
+  return el('span', { class: 'fn' }, head, tail ? el('span', { class: 'nobreak', text: tail }) : '');
+}
 
 function frameItem(f: Frame, showKind: boolean): HTMLElement {
   return el(
@@ -12,7 +32,7 @@ function frameItem(f: Frame, showKind: boolean): HTMLElement {
       class: f.kind === 'user' ? 'user' : PYTHON.has(f.kind) ? f.kind : 'other',
       title: clip(`${f.filename}:${f.line} ${f.name}`, 2000),
     },
-    el('span', { class: 'fn', text: clip(f.display) }),
+    frameText(clip(f.display)),
     showKind ? el('span', { class: 'kind', text: f.kind }) : '',
   );
 }
@@ -85,8 +105,8 @@ export function eventPanel(d: EventDetail, c: ViewContext, peak?: () => void): H
     ]);
   if (d.device_free !== null)
     rows.push(['device free', el('span', { class: 'defined', title: DEFS.deviceFree }, bytesSpan(d.device_free))]);
-  if (d.compile_context) rows.push(['compile context', clip(d.compile_context, 2000)]);
-  if (d.user_metadata) rows.push(['user metadata', clip(d.user_metadata, 2000)]);
+  if (!isAbsent(d.compile_context)) rows.push(['compile context', clip(d.compile_context as string, 2000)]);
+  if (!isAbsent(d.user_metadata)) rows.push(['user metadata', clip(d.user_metadata as string, 2000)]);
   const after: [string, number][] = [
     ['allocated', d.allocated],
     ['active', d.active],
@@ -103,6 +123,12 @@ export function eventPanel(d: EventDetail, c: ViewContext, peak?: () => void): H
       eventLabel(d.index),
       d.index === c.deviceOverview?.peaks.allocated.event ? el('span', { class: 'tag', text: 'allocated peak' }) : '',
     ),
+    d.action === 'snapshot'
+      ? el('p', {
+          class: 'health info',
+          text: 'A “snapshot” event is the marker PyTorch records when the dump was taken: it is not an allocation (no block was allocated or freed here).',
+        })
+      : null,
     el('table', { class: 'kv' }, ...rows.map(([k, v]) => el('tr', {}, el('th', { text: k }), el('td', {}, v)))),
     el('h4', { text: 'Counters after this event' }),
     el(
@@ -122,7 +148,7 @@ export function eventPanel(d: EventDetail, c: ViewContext, peak?: () => void): H
             lt.free_completed_event !== null
               ? `freed at ${eventLabel(lt.free_completed_event as number)}`
               : `still ${String(lt.state_at_dump).replace(/_/g, ' ')} at the dump`,
-            `; block ${bytes(lt.size as number)} (${exact(lt.size as number)})${lt.size_exact ? '' : ` (at least; up to ${bytes(lt.size_uncertainty as number)} more)`}`,
+            `; block ${bytesWithExact(lt.size as number)}${lt.size_exact ? '' : ` (at least; up to ${bytes(lt.size_uncertainty as number)} more)`}`,
           ),
         )
       : null,

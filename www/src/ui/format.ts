@@ -26,6 +26,48 @@ export function bytes(b: number): string {
 
 export const exact = (b: number) => `${b.toLocaleString('en-US')} B`;
 export const int = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Bytes in their human unit, with the exact count in brackets only when the unit differs from it:
+ * "512 B", "1.50 KiB (1,536 B)".
+ */
+export const bytesWithExact = (b: number) => (Math.abs(b) < 1024 ? bytes(b) : `${bytes(b)} (${exact(b)})`);
+
+/**
+ * A value PyTorch writes for an absent field ("N/A", "None", empty), which the page hides rather
+ * than showing raw.
+ */
+export const isAbsent = (s: string | null | undefined) =>
+  s === null || s === undefined || /^\s*(n\/a|none|null|)\s*$/i.test(s);
+
+/**
+ * A frame's display text split so that its trailing `file:line)` never breaks: the head may wrap
+ * anywhere, the tail (from the last path separator or the opening bracket) stays on one line.
+ */
+export function splitFrameDisplay(display: string): [string, string] {
+  const m = /\(([^()]*:\d+)\)$/.exec(display);
+  if (!m) return [display, ''];
+  const open = m.index + 1;
+  const cut = Math.max(open, display.lastIndexOf('/', display.length) + 1, display.lastIndexOf('\\') + 1);
+  const at = cut > open ? cut : open - 1;
+  return [display.slice(0, at), display.slice(at)];
+}
+
+/**
+ * Names that tell apart files opened under the same name: "memory_snapshot.pickle (1)", "… (2)"
+ * by open order, each with its size; a unique name stays as is.
+ */
+export function distinctNames(files: { name: string; size: number }[]): string[] {
+  const seen = new Map<string, number>();
+  const counts = new Map<string, number>();
+  for (const f of files) counts.set(f.name, (counts.get(f.name) ?? 0) + 1);
+  return files.map((f) => {
+    if ((counts.get(f.name) ?? 0) < 2) return f.name;
+    const k = (seen.get(f.name) ?? 0) + 1;
+    seen.set(f.name, k);
+    return `${f.name} (${k}, ${bytes(f.size)})`;
+  });
+}
 export const hex = (n: number) => (n < 0 ? '-0x' + (-n).toString(16) : '0x' + n.toString(16));
 export const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 /** A count and its noun, with separators and the right number: "1 row", "1,313 rows". */

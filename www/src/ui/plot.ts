@@ -33,6 +33,17 @@ export function ticks(top: number, n: number): number[] {
   return Array.from({ length: n + 1 }, (_, k) => Math.round((top / n) * k));
 }
 
+/** The m × 10^k (m in `mantissas`) nearest to `raw` on a log scale: about as many ticks as asked. */
+export function niceStep(raw: number, mantissas: number[]): number {
+  if (!(raw > 0)) return 1;
+  const base = 10 ** Math.floor(Math.log10(raw));
+  let best = base;
+  for (const k of [base, base * 10])
+    for (const m of mantissas)
+      if (Math.abs(Math.log(m * k) - Math.log(raw)) < Math.abs(Math.log(best) - Math.log(raw))) best = m * k;
+  return best;
+}
+
 /** The steps an axis may take: 1, 2, 2.5 and 5 × 10^k. */
 const MANTISSAS = [1, 2, 2.5, 5];
 

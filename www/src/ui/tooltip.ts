@@ -1,6 +1,6 @@
 // The hover card of the canvas views (tree, allocations, allocator state): beside the cursor,
-// kept inside the canvas's box and the viewport, its text wrapped to the box, hidden when the
-// pointer leaves.
+// fixed to the viewport (so a scrolling box around the canvas never clips it), flipped left or
+// above to stay fully in view, its text wrapped, hidden when the pointer leaves.
 import { el } from './format';
 
 /**
@@ -25,7 +25,7 @@ export function tipPosition(
 }
 
 export interface Tooltip {
-  /** The card's element: the view puts it beside the canvas, in a positioned box. */
+  /** The card's element: the view puts it beside the canvas; it is placed in viewport coordinates. */
   el: HTMLElement;
   show(e: MouseEvent, ...content: (Node | string)[]): void;
   /** Replace the content of the card shown now, keeping its place (answers that come later). */
@@ -50,12 +50,12 @@ export function tooltip(canvas: HTMLCanvasElement): Tooltip {
     show(e, ...content) {
       tip.hidden = false;
       tip.replaceChildren(...content);
-      // The canvas's box, cut by the viewport (in the canvas's coordinates).
+      // Viewport coordinates: the card is position: fixed, outside any clipping box.
       last = {
-        x: e.offsetX,
-        y: e.offsetY,
-        right: Math.min(canvas.clientWidth, e.offsetX + (window.innerWidth - e.clientX) - 8),
-        bottom: e.offsetY + (window.innerHeight - e.clientY) - 8,
+        x: e.clientX,
+        y: e.clientY,
+        right: window.innerWidth - 8,
+        bottom: window.innerHeight - 8,
       };
       place();
     },

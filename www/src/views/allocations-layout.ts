@@ -2,7 +2,7 @@
 // column's blocks stacked bottom up in the engine's order with the summed rest on top, hit-testing.
 import type { Bands } from '../types';
 import { int } from '../ui/format';
-import { byteTicks, plotWidth, yScaleTo, type Frame, type Pad, type YScale } from '../ui/plot';
+import { byteTicks, niceStep, plotWidth, yScaleTo, type Frame, type Pad, type YScale } from '../ui/plot';
 
 export const PAD: Pad = { l: 72, r: 12, t: 8, b: 22 };
 
@@ -64,13 +64,24 @@ export function eventNear(b: Bands, s: BandScale, f: Frame, x: number): number |
   return b.column_event[Math.max(0, Math.min(s.cols - 1, Math.floor((x - f.pad.l) / s.colW)))];
 }
 
-/** Up to `n + 1` event labels along the x axis, at the columns they name (each event once). */
+/**
+ * About `n` event labels at round values (steps of 1, 2 or 5 × 10^k, the Timeline's `niceStep`)
+ * along the x axis. A value between two columns' events stands between their columns (linearly);
+ * a one-event window has one label.
+ */
 export function xTicks(b: Bands, s: BandScale, f: Frame, n = 5) {
   const out: { x: number; label: string }[] = [];
-  for (let k = 0; k <= n; k++) {
-    const col = Math.min(s.cols - 1, Math.floor(((s.cols - 1) / n) * k));
-    const label = int(b.column_event[col]);
-    if (col >= 0 && out.at(-1)?.label !== label) out.push({ x: f.pad.l + col * s.colW, label });
+  if (!s.cols) return out;
+  const ev = b.column_event;
+  const [first, last] = [ev[0], ev[s.cols - 1]];
+  if (last <= first) return [{ x: f.pad.l, label: int(first) }];
+  const step = Math.max(1, niceStep((last - first) / n, [1, 2, 5]));
+  let col = 0;
+  for (let v = Math.ceil(first / step) * step; v <= last; v += step) {
+    while (col + 1 < s.cols && ev[col + 1] <= v) col++;
+    const next = col + 1 < s.cols ? ev[col + 1] : ev[col];
+    const frac = next > ev[col] ? (v - ev[col]) / (next - ev[col]) : 0;
+    out.push({ x: f.pad.l + (col + frac) * s.colW, label: int(v) });
   }
   return out;
 }

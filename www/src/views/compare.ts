@@ -4,13 +4,17 @@
 // other) with b − a. The page only lays the answer out.
 import type { ViewContext } from '../app-types';
 import type { ComparedFigure, Comparison, DeviceComparison, StackDelta } from '../types';
-import { bytes, bytesSpan, clip, clipLines, el, exact, gridTable, int } from '../ui/format';
+import { bytes, bytesSpan, clip, clipLines, distinctNames, el, exact, gridTable, int } from '../ui/format';
 
-/** A difference with its sign, red when b is larger, green when smaller, exact on hover. */
+/**
+ * A difference with its sign, exact on hover; byte figures red when b is larger (more memory),
+ * green when smaller. Counts (events, segments) stay uncoloured: more is not worse.
+ */
 function deltaCell(delta: number | null, unit: ComparedFigure['unit']) {
   if (delta === null) return el('td', { class: 'num', text: '—' });
+  const tone = unit !== 'bytes' ? '' : delta > 0 ? 'worse' : delta < 0 ? 'better' : '';
   return el('td', {
-    class: `num ${delta > 0 ? 'worse' : delta < 0 ? 'better' : ''}`,
+    class: `num ${tone}`,
     title: unit === 'bytes' ? exact(delta) : undefined,
     text: `${delta > 0 ? '+' : ''}${unit === 'bytes' ? bytes(delta) : int(delta)}`,
   });
@@ -61,7 +65,17 @@ function render(cmp: Comparison, a: string, b: string): HTMLElement[] {
         'grid compact',
       ),
     ]);
-  return [...figures, ...stacks];
+  const why = cmp.devices
+    .filter((d) => !traced(d))
+    .map((d) => {
+      const ev = d.figures.find((f) => f.label === 'events');
+      const missing = !ev?.a && !ev?.b ? 'neither file has' : !ev?.a ? `${a} has` : `${b} has`;
+      return el('p', {
+        class: 'muted no-stacks',
+        text: `device ${d.device}: no by-stack comparison: ${missing} trace events (the peak and its stacks need both traced with torch.cuda.memory._record_memory_history).`,
+      });
+    });
+  return [...figures, ...stacks, ...why];
 }
 
 export async function renderCompare(c: ViewContext) {
@@ -77,15 +91,18 @@ export async function renderCompare(c: ViewContext) {
     );
     return;
   }
-  const pick = el('select', {}, ...others.map(({ f, i }) => el('option', { value: i, text: f.name })));
+  const names = distinctNames(c.app.files);
+  const mine = names[c.app.files.indexOf(c.file)];
+  const pick = el('select', {}, ...others.map(({ i }) => el('option', { value: i, text: names[i] })));
   const out = el('div');
   const draw = async () => {
     const other = c.app.files[Number(pick.value)];
+    const otherName = names[Number(pick.value)];
     const side = await other.client.call<unknown>('compareSide');
     const cmp = await c.file.client.call<Comparison>('compareWith', JSON.stringify(side));
-    out.replaceChildren(...render(cmp, c.file.name, other.name));
+    out.replaceChildren(...render(cmp, mine, otherName));
   };
   pick.addEventListener('change', () => void draw());
-  c.root.append(el('div', { class: 'toolbar' }, el('b', { text: `${c.file.name} compared with ` }), pick), out);
+  c.root.append(el('div', { class: 'toolbar' }, el('b', { text: `${mine} compared with ` }), pick), out);
   await draw();
 }

@@ -67,6 +67,12 @@ export async function renderPeak(c: ViewContext) {
         ` in ${int(p.live_blocks)} live blocks`,
       ]),
     ),
+    p.by_stack.length === 1 && p.by_stack[0].label === '[no stack recorded]'
+      ? el('div', {
+          class: 'health info no-stack-note',
+          text: 'The dump’s blocks carry no stacks, so all memory falls in one group. Record with torch.cuda.memory._record_memory_history() before the dump to get the stacks that hold it.',
+        })
+      : '',
     table,
   );
   draw();

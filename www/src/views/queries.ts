@@ -14,12 +14,30 @@ WHERE b.state = 'active_allocated'
 ORDER BY b.size DESC
 LIMIT 20`;
 
-/** A cell's text as shown: bytes in units, counts with separators, the rest as is. */
-function cellText(v: unknown, unit: string | null | undefined): string {
+/** An SQL column that holds event indices (no unit comes with SQL results): `event`, `alloc_event`, `trace_index`… */
+const EVENT_COLUMN = /(^|_)(event|trace_index)$|event_?id$|eventid$/i;
+
+/**
+ * A cell's text as shown: bytes in units, counts and event indices with separators, the rest as
+ * is. `column` names an SQL result's column, whose event indices are told by their name.
+ */
+export function cellText(v: unknown, unit: string | null | undefined, column = ''): string {
   if (v === null) return 'NULL';
   if (typeof v === 'number' && unit === 'bytes') return bytes(v);
-  if (typeof v === 'number' && unit === 'count' && Number.isInteger(v)) return int(v);
+  if (typeof v === 'number' && Number.isInteger(v) && (unit === 'count' || unit === 'event')) return int(v);
+  if (typeof v === 'number' && Number.isInteger(v) && !unit && EVENT_COLUMN.test(column)) return int(v);
   return String(v);
+}
+
+/** How many columns (of `widths`) end past the right edge of a view `viewWidth` wide scrolled to `left`. */
+export function columnsRightOf(widths: number[], left: number, viewWidth: number): number {
+  let edge = 0;
+  let n = 0;
+  for (const w of widths) {
+    edge += w;
+    if (edge > left + viewWidth + 1) n++;
+  }
+  return n;
 }
 
 /** Column widths in px from the header and the first rows' text (7.6 px a character, 70..560). */
@@ -30,7 +48,7 @@ export function columnWidths(
 ): number[] {
   return columns.map((c, i) => {
     let chars = (units[c] ? `${c} [${units[c]}]` : c).length + 2;
-    for (const r of rows.slice(0, 300)) chars = Math.max(chars, cellText(r[i], units[c]).length);
+    for (const r of rows.slice(0, 300)) chars = Math.max(chars, cellText(r[i], units[c], c).length);
     return Math.round(Math.max(70, Math.min(560, chars * 7.6 + 22)));
   });
 }
@@ -46,6 +64,15 @@ export function resultTable(rows: Rows, units: Record<string, string | null> = {
   const widths = columnWidths(rows.columns, rows.rows, units);
   const body = el('div', { class: 'result-body' });
   const spacer = el('div', { style: `height:${rows.rows.length * ROW_H}px;position:relative` });
+  // Columns past the right edge: a hint above the header that scrolls to them.
+  const moreBtn = el('button', { type: 'button' });
+  const more = el('div', { class: 'result-more', hidden: true }, moreBtn);
+  moreBtn.addEventListener('click', () => box.scrollBy({ left: Math.max(100, box.clientWidth * 0.8) }));
+  const hint = () => {
+    const n = box.clientWidth ? columnsRightOf(widths, box.scrollLeft, box.clientWidth) : 0;
+    more.hidden = n === 0;
+    moreBtn.textContent = `${plural(n, 'more column')} →`;
+  };
   const layout = () => {
     const total = widths.reduce((a, b) => a + b, 0);
     // The last column takes the room left over.
@@ -54,6 +81,7 @@ export function resultTable(rows: Rows, units: Record<string, string | null> = {
       widths.map((w, i) => (i === widths.length - 1 ? `minmax(${w}px, 1fr)` : `${w}px`)).join(' '),
     );
     for (const x of [head, body]) x.style.minWidth = `${total}px`;
+    hint();
   };
   const head = el(
     'div',
@@ -85,7 +113,7 @@ export function resultTable(rows: Rows, units: Record<string, string | null> = {
   body.append(spacer);
   const fmt = (v: unknown, col: string) => {
     if (v === null) return el('span', { class: 'null', text: 'NULL' });
-    const text = cellText(v, units[col]);
+    const text = cellText(v, units[col], col);
     const title = typeof v === 'number' && units[col] === 'bytes' ? exact(v) : String(v).slice(0, 4000);
     return el('span', { title, text });
   };
@@ -110,10 +138,15 @@ export function resultTable(rows: Rows, units: Record<string, string | null> = {
   body.addEventListener('scroll', paint);
   box.append(head, body);
   box.style.setProperty('--cols', String(rows.columns.length));
+  box.addEventListener('scroll', hint);
+  new ResizeObserver(hint).observe(box);
   layout();
-  requestAnimationFrame(paint);
+  requestAnimationFrame(() => {
+    paint();
+    hint();
+  });
   paint();
-  return box;
+  return el('div', { class: 'result-wrap' }, more, box);
 }
 
 function exportButtons(rows: Rows, name: string) {

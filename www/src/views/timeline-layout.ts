@@ -2,7 +2,9 @@
 // index or by wall-clock time, and the axis ticks. The engine sends one bucket per pixel column.
 import type { Timeline } from '../types';
 import { int } from '../ui/format';
-import { fitLabel, plotWidth, type Frame, type Pad } from '../ui/plot';
+import { fitLabel, niceStep, plotWidth, type Frame, type Pad } from '../ui/plot';
+
+export { niceStep };
 
 export const PAD: Pad = { l: 72, r: 12, t: 10, b: 26 };
 
@@ -105,17 +107,6 @@ export function xTicks(
   const out: Tick[] = [];
   for (let i = Math.ceil(from / step) * step; i <= to; i += step) out.push({ x: x.xOf(i), label: int(i) });
   return out;
-}
-
-/** The m × 10^k (m in `mantissas`) nearest to `raw` on a log scale: about as many ticks as asked. */
-export function niceStep(raw: number, mantissas: number[]): number {
-  if (!(raw > 0)) return 1;
-  const base = 10 ** Math.floor(Math.log10(raw));
-  let best = base;
-  for (const k of [base, base * 10])
-    for (const m of mantissas)
-      if (Math.abs(Math.log(m * k) - Math.log(raw)) < Math.abs(Math.log(best) - Math.log(raw))) best = m * k;
-  return best;
 }
 
 /**
