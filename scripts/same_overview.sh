@@ -13,7 +13,7 @@ while IFS= read -r -d '' f; do
     same=$((same + 1))
   else
     differ=$((differ + 1)); echo "differs: $f"
-    diff <("$old" overview "$f" --json 2>&1) <("$new" overview "$f" --json 2>&1) | head -20
+    diff <("$old" overview "$f" --json 2>&1) <("$new" overview "$f" --json 2>&1) | head -20 || true
   fi
 done < <(find "$dir" -type f \( -name '*.pickle' -o -name '*.pkl' -o -name '*.pickle.gz' -o -name '*.pkl.gz' \) -print0 | sort -z)
 echo "overview --json: $same identical, $differ different"

@@ -50,6 +50,8 @@ pub struct Engine {
     db: OnceCell<Connection>,
     /// Metadata rows the SnapshotDB records (source name, hash).
     meta: Vec<(&'static str, String)>,
+    /// Computed once: it scans every event, and most calls resolve an event through it.
+    overview: OnceCell<overview::Overview>,
 }
 
 impl Engine {
@@ -60,13 +62,13 @@ impl Engine {
 
     /// `from_loaded` for a replay the caller keeps a handle on.
     pub fn from_shared(loaded: Arc<Loaded>, meta: Vec<(&'static str, String)>) -> Engine {
-        Engine { loaded: Some(loaded), db: OnceCell::new(), meta }
+        Engine { loaded: Some(loaded), db: OnceCell::new(), meta, overview: OnceCell::new() }
     }
 
     /// An engine over a SnapshotDB (read-only).
     pub fn from_db(conn: Connection) -> Result<Engine> {
         store::check_schema(&conn)?;
-        Ok(Engine { loaded: None, db: OnceCell::from(conn), meta: Vec::new() })
+        Ok(Engine { loaded: None, db: OnceCell::from(conn), meta: Vec::new(), overview: OnceCell::new() })
     }
 
     /// The SnapshotDB (built now if it is not yet).
@@ -75,7 +77,7 @@ impl Engine {
             return Ok(c);
         }
         let loaded = self.loaded.as_ref().expect("an engine without a database has a replay");
-        let overview_json = serde_json::to_string(&overview::overview(loaded)).expect("serializable");
+        let overview_json = serde_json::to_string(self.overview()?).expect("serializable");
         let conn = store::to_memory(loaded, &Records { meta: &self.meta, overview_json: &overview_json })?;
         Ok(self.db.get_or_init(|| conn))
     }
@@ -96,12 +98,16 @@ impl Engine {
 
     // ---- what the snapshot holds ------------------------------------------------------------
 
-    pub fn overview(&self) -> Result<overview::Overview> {
-        match &self.loaded {
-            Some(l) => Ok(overview::overview(l)),
-            None => serde_json::from_str(&self.stored_overview()?)
-                .map_err(|e| Error::new("DATABASE_SCHEMA_INVALID", format!("stored overview unreadable: {e}"), "re-import the snapshot")),
+    pub fn overview(&self) -> Result<&overview::Overview> {
+        if let Some(ov) = self.overview.get() {
+            return Ok(ov);
         }
+        let ov = match &self.loaded {
+            Some(l) => overview::overview(l),
+            None => serde_json::from_str(&self.stored_overview()?)
+                .map_err(|e| Error::new("DATABASE_SCHEMA_INVALID", format!("stored overview unreadable: {e}"), "re-import the snapshot"))?,
+        };
+        Ok(self.overview.get_or_init(|| ov))
     }
 
     fn stored_overview(&self) -> Result<String> {
@@ -157,7 +163,7 @@ impl Engine {
     /// Every analysis of one device; `at` picks the peak analysis's event (default: the
     /// allocated peak).
     pub fn analyze(&self, device: i64, at: At) -> Result<DeviceAnalysis> {
-        let ov = self.overview()?.devices.into_iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))?;
+        let ov = self.overview()?.devices.iter().find(|d| d.device == device).cloned().ok_or_else(|| Error::no_device(device))?;
         let event = self.resolve(device, at)?;
         let has_events = ov.events > 0;
         // Without events the state before the first one is the dump's: attribute that.
@@ -204,7 +210,7 @@ impl Engine {
 
     /// What this snapshot contributes to a comparison (see [`Engine::compare_with`]).
     pub fn compare_side(&self) -> Result<compare::Side> {
-        compare::side(self.conn()?, &self.overview()?)
+        compare::side(self.conn()?, self.overview()?)
     }
 
     /// This snapshot (a) against another's side (b): figures, peaks and the stacks at the peaks.
@@ -219,7 +225,7 @@ impl Engine {
             ov.devices.iter().map(|d| self.analyze(d.device, At::Peak(Counter::Allocated))).collect::<Result<_>>()?;
         let timelines: Vec<timeline::Timeline> =
             ov.devices.iter().map(|d| timeline::from_db(self.conn()?, d.device, 300)).collect::<Result<_>>()?;
-        Ok(crate::report::html(title, &ov, &analyses, &timelines))
+        Ok(crate::report::html(title, ov, &analyses, &timelines))
     }
 
     // ---- queries ----------------------------------------------------------------------------

@@ -13,8 +13,8 @@ pub struct Args {
 
 pub fn run(a: Args, out: Out) -> Result<()> {
     let target = resolve(a.input, None)?;
-    let ov = Engine::open(&target.path)?.overview()?;
-    Out { from_focus: target.from_focus, ..out }.answer(ov, print);
+    let engine = Engine::open(&target.path)?;
+    Out { from_focus: target.from_focus, ..out }.answer(engine.overview()?, |ov| print(ov));
     Ok(())
 }
 
