@@ -106,7 +106,8 @@ function dumpRoom(c: ViewContext, r: DumpRoom): HTMLElement[] {
     if (req) c.app.select(req.event, 'timeline');
   });
   return [
-    el('h3', { text: 'No OOM event: the room at the dump' }),
+    // Without trace events nothing says whether an allocation failed: do not claim there was none.
+    el('h3', { text: c.deviceOverview?.events ? 'No OOM event: the room at the dump' : 'The room at the dump' }),
     el('div', { class: 'health info oom-dump', text: r.summary }),
     el(
       'div',
