@@ -176,6 +176,114 @@ def training_like(fr, pad=0, time=True, device=0):
     return t
 
 
+def frame(path, line, name):
+    return {"filename": path, "line": line, "name": name}
+
+
+TORCH = "/usr/lib/python3/site-packages/torch"
+
+
+def semantics_training(steps=4, params=3, leak=2 * MIB):
+    """A training loop shaped like PyTorch's: model moved to the device, then `steps` steps in
+    ProfilerStep#N ranges (data, zero_grad, forward, backward on autograd's thread without
+    Python frames, Adam step). Every allocation carries the category the default rules must
+    give it; one tensor per step is kept (`keep_history`) so memory grows by `leak` per step.
+    Returns the trace, its annotations and the expected answers."""
+    t = Trace(0)
+    main = frame("/work/train/train.py", 40, "main")
+    to = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
+    data = [frame(f"{TORCH}/utils/data/dataloader.py", 630, "__next__"), main]
+    zero = [frame(f"{TORCH}/optim/optimizer.py", 980, "zero_grad"), main]
+    fwd = [frame("/work/train/model.py", 12, "forward"), frame(f"{TORCH}/nn/modules/module.py", 1750, "_call_impl"), main]
+    keep = [frame("/work/train/train.py", 55, "keep_history"), main]
+    seed = [frame(f"{TORCH}/autograd/__init__.py", 347, "backward"), frame(f"{TORCH}/_tensor.py", 581, "backward"), main]
+    adam = [frame(f"{TORCH}/optim/adam.py", 400, "_single_tensor_adam"), frame(f"{TORCH}/optim/adam.py", 240, "step"), frame(f"{TORCH}/optim/optimizer.py", 487, "wrapper"), main]
+    tags = {}  # addr -> category of the live block
+    by_event = []  # category -> bytes after each event
+
+    def note():
+        sums = {}
+        for a, b in t.live.items():
+            sums[tags[a]] = sums.get(tags[a], 0) + b["size"]
+        by_event.append(sums)
+
+    def malloc(addr, size, frames, tag, **extra):
+        tags[addr] = tag
+        t.malloc(addr, size, size, frames)
+        t.events[-1].update(extra)
+        note()
+
+    def free(addr, frames=None):
+        t.free(addr, frames, complete=False)
+        note()  # free_requested: still active (pending)
+        t.complete(addr, frames)
+        note()
+
+    base = 0x7F0000000000
+    t.segment_alloc(base, 256 * MIB, "large", to)
+    note()
+    p = [base + i * 4 * MIB for i in range(params)]
+    for a in p:
+        malloc(a, 4 * MIB, to, "parameter")
+    grads = [base + 16 * MIB + i * 4 * MIB for i in range(params)]
+    state = [base + 32 * MIB + i * 8 * MIB for i in range(params)]
+    annotations = []
+    for step in range(1, steps + 1):
+        annotations.append({"name": f"ProfilerStep#{step}", "stage": "START", "device": 0, "time_us": t.t + 1})
+        batch = base + 64 * MIB
+        malloc(batch, 6 * MIB, data, "input/data")
+        if step > 1:
+            for g in grads:
+                free(g, zero)
+        ctx = {"compile_context": "0/0"} if step == steps else {}
+        acts = [base + 80 * MIB + i * 10 * MIB for i in range(3)]
+        for a in acts:
+            malloc(a, 10 * MIB, fwd, "activation", **ctx)
+        tmp = base + 120 * MIB
+        malloc(tmp, 2 * MIB, fwd, "temporary", **ctx)
+        free(tmp, fwd)
+        malloc(base + 128 * MIB + step * MIB, leak // 2 * 2, keep, "activation", user_metadata="history")
+        s0 = base + 140 * MIB
+        malloc(s0, 512, seed, "autograd temporary")
+        for i, g in enumerate(grads):
+            malloc(g, 4 * MIB, [], "gradient", forward_frames=["/work/train/model.py:12:forward\n"])
+        for a in reversed(acts):
+            free(a)
+        w = base + 150 * MIB
+        malloc(w, 3 * MIB, [], "autograd temporary")
+        free(w)
+        free(s0)
+        if step == 1:
+            for a in state:
+                malloc(a, 8 * MIB, adam, "optimizer state")
+        u = base + 200 * MIB
+        malloc(u, 4 * MIB, adam, "temporary")
+        free(u, adam)
+        free(batch, [main])
+        annotations.append({"name": f"ProfilerStep#{step}", "stage": "END", "device": 0, "time_us": t.t + 1})
+    annotations.append({"name": "## dynamo internal ##", "stage": "START", "device": 0, "time_us": annotations[-2]["time_us"] + 2})
+    annotations.append({"name": "## dynamo internal ##", "stage": "END", "device": 0, "time_us": annotations[-2]["time_us"] - 1})
+    assert len(by_event) == len(t.events)
+    peak = max(range(len(t.series)), key=lambda i: (t.series[i][0], -i))
+    ends = []
+    k = 0
+    for step in range(1, steps + 1):
+        # The last event of the step is the batch's free_completed before its END annotation.
+        end_t = [a["time_us"] for a in annotations if a["name"] == f"ProfilerStep#{step}" and a["stage"] == "END"][0]
+        last = max(i for i, e in enumerate(t.events) if e["time_us"] < end_t)
+        ends.append(t.series[last][0])
+    expected = {
+        "peak_allocated_event": peak,
+        "categories_at_peak": {c: b for c, b in by_event[peak].items() if b},
+        "active_at_peak": t.series[peak][1],
+        "steps": steps,
+        "step_end_allocated": ends,
+        "growth_per_step": ends[-1] - ends[-2],
+        "by_event": by_event,
+    }
+    return t, annotations, expected
+
+
 def write(name, obj, expected, protocol=4, raw=None):
     path = os.path.join(OUT, name)
     data = raw if raw is not None else pickle.dumps(obj, protocol=protocol)
@@ -271,6 +379,11 @@ def main():
     bad.append({"action": "free_completed", "addr": 0x1000, "size": 512, "stream": 0, "frames": []})
     snap = {"segments": t.dump_segments(), "device_traces": [bad]}
     write("inconsistent_outside_segment.pickle", snap, {"format": "dict", "consistent": False, "devices": [{"device": 0, "events": 4, "at_last_event": {"allocated": 512, "active": 512, "reserved": 2 * MIB, "requested": 100}}]})
+
+    # 8. Semantics: categories, phases and steps with known answers.
+    t, ann, exp = semantics_training()
+    snap = {"segments": t.dump_segments(), "device_traces": [t.events], "external_annotations": ann}
+    write("semantics_training.pickle", snap, dict({"format": "dict", "consistent": True, "devices": [t.expected()]}, semantics=exp))
 
     with open(os.path.join(OUT, "expected.json"), "w") as f:
         json.dump(EXPECTED, f, indent=1, sort_keys=True)

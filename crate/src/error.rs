@@ -49,6 +49,11 @@ impl Error {
         Error::new("UNSUPPORTED", format!("{what} needs the snapshot itself"), "open the snapshot pickle, not the SnapshotDB")
     }
 
+    /// A category rules file that cannot be used.
+    pub fn rules(message: impl Into<String>) -> Self {
+        Error::new("RULES_INVALID", message, "fix the rules file (docs/categories.md shows the format and the default rules)")
+    }
+
     pub fn sql(e: impl fmt::Display) -> Self {
         Error::new("QUERY_FAILED", e.to_string(), "check the SQL against docs/schema.md")
     }

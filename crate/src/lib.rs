@@ -15,6 +15,7 @@ pub mod query;
 pub mod reader;
 pub mod replay;
 pub mod report;
+pub mod semantics;
 pub mod store;
 pub mod warmup;
 
@@ -27,12 +28,30 @@ pub use error::{Error, Result};
 pub struct Loaded {
     pub snapshot: model::Snapshot,
     pub devices: Vec<replay::DeviceReplay>,
+    /// Phases and categories, computed on first use under `rules`.
+    semantics: std::sync::OnceLock<semantics::Semantics>,
+    rules: semantics::RuleSet,
 }
 
 impl Loaded {
     pub fn from_snapshot(snapshot: model::Snapshot) -> Loaded {
         let devices = replay::replay_all(&snapshot);
-        Loaded { snapshot, devices }
+        Loaded { snapshot, devices, semantics: std::sync::OnceLock::new(), rules: semantics::RuleSet::defaults() }
+    }
+
+    /// Phases of the run and the category of every lifetime.
+    pub fn semantics(&self) -> &semantics::Semantics {
+        self.semantics.get_or_init(|| semantics::Semantics::compute(&self.snapshot, &self.devices, self.rules.clone()))
+    }
+
+    /// Categorize under other rules from now on.
+    pub fn set_rules(&mut self, rules: semantics::RuleSet) {
+        self.rules = rules;
+        self.semantics = std::sync::OnceLock::new();
+    }
+
+    pub fn rules(&self) -> &semantics::RuleSet {
+        &self.rules
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Loaded> {

@@ -183,6 +183,36 @@ impl WasmEngine {
         answer(self.engine()?.state(device as i64, index(event).map_or(At::WindowStart, At::Event)))
     }
 
+    /// The live memory by category right after `event` (< 0: the allocated peak).
+    pub fn categories(&self, device: i32, event: i32) -> Result<String, JsValue> {
+        answer(self.engine()?.categories(device as i64, At::event_or_peak(index(event))))
+    }
+
+    /// Phases, named ranges, steps and growth across steps.
+    pub fn steps(&self, device: i32) -> Result<String, JsValue> {
+        answer(self.engine()?.steps(device as i64))
+    }
+
+    /// Active memory by category over events `from..=to` in `columns` columns.
+    #[wasm_bindgen(js_name = categorySeries)]
+    pub fn category_series(&self, device: i32, from: u32, to: u32, columns: u32) -> Result<String, JsValue> {
+        answer(self.engine()?.category_series(device as i64, from, to, columns))
+    }
+
+    /// The category rules in the order they are tried, and the user's rules text if any.
+    #[wasm_bindgen(js_name = categoryRules)]
+    pub fn category_rules(&self) -> Result<String, JsValue> {
+        answer(self.engine()?.category_rules())
+    }
+
+    /// Categorize under a rules file's text (empty: the defaults again).
+    #[wasm_bindgen(js_name = setCategoryRules)]
+    pub fn set_category_rules(&mut self, text: String) -> Result<String, JsValue> {
+        let text = Some(text).filter(|t| !t.trim().is_empty());
+        self.engine_mut()?.set_category_rules(text.as_deref()).map_err(err)?;
+        answer(self.engine()?.category_rules())
+    }
+
     pub fn event(&self, device: i32, index: i32) -> Result<String, JsValue> {
         answer(self.engine()?.event(device as i64, index as i64))
     }

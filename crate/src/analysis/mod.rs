@@ -3,6 +3,8 @@
 
 pub mod bands;
 pub mod basis;
+pub mod categories;
+pub mod category_series;
 pub mod compare;
 pub mod event;
 pub mod findings;
@@ -12,6 +14,7 @@ pub mod oom;
 pub mod overview;
 pub mod peak;
 pub mod state;
+pub mod steps;
 pub mod timeline;
 pub mod tree;
 

@@ -7,7 +7,10 @@ mod envelope;
 mod files;
 
 use crate::analysis::basis::{self, Counter};
-use crate::analysis::{bands, compare, event, findings, fragment, leak, oom, overview, peak, state, timeline, tree, DeviceAnalysis};
+use crate::analysis::{
+    bands, categories, category_series, compare, event, findings, fragment, leak, oom, overview, peak, state, steps, timeline, tree,
+    DeviceAnalysis,
+};
 use crate::error::{Error, Result};
 use crate::query::{catalogue, sql, templates};
 use crate::store::{self, Records};
@@ -41,7 +44,7 @@ impl At {
 }
 
 /// The analysis modes of `analyze`.
-pub const ANALYSES: [&str; 8] = ["overview", "peak", "fragment", "leak", "oom", "tree", "compare", "all"];
+pub const ANALYSES: [&str; 10] = ["overview", "peak", "fragment", "leak", "oom", "tree", "compare", "categories", "steps", "all"];
 
 pub struct Engine {
     /// The replay, shared with the SnapshotDB's virtual tables (None for a .db file).
@@ -179,6 +182,50 @@ impl Engine {
         // The floor per tenth comes from the replay's block extremes when it is in memory.
         let floor = self.loaded.as_ref().and_then(|l| l.device(device)).map(|d| leak::tenth_floors(&d.series));
         leak::leak(self.conn()?, device, 10, floor)
+    }
+
+    /// The live memory by category after `at` (default in the CLI: the allocated peak).
+    pub fn categories(&self, device: i64, at: At) -> Result<categories::CategoryBreakdown> {
+        categories::categories_at(self.conn()?, device, self.resolve(device, at)?)
+    }
+
+    /// Phases, named ranges, steps and growth across steps.
+    pub fn steps(&self, device: i64) -> Result<steps::StepsAnalysis> {
+        let l = self.loaded("steps and phases")?;
+        let (pos, d) = l.devices.iter().enumerate().find(|(_, d)| d.device == device).ok_or_else(|| Error::no_device(device))?;
+        Ok(steps::steps(d, &l.semantics().phases[pos]))
+    }
+
+    /// Active memory by category over events `from..=to` in `columns` columns.
+    pub fn category_series(&self, device: i64, from: u32, to: u32, columns: u32) -> Result<category_series::CategorySeries> {
+        let l = self.loaded("a timeline by category")?;
+        let (pos, d) = l.devices.iter().enumerate().find(|(_, d)| d.device == device).ok_or_else(|| Error::no_device(device))?;
+        let sem = l.semantics();
+        Ok(category_series::category_series(d, &sem.categories[pos], &sem.rules.categories, from, to, columns))
+    }
+
+    /// The category rules in the order they are tried.
+    pub fn category_rules(&self) -> Result<Vec<crate::semantics::rules::RuleInfo>> {
+        match &self.loaded {
+            Some(l) => Ok(l.rules().info()),
+            None => Err(Error::needs_snapshot("the category rules")),
+        }
+    }
+
+    /// Categorize under a user's rules file (`None`: the defaults again). The SnapshotDB is
+    /// rebuilt on next use, so its `category` columns follow.
+    pub fn set_category_rules(&mut self, text: Option<&str>) -> Result<()> {
+        let rules = match text {
+            Some(t) => crate::semantics::RuleSet::from_user(t)?,
+            None => crate::semantics::RuleSet::defaults(),
+        };
+        let arc = self.loaded.as_mut().ok_or_else(|| Error::needs_snapshot("category rules"))?;
+        // The SnapshotDB's virtual tables hold the replay: let go of them first.
+        self.db = OnceCell::new();
+        let loaded = Arc::get_mut(arc)
+            .ok_or_else(|| Error::new("BUSY", "the snapshot is shared with another view", "close the comparison, then change the rules"))?;
+        loaded.set_rules(rules);
+        Ok(())
     }
 
     pub fn tree(&self, device: i64, at: At) -> Result<tree::MemoryTree> {

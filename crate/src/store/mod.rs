@@ -12,15 +12,15 @@ use rusqlite::{params, Connection};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tables::{
-    ANNOTATIONS, BLOCKS, CALL_STACKS, DEVICES, FRAMES, ISSUES, LIFETIMES, METADATA, SEGMENTS, SEGMENT_LIVES, STACK_FRAMES, START_RANGES,
-    TRACES, WARNINGS,
+    ANNOTATIONS, BLOCKS, CALL_STACKS, CATEGORY_RULES, DEVICES, FRAMES, ISSUES, LIFETIMES, METADATA, PHASES, SEGMENTS, SEGMENT_LIVES,
+    STACK_FRAMES, START_RANGES, TRACES, WARNINGS,
 };
 
 pub mod cells;
 pub mod tables;
 pub mod vtab;
 
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Indexes of the large tables, when they are rows (virtual tables narrow their own scans).
 const LARGE_TABLE_INDEXES_SQL: &str = "
@@ -153,6 +153,11 @@ fn cut(s: &str) -> std::borrow::Cow<'_, str> {
         Some((i, _)) => format!("{}…", &s[..i]).into(),
         None => s.into(),
     }
+}
+
+/// The name a unit enum serializes to (`outlives_phase`).
+fn snake_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 fn frame_json(f: &Frame) -> serde_json::Value {
@@ -346,6 +351,40 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         let mut an = tx.prepare(&ANNOTATIONS.insert_sql())?;
         for a in &s.annotations {
             an.execute(params![a.device, a.time_us, a.name, a.stage])?;
+        }
+        let sem = l.semantics();
+        let mut ph = tx.prepare(&PHASES.insert_sql())?;
+        for (dev_id, p) in sem.phases.iter().enumerate() {
+            for r in &p.runs {
+                ph.execute(params![dev_id as i64, "run", r.phase.name(), "phase", r.first, r.last, None::<i64>, None::<i64>])?;
+            }
+            for r in &p.ranges {
+                ph.execute(params![
+                    dev_id as i64,
+                    "range",
+                    r.name,
+                    snake_name(&r.group),
+                    r.start_event,
+                    r.end_event,
+                    r.start_us,
+                    r.end_us
+                ])?;
+            }
+        }
+        let mut cr = tx.prepare(&CATEGORY_RULES.insert_sql())?;
+        for (i, r) in sem.rules.info().iter().enumerate() {
+            cr.execute(params![
+                i as i64,
+                r.name,
+                r.category,
+                r.file,
+                r.function,
+                snake_name(&r.frames),
+                r.phase.map(|p| p.name()),
+                snake_name(&r.lifetime),
+                r.why,
+                r.origin
+            ])?;
         }
         let mut w = tx.prepare(&WARNINGS.insert_sql())?;
         for x in &s.warnings {

@@ -310,6 +310,13 @@ pub const TRACES: Table<CellFn<Event>> = Table {
         Column { name: "compile_context", ty: "TEXT", unit: "", doc: "the compiled region the event ran in", cell: |r| V::text_of(r.extra().and_then(|x| x.compile_context.as_deref())) },
         Column { name: "user_metadata", ty: "TEXT", unit: "", doc: "what the program attached to the event", cell: |r| V::text_of(r.extra().and_then(|x| x.user_metadata.as_deref())) },
         Column {
+            name: "phase",
+            ty: "TEXT NOT NULL",
+            unit: "",
+            doc: "`forward` / `backward` / `optimizer` / `data` / `unknown`, from the stacks and annotations (docs/categories.md)",
+            cell: |r| V::Text(Cow::Borrowed(r.loaded.semantics().phases[r.dev].phase(r.index as u32).name())),
+        },
+        Column {
             name: "extra_json",
             ty: "TEXT",
             unit: "",
@@ -408,6 +415,20 @@ pub const LIFETIMES: Table<CellFn<Lifetime>> = Table {
             cell: |r| int(r.item.size_uncertainty),
         },
         Column {
+            name: "category",
+            ty: "TEXT NOT NULL",
+            unit: "",
+            doc: "what the block is: `parameter`, `gradient`, `optimizer state`, `activation`, … (docs/categories.md)",
+            cell: |r| V::Text(Cow::Borrowed(r.loaded.semantics().of_lifetime(r.dev, r.index).0)),
+        },
+        Column {
+            name: "category_rule",
+            ty: "TEXT NOT NULL",
+            unit: "",
+            doc: "the rule that decided `category` (`category_rules.name`; `no-rule` when none matched)",
+            cell: |r| V::Text(Cow::Borrowed(r.loaded.semantics().of_lifetime(r.dev, r.index).1)),
+        },
+        Column {
             name: "orphan",
             ty: "INTEGER NOT NULL",
             unit: "",
@@ -465,6 +486,46 @@ pub const ANNOTATIONS: Table = table(
     true,
 );
 
+pub const PHASES: Table = table(
+    "phases",
+    "phase run or named range of a device",
+    &[
+        ROW_ID,
+        DEVICE_ID,
+        col(
+            "kind",
+            "TEXT NOT NULL",
+            "",
+            "`run` (a run of events in one phase, from the stacks) / `range` (an annotation pair or a compiled region)",
+        ),
+        col("name", "TEXT NOT NULL", "", "the phase (`forward`, `backward`, …) or the range's name"),
+        col("grp", "TEXT NOT NULL", "", "`phase` for runs; `step` / `optimizer` / `data` / `framework` / `compiled` / `user` for ranges"),
+        col("start_event", "INTEGER", "event index", "first event inside (NULL = none)"),
+        col("end_event", "INTEGER", "event index", "last event inside (NULL = none)"),
+        col("start_us", "INTEGER", "µs", "start time of a range"),
+        col("end_us", "INTEGER", "µs", "end time of a range (NULL = open)"),
+    ],
+    true,
+);
+
+pub const CATEGORY_RULES: Table = table(
+    "category_rules",
+    "category rule, in the order they are tried",
+    &[
+        col("position", "INTEGER PRIMARY KEY", "", "0 = tried first"),
+        col("name", "TEXT NOT NULL", "", "rule name (`lifetimes.category_rule`)"),
+        col("category", "TEXT NOT NULL", "", "the category it gives"),
+        col("file", "TEXT", "", "regular expression on a frame's file"),
+        col("function", "TEXT", "", "regular expression on the same frame's function"),
+        col("frames", "TEXT NOT NULL", "", "`stack` / `forward` / `any`: which frames the patterns are tried on"),
+        col("phase", "TEXT", "", "the allocating event's phase it requires"),
+        col("lifetime", "TEXT NOT NULL", "", "`any` / `within_phase` / `outlives_phase` / `into_backward` / `before_window`"),
+        col("why", "TEXT NOT NULL", "", "the reasoning"),
+        col("origin", "TEXT NOT NULL", "", "`default` / `user`"),
+    ],
+    false,
+);
+
 pub const ISSUES: Table = table(
     "issues",
     "replay inconsistency",
@@ -492,7 +553,7 @@ pub const WARNINGS: Table = table(
 );
 
 /// The small tables in DDL order (the large ones follow them).
-pub const SMALL: [&Table; 12] = [
+pub const SMALL: [&Table; 14] = [
     &METADATA,
     &DEVICES,
     &FRAMES,
@@ -503,6 +564,8 @@ pub const SMALL: [&Table; 12] = [
     &START_RANGES,
     &SEGMENT_LIVES,
     &ANNOTATIONS,
+    &PHASES,
+    &CATEGORY_RULES,
     &ISSUES,
     &WARNINGS,
 ];

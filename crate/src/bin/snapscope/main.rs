@@ -5,6 +5,7 @@
 mod emit;
 mod cmd;
 mod focus;
+mod rules;
 mod skills;
 
 use clap::{Parser, Subcommand};
@@ -18,6 +19,9 @@ struct Cli {
     /// Answer with one JSON object on stdout (errors as JSON on stderr).
     #[arg(long, global = true)]
     json: bool,
+    /// Category rules (TOML) to use instead of / before the defaults (docs/categories.md).
+    #[arg(long, global = true, value_name = "RULES.toml")]
+    categories: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -39,7 +43,7 @@ enum Cmd {
     Overview(cmd::overview::Args),
     /// Run a query template from the catalogue (list them with --list or `capabilities`).
     Query(cmd::query::Args),
-    /// Analyses per device: overview, peak, fragment, leak, oom, tree, compare (with --ref), or all.
+    /// Analyses per device: overview, peak, fragment, leak, oom, tree, categories, steps, compare (with --ref), or all.
     Analyze(cmd::analyze::Args),
     /// Write the self-contained HTML report (no network, no scripts).
     Report(cmd::report::Args),
@@ -57,6 +61,7 @@ fn main() {
     }
     let cli = Cli::parse();
     let out = Out { json: cli.json, from_focus: false };
+    rules::set(cli.categories);
     let result = match cli.cmd {
         Cmd::Import(a) => cmd::import::run(a, out),
         Cmd::Metadata(a) => cmd::metadata::run(a, out),

@@ -1,5 +1,7 @@
 use crate::emit::Out;
 use crate::focus::resolve;
+use snapscope::analysis::categories::CategoryBreakdown;
+use snapscope::analysis::steps::StepsAnalysis;
 use snapscope::analysis::DeviceAnalysis;
 use snapscope::engine::{At, Engine, ANALYSES};
 use snapscope::format::{bytes, count, event};
@@ -23,7 +25,7 @@ pub struct Args {
 
 pub fn run(a: Args, out: Out) -> Result<()> {
     let target = resolve(a.input, a.device)?;
-    let engine = Engine::open(&target.path)?;
+    let engine = crate::rules::open(&target.path)?;
     let devices = engine.devices_or(target.device)?;
     let at = At::event_or_peak(a.event);
     if a.mode == "compare" {
@@ -54,6 +56,22 @@ pub fn run(a: Args, out: Out) -> Result<()> {
             results.push(serde_json::json!({"device": d, "tree": engine.tree(d, at)?}));
             continue;
         }
+        if a.mode == "categories" {
+            let c = engine.categories(d, at)?;
+            if !out.json {
+                print_categories(&c);
+            }
+            results.push(serde_json::to_value(&c).expect("serializable"));
+            continue;
+        }
+        if a.mode == "steps" {
+            let s = engine.steps(d)?;
+            if !out.json {
+                print_steps(&s);
+            }
+            results.push(serde_json::to_value(&s).expect("serializable"));
+            continue;
+        }
         let x = engine.analyze(d, at)?;
         if !out.json {
             print_text(&x, &a.mode);
@@ -67,12 +85,72 @@ pub fn run(a: Args, out: Out) -> Result<()> {
             _ => serde_json::to_value(&x).expect("serializable"),
         });
     }
-    out.answer(serde_json::json!({"mode": a.mode, "devices": results}), |body| {
+    let rules = if a.mode == "categories" { Some(engine.category_rules().unwrap_or_default()) } else { None };
+    out.answer(serde_json::json!({"mode": a.mode, "devices": results, "rules": rules}), |body| {
         if a.mode == "tree" {
             print_trees(&body["devices"]);
         }
     });
     Ok(())
+}
+
+fn print_categories(c: &CategoryBreakdown) {
+    say!("== device {} · active {} after {} ==", c.device, bytes(c.active), event(c.event));
+    for x in &c.categories {
+        say!("  {:5.1}% {:>11} {:>7} blocks  {}", x.share * 100.0, bytes(x.bytes), count(x.blocks), x.category);
+        for r in &x.rules {
+            say!("          {:>11}  rule {}: {}", bytes(r.bytes), r.rule, r.why);
+        }
+        for s in &x.top_sites {
+            say!("          {:>11}  at {}", bytes(s.bytes), s.label);
+        }
+    }
+    if let Some(f) = &c.finding {
+        say!("\n{f}");
+    }
+}
+
+fn print_steps(s: &StepsAnalysis) {
+    say!("== device {} ==", s.device);
+    let runs: Vec<String> = s
+        .phases
+        .iter()
+        .filter(|p| p.kind == "run")
+        .map(|p| format!("{} {}–{}", p.name, p.start_event.unwrap_or(0), p.end_event.unwrap_or(0)))
+        .collect();
+    say!("phases: {}", if runs.is_empty() { "none (no events)".to_string() } else { runs.join(" · ") });
+    let ranges: Vec<&snapscope::analysis::steps::PhaseSpan> =
+        s.phases.iter().filter(|p| p.kind == "range" && p.group != "framework").collect();
+    for r in &ranges {
+        let at = match (r.start_event, r.end_event) {
+            (Some(a), Some(b)) => format!("events {a}–{b}"),
+            _ => "no events inside".to_string(),
+        };
+        say!("  range {} ({}): {at}{}", r.name, r.group, if r.open { ", still open at the end" } else { "" });
+    }
+    if s.framework_ranges > 0 {
+        say!("  {} framework ranges (dynamo / inductor / AOT) hidden; --json lists them", count(s.framework_ranges as i64));
+    }
+    match &s.step_source {
+        Some(src) => say!("steps (from {src}):"),
+        None => say!("steps: none found"),
+    }
+    for st in &s.steps {
+        say!(
+            "  step {:>3}  events {}–{}{}  peak allocated {} at {} ({}) · reserved {} · end {}{}",
+            st.step,
+            st.first_event,
+            st.last_event,
+            if st.complete { "" } else { " (partial)" },
+            bytes(st.peak_allocated.bytes),
+            event(st.peak_allocated.event.map(i64::from)),
+            st.peak_phase,
+            bytes(st.peak_reserved.bytes),
+            bytes(st.end_allocated),
+            st.change_end_allocated.map_or(String::new(), |c| format!(" ({}{})", if c >= 0 { "+" } else { "−" }, bytes(c.abs())))
+        );
+    }
+    say!("{}", s.growth.text);
 }
 
 /// A group's label with its second line (the caller, or where memory from before the window was freed).

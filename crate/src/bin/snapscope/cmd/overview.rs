@@ -1,7 +1,6 @@
 use crate::emit::Out;
 use crate::focus::resolve;
 use snapscope::analysis::overview::Overview;
-use snapscope::engine::Engine;
 use snapscope::format::{bytes, event};
 use snapscope::Result;
 use std::path::PathBuf;
@@ -13,7 +12,7 @@ pub struct Args {
 
 pub fn run(a: Args, out: Out) -> Result<()> {
     let target = resolve(a.input, None)?;
-    let engine = Engine::open(&target.path)?;
+    let engine = crate::rules::open(&target.path)?;
     Out { from_focus: target.from_focus, ..out }.answer(engine.overview()?, |ov| print(ov));
     Ok(())
 }

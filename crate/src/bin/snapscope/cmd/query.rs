@@ -87,7 +87,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     if let Some(n) = a.stack_bytes {
         p.insert("stack_bytes".into(), n.into());
     }
-    let r = Engine::open(&target.path)?.query(&name, &p, a.result.limits())?;
+    let r = crate::rules::open(&target.path)?.query(&name, &p, a.result.limits())?;
     Out { from_focus: target.from_focus, ..out }.answer(r.with_rows(a.result.shape()), |_| {
         let header: Vec<String> = r.columns.iter().map(|c| c.unit.map_or(c.name.to_string(), |u| format!("{} [{u}]", c.name))).collect();
         say!("{}", header.join("\t"));

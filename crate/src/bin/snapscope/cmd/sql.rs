@@ -1,7 +1,6 @@
 use super::query::{cell_text, ResultArgs};
 use crate::emit::Out;
 use crate::focus::resolve;
-use snapscope::engine::Engine;
 use snapscope::Result;
 use std::path::PathBuf;
 
@@ -15,7 +14,7 @@ pub struct Args {
 
 pub fn run(a: Args, out: Out) -> Result<()> {
     let target = resolve(a.input, None)?;
-    let rows = Engine::open(&target.path)?.sql(&a.query, a.result.limits())?;
+    let rows = crate::rules::open(&target.path)?.sql(&a.query, a.result.limits())?;
     out.answer(rows.with_rows(a.result.shape()), |_| {
         say!("{}", rows.columns.join("\t"));
         for r in &rows.rows {

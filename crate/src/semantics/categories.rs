@@ -1,0 +1,145 @@
+//! The category of every block lifetime: the first rule whose frame patterns, allocation phase
+//! and lifetime condition all hold.
+
+use super::phases::DevicePhases;
+use super::rules::{FrameSource, LifetimeRule, Phase, RuleSet};
+use crate::model::{DeviceTrace, Interner};
+use crate::replay::{DeviceReplay, StackSource};
+
+/// Rule index of a block no rule matched.
+pub const NO_RULE: u8 = u8::MAX;
+
+/// For each stack, the rules whose `file`/`function` patterns match one of its frames (bit i =
+/// rule i). Frames are tested once each, stacks combine their frames' bits.
+pub fn stack_matches(interner: &Interner, rules: &RuleSet) -> Vec<u128> {
+    let pattern_rules: Vec<usize> = (0..rules.rules.len()).filter(|&i| rules.rules[i].has_frame_pattern()).collect();
+    let by_frame: Vec<u128> = interner
+        .frames
+        .iter()
+        .map(|f| pattern_rules.iter().filter(|&&i| rules.rules[i].matches_frame(&f.filename, &f.name)).fold(0u128, |m, &i| m | (1 << i)))
+        .collect();
+    interner.stacks.iter().map(|st| st.iter().fold(0u128, |m, &f| m | by_frame.get(f as usize).copied().unwrap_or(0))).collect()
+}
+
+/// Rules whose patterns match a `forward_frames` text (one `file:line:name`-ish line per frame:
+/// each line is tried as both file and function).
+fn forward_matches(text: &str, rules: &RuleSet) -> u128 {
+    let mut m = 0u128;
+    for (i, r) in
+        rules.rules.iter().enumerate().filter(|(_, r)| r.has_frame_pattern() && matches!(r.frames, FrameSource::Forward | FrameSource::Any))
+    {
+        if text.lines().any(|l| r.matches_frame(l, l)) {
+            m |= 1 << i;
+        }
+    }
+    m
+}
+
+/// Category and deciding rule of each lifetime of one device, as parallel arrays.
+pub struct DeviceCategories {
+    pub category: Vec<u8>,
+    pub rule: Vec<u8>,
+}
+
+pub fn classify(
+    d: &DeviceReplay,
+    trace: Option<&DeviceTrace>,
+    phases: &DevicePhases,
+    rules: &RuleSet,
+    by_stack: &[u128],
+) -> DeviceCategories {
+    let backward_starts: Vec<u32> = phases.runs.iter().filter(|r| r.phase == Phase::Backward).map(|r| r.first).collect();
+    let no_forward_rules = !rules.rules.iter().any(|r| matches!(r.frames, FrameSource::Forward | FrameSource::Any));
+    let unknown = rules.unknown();
+    let mut out = DeviceCategories { category: Vec::with_capacity(d.lifetimes.len()), rule: Vec::with_capacity(d.lifetimes.len()) };
+    for l in &d.lifetimes {
+        // A free's stack says who freed the block, not what it is.
+        let stack = l.stack().filter(|_| l.stack_source != StackSource::Free);
+        let stack_bits = stack.and_then(|s| by_stack.get(s as usize).copied()).unwrap_or(0);
+        let alloc = l.alloc_event();
+        let forward_bits = match (no_forward_rules, alloc, trace) {
+            (false, Some(e), Some(t)) => t
+                .events
+                .get(e as usize)
+                .and_then(|ev| t.extra(ev))
+                .and_then(|x| x.forward_frames.as_deref())
+                .map_or(0, |f| forward_matches(f, rules)),
+            _ => 0,
+        };
+        let freed = l.free_requested_event().or(l.free_completed_event());
+        let free_bits = l
+            .free_requested_event()
+            .and_then(|e| trace.and_then(|t| t.events.get(e as usize)))
+            .and_then(|ev| ev.stack())
+            .and_then(|s| by_stack.get(s as usize).copied())
+            .unwrap_or(0);
+        let phase = alloc.map(|e| phases.phase(e));
+        let alloc_run = alloc.and_then(|e| phases.run_of(e));
+        let free_run = freed.and_then(|e| phases.run_of(e));
+        let holds = |rule: LifetimeRule| match rule {
+            LifetimeRule::Any => true,
+            LifetimeRule::BeforeWindow => alloc.is_none(),
+            LifetimeRule::PairsWithGradient => false,
+            LifetimeRule::WithinPhase => alloc_run.is_some() && alloc_run == free_run,
+            LifetimeRule::OutlivesPhase => alloc_run.is_none() || freed.is_none() || alloc_run != free_run,
+            LifetimeRule::IntoBackward => match alloc {
+                Some(a) if phase != Some(Phase::Backward) => {
+                    let next = backward_starts.partition_point(|&s| s <= a);
+                    backward_starts.get(next).is_some_and(|&s| freed.is_none_or(|f| f >= s))
+                }
+                _ => false,
+            },
+        };
+        let found = rules.rules.iter().enumerate().find(|(i, r)| {
+            let bit = 1u128 << i;
+            let frames_ok = !r.has_frame_pattern()
+                || match r.frames {
+                    FrameSource::Stack => stack_bits & bit != 0,
+                    FrameSource::Forward => forward_bits & bit != 0,
+                    FrameSource::Free => free_bits & bit != 0,
+                    FrameSource::Any => (stack_bits | forward_bits) & bit != 0,
+                };
+            frames_ok && r.phase.is_none_or(|p| phase == Some(p)) && holds(r.lifetime)
+        });
+        match found {
+            Some((i, r)) => {
+                out.category.push(r.category);
+                out.rule.push(i as u8);
+            }
+            None => {
+                out.category.push(unknown);
+                out.rule.push(NO_RULE);
+            }
+        }
+    }
+    pair_with_gradients(d, rules, &mut out);
+    out
+}
+
+/// The second pass: blocks no rule matched, kept through the window, paired one to one by size
+/// with the gradients found in the first pass (a parameter and its .grad have the same size).
+fn pair_with_gradients(d: &DeviceReplay, rules: &RuleSet, out: &mut DeviceCategories) {
+    let Some((rule, r)) = rules.rules.iter().enumerate().find(|(_, r)| r.lifetime == LifetimeRule::PairsWithGradient) else {
+        return;
+    };
+    let Some(gradient) = rules.categories.iter().position(|c| c == "gradient").map(|g| g as u8) else {
+        return;
+    };
+    let mut unpaired: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
+    for (i, l) in d.lifetimes.iter().enumerate() {
+        if out.category[i] == gradient && !l.orphan {
+            *unpaired.entry(l.size).or_default() += 1;
+        }
+    }
+    for (i, l) in d.lifetimes.iter().enumerate() {
+        let kept = l.free_requested_event().is_none() && l.free_completed_event().is_none();
+        if out.rule[i] != NO_RULE || !kept || l.orphan || r.phase.is_some() {
+            continue;
+        }
+        if let Some(n) = unpaired.get_mut(&l.size).filter(|n| **n > 0) {
+            *n -= 1;
+            out.category[i] = r.category;
+            out.rule[i] = rule as u8;
+        }
+    }
+}

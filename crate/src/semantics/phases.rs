@@ -1,0 +1,334 @@
+//! Phases of a run: which events belong to the forward pass, the backward pass, the optimizer
+//! step and data loading, from the frames of each event's stack and from the
+//! `external_annotations` ranges (record_function) the program recorded.
+
+use super::rules::Phase;
+use crate::frames::{self, Kind};
+use crate::model::{Annotation, DeviceTrace, Frame, Interner};
+use serde::Serialize;
+
+/// A run of consecutive events in one phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PhaseRun {
+    pub phase: Phase,
+    pub first: u32,
+    pub last: u32,
+}
+
+/// What a named range is, for grouping and for hiding framework noise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RangeGroup {
+    /// `ProfilerStep#N`.
+    Step,
+    /// `Optimizer.step#…`, `Optimizer.zero_grad#…`.
+    Optimizer,
+    /// DataLoader `__next__`.
+    Data,
+    /// dynamo / inductor / AOT ranges: many, internal, hidden by default.
+    Framework,
+    /// A compiled region (`compile_context` of the events).
+    Compiled,
+    /// The program's own `record_function` ranges.
+    User,
+}
+
+/// A named range of events: a START/END pair of `external_annotations`, or a run of events with
+/// the same `compile_context`.
+#[derive(Debug, Clone, Serialize)]
+pub struct NamedRange {
+    pub name: String,
+    pub group: RangeGroup,
+    /// First and last event inside the range; None when the range holds no event (or the
+    /// events carry no times to place it).
+    pub start_event: Option<u32>,
+    pub end_event: Option<u32>,
+    pub start_us: Option<i64>,
+    pub end_us: Option<i64>,
+    /// A START without its END: the range runs to the end of the window.
+    pub open: bool,
+}
+
+pub struct DevicePhases {
+    /// The phase of every event (`Phase as u8`).
+    pub of_event: Vec<u8>,
+    pub runs: Vec<PhaseRun>,
+    pub ranges: Vec<NamedRange>,
+}
+
+impl DevicePhases {
+    pub fn phase(&self, event: u32) -> Phase {
+        self.of_event.get(event as usize).map_or(Phase::Unknown, |&p| Phase::ALL[p as usize])
+    }
+
+    /// Index of the run holding `event`.
+    pub fn run_of(&self, event: u32) -> Option<usize> {
+        let i = self.runs.partition_point(|r| r.last < event);
+        (i < self.runs.len() && self.runs[i].first <= event).then_some(i)
+    }
+
+    pub fn has(&self, phase: Phase) -> bool {
+        self.runs.iter().any(|r| r.phase == phase)
+    }
+}
+
+const BACKWARD: u8 = 1;
+const OPTIMIZER: u8 = 2;
+const DATA: u8 = 4;
+const ANY_FRAME: u8 = 8;
+
+/// What one frame says about the phase it runs in.
+fn frame_marks(f: &Frame) -> u8 {
+    let (file, name) = (f.filename.as_str(), f.name.as_str());
+    let kind = frames::kind(f);
+    let mut m = ANY_FRAME;
+    let autograd_entry =
+        (file.ends_with("torch/autograd/__init__.py") || file.ends_with("torch/_tensor.py") || file.ends_with("torch/autograd/graph.py"))
+            && matches!(name, "backward" | "_engine_run_backward" | "grad");
+    if kind == Kind::Autograd
+        || autograd_entry
+        || name.contains("torch::autograd::Engine::")
+        || name.contains("torch::autograd::python::PythonEngine::")
+        || name.contains("AccumulateGrad")
+    {
+        m |= BACKWARD;
+    }
+    if file.contains("torch/optim/") && !file.ends_with("lr_scheduler.py") {
+        m |= OPTIMIZER;
+    }
+    if file.contains("torch/utils/data/") {
+        m |= DATA;
+    }
+    m
+}
+
+/// The phase each stack's frames name (None for an empty stack).
+pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
+    let marks: Vec<u8> = interner.frames.iter().map(frame_marks).collect();
+    interner
+        .stacks
+        .iter()
+        .map(|st| {
+            let m = st.iter().fold(0u8, |m, &f| m | marks.get(f as usize).copied().unwrap_or(0));
+            match m {
+                0 => None,
+                m if m & BACKWARD != 0 => Some(Phase::Backward),
+                m if m & OPTIMIZER != 0 => Some(Phase::Optimizer),
+                m if m & DATA != 0 => Some(Phase::Data),
+                _ => Some(Phase::Forward),
+            }
+        })
+        .collect()
+}
+
+/// Phases and named ranges of one device's trace.
+pub fn device_phases(trace: Option<&DeviceTrace>, device: i64, annotations: &[Annotation], by_stack: &[Option<Phase>]) -> DevicePhases {
+    let Some(trace) = trace else {
+        return DevicePhases { of_event: Vec::new(), runs: Vec::new(), ranges: Vec::new() };
+    };
+    let n = trace.events.len();
+    // Times made monotone (a missing or earlier time takes the latest seen) so ranges can be
+    // placed by binary search.
+    let mut times = Vec::with_capacity(n);
+    let mut latest = i64::MIN;
+    let mut timed = false;
+    for e in trace.events.iter() {
+        if let Some(t) = e.time_us() {
+            latest = latest.max(t);
+            timed = true;
+        }
+        times.push(latest);
+    }
+    let mut ranges = annotation_ranges(annotations, device, &times, timed);
+    ranges.extend(compiled_ranges(trace));
+    ranges.sort_by_key(|r| (r.start_event.unwrap_or(u32::MAX), r.start_us));
+
+    let mut known: Vec<Option<Phase>> =
+        trace.events.iter().map(|e| e.stack().and_then(|s| by_stack.get(s as usize).copied().flatten())).collect();
+    for r in &ranges {
+        let phase = match r.group {
+            RangeGroup::Optimizer => Phase::Optimizer,
+            RangeGroup::Data => Phase::Data,
+            _ => continue,
+        };
+        if let (Some(a), Some(b)) = (r.start_event, r.end_event) {
+            for k in &mut known[a as usize..=b as usize] {
+                if !matches!(k, Some(Phase::Backward)) {
+                    *k = Some(phase);
+                }
+            }
+        }
+    }
+    let of_event = fill_gaps(&known);
+    let runs = runs_of(&of_event);
+    DevicePhases { of_event, runs, ranges }
+}
+
+/// Events without frames (backward on autograd's own thread carries none, frees often none)
+/// take the phase of the last event before them that has one; leading ones the first after.
+fn fill_gaps(known: &[Option<Phase>]) -> Vec<u8> {
+    let first = known.iter().flatten().next().copied().unwrap_or(Phase::Unknown);
+    let mut current = first;
+    known
+        .iter()
+        .map(|k| {
+            if let Some(p) = k {
+                current = *p;
+            }
+            current as u8
+        })
+        .collect()
+}
+
+fn runs_of(of_event: &[u8]) -> Vec<PhaseRun> {
+    let mut runs: Vec<PhaseRun> = Vec::new();
+    for (i, &p) in of_event.iter().enumerate() {
+        let phase = Phase::ALL[p as usize];
+        match runs.last_mut() {
+            Some(r) if r.phase == phase => r.last = i as u32,
+            _ => runs.push(PhaseRun { phase, first: i as u32, last: i as u32 }),
+        }
+    }
+    runs
+}
+
+pub fn range_group(name: &str) -> RangeGroup {
+    const FRAMEWORK: [&str; 9] = [
+        "dynamo",
+        "inductor",
+        "aot_",
+        "AOTDispatcher",
+        "CompiledFunction",
+        "Torch-Compiled Region",
+        "compile_fx",
+        "TorchDynamo",
+        "cudagraph",
+    ];
+    if name.starts_with("ProfilerStep#") {
+        RangeGroup::Step
+    } else if name.starts_with("Optimizer.") {
+        RangeGroup::Optimizer
+    } else if name.contains("DataLoader") {
+        RangeGroup::Data
+    } else if name.starts_with("## ") || FRAMEWORK.iter().any(|f| name.contains(f)) {
+        RangeGroup::Framework
+    } else {
+        RangeGroup::User
+    }
+}
+
+/// START/END pairs of one device (annotations without a device apply to every device), matched
+/// by name innermost first.
+fn annotation_ranges(annotations: &[Annotation], device: i64, times: &[i64], timed: bool) -> Vec<NamedRange> {
+    let mut open: Vec<(String, Option<i64>)> = Vec::new();
+    let mut out = Vec::new();
+    let place = |name: String, start: Option<i64>, end: Option<i64>, is_open: bool| {
+        let first = start.filter(|_| timed).map(|t| times.partition_point(|&x| x < t) as u32);
+        let last = match end {
+            _ if !timed => None,
+            Some(t) => times.partition_point(|&x| x <= t).checked_sub(1).map(|i| i as u32),
+            None => times.len().checked_sub(1).map(|i| i as u32),
+        };
+        let (start_event, end_event) = match (first, last) {
+            (Some(a), Some(b)) if a <= b && (a as usize) < times.len() => (Some(a), Some(b)),
+            _ => (None, None),
+        };
+        NamedRange { group: range_group(&name), name, start_event, end_event, start_us: start, end_us: end, open: is_open }
+    };
+    for a in annotations.iter().filter(|a| a.device.is_none_or(|d| d == device)) {
+        match a.stage.as_str() {
+            "START" => open.push((a.name.clone(), a.time_us)),
+            "END" => {
+                if let Some(k) = open.iter().rposition(|(n, _)| *n == a.name) {
+                    let (name, start) = open.remove(k);
+                    out.push(place(name, start, a.time_us, false));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (name, start) in open {
+        out.push(place(name, start, None, true));
+    }
+    out
+}
+
+/// Runs of consecutive events with the same non-empty `compile_context`.
+fn compiled_ranges(trace: &DeviceTrace) -> Vec<NamedRange> {
+    let mut out: Vec<NamedRange> = Vec::new();
+    let mut last_ctx: Option<&str> = None;
+    for (i, e) in trace.events.iter().enumerate() {
+        let ctx = trace.extra(e).and_then(|x| x.compile_context.as_deref());
+        match (ctx, out.last_mut()) {
+            (Some(c), Some(r)) if last_ctx == Some(c) && r.end_event == Some(i as u32 - 1) => {
+                r.end_event = Some(i as u32);
+                r.end_us = e.time_us().or(r.end_us);
+            }
+            (Some(c), _) => out.push(NamedRange {
+                name: c.to_string(),
+                group: RangeGroup::Compiled,
+                start_event: Some(i as u32),
+                end_event: Some(i as u32),
+                start_us: e.time_us(),
+                end_us: e.time_us(),
+                open: false,
+            }),
+            _ => {}
+        }
+        last_ctx = ctx;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_take_the_phase_before_them() {
+        let f = Some(Phase::Forward);
+        let b = Some(Phase::Backward);
+        let o = Some(Phase::Optimizer);
+        let of = fill_gaps(&[None, f, f, b, None, None, f, None, o]);
+        let names: Vec<&str> = of.iter().map(|&p| Phase::ALL[p as usize].name()).collect();
+        assert_eq!(names, ["forward", "forward", "forward", "backward", "backward", "backward", "forward", "forward", "optimizer"]);
+        let runs = runs_of(&of);
+        assert_eq!(runs.len(), 4);
+        assert_eq!((runs[1].first, runs[1].last), (3, 5));
+    }
+
+    #[test]
+    fn ranges_pair_by_name_and_map_times_to_events() {
+        let ann =
+            |name: &str, stage: &str, t: i64| Annotation { device: Some(0), time_us: Some(t), name: name.into(), stage: stage.into() };
+        let anns = [
+            ann("ProfilerStep#1", "START", 10),
+            ann("Optimizer.step#Adam.step", "START", 25),
+            ann("Optimizer.step#Adam.step", "END", 35),
+            ann("ProfilerStep#1", "END", 40),
+            ann("Other", "START", 45),
+        ];
+        let times = [5, 10, 20, 30, 40, 50];
+        let r = annotation_ranges(&anns, 0, &times, true);
+        let got: Vec<(&str, Option<u32>, Option<u32>, bool)> =
+            r.iter().map(|r| (r.name.as_str(), r.start_event, r.end_event, r.open)).collect();
+        assert_eq!(
+            got,
+            [
+                ("Optimizer.step#Adam.step", Some(3), Some(3), false),
+                ("ProfilerStep#1", Some(1), Some(4), false),
+                ("Other", Some(5), Some(5), true)
+            ]
+        );
+        assert_eq!(r[0].group, RangeGroup::Optimizer);
+        assert!(annotation_ranges(&anns, 1, &times, true).is_empty(), "another device's ranges are not this device's");
+    }
+
+    #[test]
+    fn framework_ranges_are_grouped() {
+        assert_eq!(range_group("## Call CompiledFxGraph abc ##"), RangeGroup::Framework);
+        assert_eq!(range_group("TorchDynamo Cache Lookup"), RangeGroup::Framework);
+        assert_eq!(range_group("my_block"), RangeGroup::User);
+        assert_eq!(range_group("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"), RangeGroup::Data);
+    }
+}

@@ -1,0 +1,301 @@
+//! Category rules: what a block of memory is (parameter, gradient, activation, …), decided by
+//! regular expressions over its stack frames and by what the block did in the run's phases.
+//! The default set is `default_rules.toml`; users replace or extend it with their own file.
+
+use crate::error::{Error, Result};
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+/// The categories every rule set knows, in the order they are shown. Rules may name others.
+pub const CATEGORIES: [&str; 10] = [
+    "parameter",
+    "gradient",
+    "optimizer state",
+    "activation",
+    "autograd temporary",
+    "temporary",
+    "input/data",
+    "communication",
+    "cache",
+    "unknown",
+];
+
+pub const UNKNOWN: &str = "unknown";
+/// The rule name reported for blocks no rule matched.
+pub const NO_RULE: &str = "no-rule";
+
+pub const DEFAULT_RULES: &str = include_str!("default_rules.toml");
+
+/// At most this many rules: a stack's matches are kept as one bit per rule.
+pub const MAX_RULES: usize = 128;
+
+/// The phase a block was allocated in (see `phases.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Forward,
+    Backward,
+    Optimizer,
+    Data,
+    Unknown,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 5] = [Phase::Forward, Phase::Backward, Phase::Optimizer, Phase::Data, Phase::Unknown];
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Forward => "forward",
+            Phase::Backward => "backward",
+            Phase::Optimizer => "optimizer",
+            Phase::Data => "data",
+            Phase::Unknown => "unknown",
+        }
+    }
+}
+
+/// What the block did after its allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LifetimeRule {
+    /// No condition.
+    #[default]
+    Any,
+    /// Freed by the program in the same phase run it was allocated in.
+    WithinPhase,
+    /// Alive after the phase run it was allocated in ended (or at the dump).
+    OutlivesPhase,
+    /// Allocated outside backward and alive when a later backward pass starts.
+    IntoBackward,
+    /// Allocated before the trace window.
+    BeforeWindow,
+    /// Not freed in the window and of the same size as a block categorized `gradient` (one to
+    /// one): a parameter whose gradient it is. Tried after every other rule.
+    PairsWithGradient,
+}
+
+/// Which frames a rule's patterns are tried on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrameSource {
+    /// The block's allocation stack.
+    #[default]
+    Stack,
+    /// The forward stack PyTorch records for a backward allocation (`forward_frames`).
+    Forward,
+    /// The stack of the program's free of the block: who let it go (`zero_grad` frees gradients).
+    Free,
+    /// The allocation stack or the forward stack.
+    Any,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleText {
+    name: String,
+    category: String,
+    #[serde(default)]
+    file: Option<String>,
+    #[serde(default)]
+    function: Option<String>,
+    #[serde(default)]
+    frames: FrameSource,
+    #[serde(default)]
+    phase: Option<Phase>,
+    #[serde(default)]
+    lifetime: LifetimeRule,
+    #[serde(default)]
+    why: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesText {
+    /// true: the file's rules are the whole set; false (default): they are tried before the
+    /// default rules.
+    #[serde(default)]
+    replace_defaults: bool,
+    #[serde(default)]
+    rule: Vec<RuleText>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub name: String,
+    /// Index into `RuleSet::categories`.
+    pub category: u8,
+    pub file: Option<Regex>,
+    pub function: Option<Regex>,
+    pub frames: FrameSource,
+    pub phase: Option<Phase>,
+    pub lifetime: LifetimeRule,
+    pub why: String,
+    /// Where it came from: `default` or `user`.
+    pub origin: &'static str,
+}
+
+impl Rule {
+    pub fn has_frame_pattern(&self) -> bool {
+        self.file.is_some() || self.function.is_some()
+    }
+
+    /// Both patterns (those given) match this one frame.
+    pub fn matches_frame(&self, filename: &str, function: &str) -> bool {
+        self.file.as_ref().is_none_or(|r| r.is_match(filename)) && self.function.as_ref().is_none_or(|r| r.is_match(function))
+    }
+}
+
+/// An ordered rule set and the categories it can produce (the known ones first).
+#[derive(Debug, Clone)]
+pub struct RuleSet {
+    pub rules: Vec<Rule>,
+    pub categories: Vec<String>,
+    /// The user's rules file as given (None for the defaults alone).
+    pub source: Option<String>,
+}
+
+/// A rule as shown to users (`analyze --mode categories`, the page's rule list).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RuleInfo {
+    pub name: String,
+    pub category: String,
+    pub file: Option<String>,
+    pub function: Option<String>,
+    pub frames: FrameSource,
+    pub phase: Option<Phase>,
+    pub lifetime: LifetimeRule,
+    pub why: String,
+    pub origin: String,
+}
+
+impl RuleSet {
+    /// The default rules.
+    pub fn defaults() -> RuleSet {
+        RuleSet::parse(DEFAULT_RULES, "default").expect("the default rules parse")
+    }
+
+    /// A user's rules file: prepended to the defaults unless it says `replace_defaults = true`.
+    pub fn from_user(text: &str) -> Result<RuleSet> {
+        let mut user = RuleSet::parse(text, "user")?;
+        user.source = Some(text.to_string());
+        let replace = toml::from_str::<RulesText>(text).map(|t| t.replace_defaults).unwrap_or(false);
+        if !replace {
+            let defaults = RuleSet::defaults();
+            for r in defaults.rules {
+                let name = &defaults.categories[r.category as usize];
+                let category = user.category_index(name)?;
+                user.rules.push(Rule { category, ..r });
+            }
+            user.check_size()?;
+        }
+        Ok(user)
+    }
+
+    fn parse(text: &str, origin: &'static str) -> Result<RuleSet> {
+        let parsed: RulesText = toml::from_str(text).map_err(|e| {
+            Error::rules(format!(
+                "category rules: {}. Write [[rule]] tables with name, category and file/function/phase/lifetime (docs/categories.md)",
+                e.to_string().trim()
+            ))
+        })?;
+        let mut set = RuleSet { rules: Vec::new(), categories: CATEGORIES.iter().map(|c| c.to_string()).collect(), source: None };
+        for (i, r) in parsed.rule.into_iter().enumerate() {
+            let at = format!("category rules: rule {} ({:?})", i + 1, r.name);
+            if r.name.trim().is_empty() || r.category.trim().is_empty() {
+                return Err(Error::rules(format!("{at}: `name` and `category` must not be empty")));
+            }
+            let pattern = |p: &Option<String>, key: &str| -> Result<Option<Regex>> {
+                p.as_deref()
+                    .map(|p| Regex::new(p).map_err(|e| Error::rules(format!("{at}: `{key}` is not a regular expression: {e}"))))
+                    .transpose()
+            };
+            let file = pattern(&r.file, "file")?;
+            let function = pattern(&r.function, "function")?;
+            let category = set.category_index(r.category.trim())?;
+            set.rules.push(Rule {
+                name: r.name,
+                category,
+                file,
+                function,
+                frames: r.frames,
+                phase: r.phase,
+                lifetime: r.lifetime,
+                why: r.why.unwrap_or_default(),
+                origin,
+            });
+        }
+        set.check_size()?;
+        Ok(set)
+    }
+
+    fn check_size(&self) -> Result<()> {
+        if self.rules.len() > MAX_RULES {
+            return Err(Error::rules(format!("category rules: {} rules; at most {MAX_RULES} are allowed", self.rules.len())));
+        }
+        Ok(())
+    }
+
+    fn category_index(&mut self, name: &str) -> Result<u8> {
+        if let Some(i) = self.categories.iter().position(|c| c == name) {
+            return Ok(i as u8);
+        }
+        if self.categories.len() >= 250 {
+            return Err(Error::rules("category rules: more than 250 categories".to_string()));
+        }
+        self.categories.push(name.to_string());
+        Ok((self.categories.len() - 1) as u8)
+    }
+
+    pub fn unknown(&self) -> u8 {
+        self.categories.iter().position(|c| c == UNKNOWN).unwrap_or(0) as u8
+    }
+
+    pub fn info(&self) -> Vec<RuleInfo> {
+        self.rules
+            .iter()
+            .map(|r| RuleInfo {
+                name: r.name.clone(),
+                category: self.categories[r.category as usize].clone(),
+                file: r.file.as_ref().map(|x| x.as_str().to_string()),
+                function: r.function.as_ref().map(|x| x.as_str().to_string()),
+                frames: r.frames,
+                phase: r.phase,
+                lifetime: r.lifetime,
+                why: r.why.clone(),
+                origin: r.origin.to_string(),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_parse_and_name_known_categories() {
+        let d = RuleSet::defaults();
+        assert!(d.rules.len() >= 10);
+        assert_eq!(d.categories.len(), CATEGORIES.len(), "the defaults use only the known categories");
+        assert!(d.rules.iter().all(|r| !r.why.is_empty()), "every default rule says why");
+    }
+
+    #[test]
+    fn user_rules_go_first_and_may_add_categories() {
+        let s = RuleSet::from_user("[[rule]]\nname = \"lora\"\ncategory = \"adapter\"\nfunction = 'lora_'\n").unwrap();
+        assert_eq!(s.rules[0].name, "lora");
+        assert_eq!(s.categories[s.rules[0].category as usize], "adapter");
+        assert_eq!(s.rules.len(), 1 + RuleSet::defaults().rules.len());
+        let only = RuleSet::from_user("replace_defaults = true\n[[rule]]\nname = \"x\"\ncategory = \"cache\"\n").unwrap();
+        assert_eq!(only.rules.len(), 1);
+    }
+
+    #[test]
+    fn bad_rules_say_which_and_why() {
+        let e = RuleSet::from_user("[[rule]]\nname = \"x\"\ncategory = \"c\"\nfile = '('\n").unwrap_err().to_string();
+        assert!(e.contains("rule 1") && e.contains("`file` is not a regular expression"), "{e}");
+        let e = RuleSet::from_user("[[rule]]\nname = \"x\"\ncategory = \"c\"\nlifetime = \"forever\"\n").unwrap_err().to_string();
+        assert!(e.contains("category rules") && e.contains("forever"), "{e}");
+        let e = RuleSet::from_user("[[rule]]\nname = \"x\"\ncategory = \"c\"\nfiel = 'a'\n").unwrap_err().to_string();
+        assert!(e.contains("fiel"), "{e}");
+    }
+}
