@@ -200,6 +200,7 @@ def semantics_training(steps=4, params=3, leak=2 * MIB):
     adam = [frame(f"{TORCH}/optim/adam.py", 400, "_single_tensor_adam"), frame(f"{TORCH}/optim/adam.py", 240, "step"), frame(f"{TORCH}/optim/optimizer.py", 487, "wrapper"), main]
     tags = {}  # addr -> category of the live block
     by_event = []  # category -> bytes after each event
+    places = {}  # what -> address of its own segment, made on first use as the allocator would
 
     def note():
         sums = {}
@@ -207,11 +208,23 @@ def semantics_training(steps=4, params=3, leak=2 * MIB):
             sums[tags[a]] = sums.get(tags[a], 0) + b["size"]
         by_event.append(sums)
 
-    def malloc(addr, size, frames, tag, **extra):
+    def place(what, size):
+        if what not in places:
+            small = size <= MIB
+            seg = 2 * MIB if small else 20 * MIB
+            addr = 0x7F0000000000 + len(places) * 32 * MIB
+            t.segment_alloc(addr, seg, "small" if small else "large")
+            note()
+            places[what] = addr
+        return places[what]
+
+    def malloc(what, size, frames, tag, **extra):
+        addr = place(what, size)
         tags[addr] = tag
         t.malloc(addr, size, size, frames)
         t.events[-1].update(extra)
         note()
+        return addr
 
     def free(addr, frames=None):
         t.free(addr, frames, complete=False)
@@ -219,46 +232,29 @@ def semantics_training(steps=4, params=3, leak=2 * MIB):
         t.complete(addr, frames)
         note()
 
-    base = 0x7F0000000000
-    t.segment_alloc(base, 256 * MIB, "large", to)
-    note()
-    p = [base + i * 4 * MIB for i in range(params)]
-    for a in p:
-        malloc(a, 4 * MIB, to, "parameter")
-    grads = [base + 16 * MIB + i * 4 * MIB for i in range(params)]
-    state = [base + 32 * MIB + i * 8 * MIB for i in range(params)]
+    for i in range(params):
+        malloc(("param", i), 4 * MIB, to, "parameter")
+    grads = []
     annotations = []
     for step in range(1, steps + 1):
         annotations.append({"name": f"ProfilerStep#{step}", "stage": "START", "device": 0, "time_us": t.t + 1})
-        batch = base + 64 * MIB
-        malloc(batch, 6 * MIB, data, "input/data")
-        if step > 1:
-            for g in grads:
-                free(g, zero)
+        batch = malloc("batch", 6 * MIB, data, "input/data")
+        for g in grads:
+            free(g, zero)
         ctx = {"compile_context": "0/0"} if step == steps else {}
-        acts = [base + 80 * MIB + i * 10 * MIB for i in range(3)]
-        for a in acts:
-            malloc(a, 10 * MIB, fwd, "activation", **ctx)
-        tmp = base + 120 * MIB
-        malloc(tmp, 2 * MIB, fwd, "temporary", **ctx)
-        free(tmp, fwd)
-        malloc(base + 128 * MIB + step * MIB, leak // 2 * 2, keep, "activation", user_metadata="history")
-        s0 = base + 140 * MIB
-        malloc(s0, 512, seed, "autograd temporary")
-        for i, g in enumerate(grads):
-            malloc(g, 4 * MIB, [], "gradient", forward_frames=["/work/train/model.py:12:forward\n"])
+        acts = [malloc(("act", i), 10 * MIB, fwd, "activation", **ctx) for i in range(3)]
+        free(malloc("tmp", 2 * MIB, fwd, "temporary", **ctx), fwd)
+        malloc(("kept", step), leak, keep, "activation", user_metadata="history")
+        s0 = malloc("seed", 512, seed, "autograd temporary")
+        grads = [malloc(("grad", i), 4 * MIB, [], "gradient", forward_frames=["/work/train/model.py:12:forward\n"]) for i in range(params)]
         for a in reversed(acts):
             free(a)
-        w = base + 150 * MIB
-        malloc(w, 3 * MIB, [], "autograd temporary")
-        free(w)
+        free(malloc("work", 3 * MIB, [], "autograd temporary"))
         free(s0)
         if step == 1:
-            for a in state:
-                malloc(a, 8 * MIB, adam, "optimizer state")
-        u = base + 200 * MIB
-        malloc(u, 4 * MIB, adam, "temporary")
-        free(u, adam)
+            for i in range(params):
+                malloc(("state", i), 8 * MIB, adam, "optimizer state")
+        free(malloc("update", 4 * MIB, adam, "temporary"), adam)
         free(batch, [main])
         annotations.append({"name": f"ProfilerStep#{step}", "stage": "END", "device": 0, "time_us": t.t + 1})
     annotations.append({"name": "## dynamo internal ##", "stage": "START", "device": 0, "time_us": annotations[-2]["time_us"] + 2})
@@ -338,7 +334,7 @@ def main():
     t = training_like(fr)
     cut = 9
     start = t.series[cut - 1]
-    snap = {"segments": t.dump_segments(), "device_traces": [t.events[cut:]], "allocator_settings": {}}
+    snap = {"segments": t.dump_segments(), "device_traces": [t.events[cut:]], "allocator_settings": {"trace_alloc_max_entries": len(t.events) - cut}}
     write("ring_buffer_cut.pickle", snap, {"format": "dict", "consistent": True, "devices": [t.expected(start=start, cut=cut)]})
 
     # 4. Two devices, an OOM, a pending free and a `snapshot` checkpoint marker.
@@ -382,7 +378,7 @@ def main():
 
     # 8. Semantics: categories, phases and steps with known answers.
     t, ann, exp = semantics_training()
-    snap = {"segments": t.dump_segments(), "device_traces": [t.events], "external_annotations": ann}
+    snap = {"segments": t.dump_segments(), "device_traces": [t.events], "external_annotations": ann, "trace_alloc_max_entries": 10000}
     write("semantics_training.pickle", snap, dict({"format": "dict", "consistent": True, "devices": [t.expected()]}, semantics=exp))
 
     with open(os.path.join(OUT, "expected.json"), "w") as f:

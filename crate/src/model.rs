@@ -407,6 +407,10 @@ pub struct Snapshot {
     /// Indexed by device ordinal, as `device_traces` is.
     pub traces: Vec<DeviceTrace>,
     pub allocator_settings: Option<serde_json::Value>,
+    /// The ring buffer's size and whether it wrapped, where the file says so
+    /// (`trace_alloc_max_entries`, `trace_alloc_overflowed`).
+    pub trace_max_entries: Option<u64>,
+    pub trace_overflowed: Option<bool>,
     pub annotations: Vec<Annotation>,
     pub interner: Interner,
     pub warnings: Vec<Warning>,

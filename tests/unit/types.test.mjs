@@ -218,6 +218,26 @@ const ROOTS = {
       `devices[${i}].tree`,
       false,
     ]),
+  "analyze --mode categories → devices[i]: CategoryBreakdown, rules: RuleInfo[]":
+    (f) => {
+      const a = cli("analyze", f, "--mode", "categories", "--json");
+      return [
+        ...a.devices.map((d, i) => [
+          "CategoryBreakdown",
+          d,
+          `devices[${i}]`,
+          false,
+        ]),
+        ...a.rules.map((r, i) => ["RuleInfo", r, `rules[${i}]`, false]),
+      ];
+    },
+  "analyze --mode steps → devices[i]: StepsAnalysis": (f) =>
+    cli("analyze", f, "--mode", "steps", "--json").devices.map((d, i) => [
+      "StepsAnalysis",
+      d,
+      `devices[${i}]`,
+      false,
+    ]),
   "sql → Rows": (f) => [
     [
       "Rows",
@@ -314,6 +334,9 @@ test(
       "Rows",
       "TemplateRows",
       "Template",
+      "CategoryBreakdown",
+      "RuleInfo",
+      "StepsAnalysis",
     ]) {
       reach.add(name);
       walk(DECLS.get(name));

@@ -5,7 +5,18 @@ import type { DeviceOverview, Overview } from './types';
 
 /** The tabs, in the order they appear. */
 export type ViewName =
-  'overview' | 'timeline' | 'allocations' | 'peak' | 'tree' | 'state' | 'leaks' | 'oom' | 'queries' | 'compare';
+  | 'overview'
+  | 'timeline'
+  | 'allocations'
+  | 'peak'
+  | 'categories'
+  | 'steps'
+  | 'tree'
+  | 'state'
+  | 'leaks'
+  | 'oom'
+  | 'queries'
+  | 'compare';
 
 export interface OpenFile {
   name: string;
@@ -22,6 +33,8 @@ export interface Route {
   device: number;
   event: number | null;
   template: string | null;
+  /** An event window for the timeline to show (a step or a range picked elsewhere); not in the hash. */
+  range: [number, number] | null;
 }
 
 /** What a view may ask of the app. */
@@ -33,6 +46,8 @@ export interface AppHandle {
   setDevice(device: number, view?: ViewName): void;
   setEvent(event: number | null): void;
   setTemplate(name: string | null): void;
+  /** Show events from..to in the timeline (a step, a phase or a named range). */
+  showRange(from: number, to: number): void;
 }
 
 export interface ViewContext {
@@ -43,6 +58,8 @@ export interface ViewContext {
   /** Selected event; null = the view's default (the peak for tree and state). */
   event: number | null;
   template: string | null;
+  /** The event window the timeline opens on (null: the whole trace or around the selection). */
+  range: [number, number] | null;
   root: HTMLElement;
 }
 

@@ -10,7 +10,7 @@ import { computing } from './ui/busy';
 
 class App {
   files: OpenFile[] = [];
-  route: Route = { view: 'overview', file: 0, device: 0, event: null, template: null };
+  route: Route = { view: 'overview', file: 0, device: 0, event: null, template: null, range: null };
   private loading: EngineClient | null = null;
   private readonly main = document.getElementById('view') as HTMLElement;
   private readonly nav = document.getElementById('tabs') as HTMLElement;
@@ -123,6 +123,7 @@ class App {
         ? (device as number)
         : (overview.devices[0]?.device ?? 0);
       this.route.event = hash ? eventOf(hash) : null;
+      this.route.range = null;
       this.hideProgress();
       this.setStatus('ready');
       this.render();
@@ -163,11 +164,13 @@ class App {
       this.route.file = Number(this.fileSel.value);
       this.route.device = this.current?.overview.devices[0]?.device ?? 0;
       this.route.event = null;
+      this.route.range = null;
       this.render();
     });
     this.devSel.addEventListener('change', () => {
       this.route.device = Number(this.devSel.value);
       this.route.event = null;
+      this.route.range = null;
       this.render();
     });
     window.addEventListener('hashchange', () => {
@@ -202,6 +205,7 @@ class App {
     if (p.has('device')) this.route.device = Number(p.get('device'));
     this.route.event = eventOf(p);
     this.route.template = p.get('template');
+    this.route.range = null;
   }
 
   private writeHash() {
@@ -217,6 +221,7 @@ class App {
   /** Select an event everywhere (details, tree, state follow it). */
   select(event: number | null, view?: ViewName) {
     this.route.event = event;
+    this.route.range = null;
     if (isView(view)) this.route.view = view;
     this.render();
   }
@@ -230,6 +235,7 @@ class App {
   setDevice(device: number, view?: ViewName) {
     this.route.device = device;
     this.route.event = null;
+    this.route.range = null;
     if (isView(view)) this.route.view = view;
     this.render();
   }
@@ -244,6 +250,13 @@ class App {
   setTemplate(name: string | null) {
     this.route.template = name;
     this.writeHash();
+  }
+
+  /** Show events from..to in the timeline (the selection is kept). */
+  showRange(from: number, to: number) {
+    this.route.range = [Math.min(from, to), Math.max(from, to)];
+    this.route.view = 'timeline';
+    this.render();
   }
 
   render() {
@@ -287,6 +300,7 @@ class App {
       deviceOverview: devices.find((d) => d.device === this.route.device),
       event: this.route.event,
       template: this.route.template,
+      range: this.route.range,
       // A fresh container per render: a slower, older render writes into a detached node.
       root: el('div', { class: `view view-${this.route.view}` }),
     };

@@ -24,7 +24,12 @@ export type EngineMethod =
   | 'report'
   | 'compareSide'
   | 'compareWith'
-  | 'bands';
+  | 'bands'
+  | 'categories'
+  | 'steps'
+  | 'categorySeries'
+  | 'categoryRules'
+  | 'setCategoryRules';
 
 export type Envelope = { id: number } & Request;
 

@@ -30,6 +30,10 @@ export interface DeviceOverview {
     last_time_us: number | null;
     blocks_before_window: number;
     oom_events: number;
+    /** The ring buffer's size, when the file records it. */
+    max_entries?: number;
+    /** The ring buffer wrapped (recorded, or the trace holds exactly max_entries events). */
+    overflowed?: boolean;
   };
   consistency: {
     ok: boolean;
@@ -138,6 +142,10 @@ export interface EventDetail {
   device_free: number | null;
   compile_context: string | null;
   user_metadata: string | null;
+  /** The forward-pass traceback of a backward allocation (`forward_frames`). */
+  forward_frames: string | null;
+  /** forward | backward | optimizer | data | unknown */
+  phase: string;
   /** The frame that names the event's stack, as shown (null without a stack). */
   label: string | null;
   /** Innermost first. */
@@ -181,6 +189,13 @@ export interface PeakAnalysis {
   coverage: number;
   by_stack: Group[];
   by_top_frame: Group[];
+  /** The live bytes by category at the same event (see CategoryBreakdown). */
+  by_category: CategoryTotal[];
+}
+export interface CategoryTotal {
+  category: string;
+  bytes: number;
+  blocks: number;
 }
 export interface FragAt {
   label: string;
@@ -223,6 +238,7 @@ export interface LeakAnalysis {
   candidates: number;
   candidate_bytes: number;
   candidates_by_stack: StackBytes[];
+  candidates_by_category: CategoryTotal[];
   pending_free_blocks: number;
   pending_free_bytes: number;
   before_window_blocks: number;
@@ -279,6 +295,10 @@ export interface DeviceAnalysis {
   fragment: { device: number; at: FragAt[] };
   leak: LeakAnalysis | null;
   oom: OomAnalysis;
+  /** What the live memory is at the allocated peak (the dump for a dump-only device). */
+  categories: CategoryBreakdown;
+  /** Phases, ranges and steps (null for a SnapshotDB file: they need the replay). */
+  steps: StepsAnalysis | null;
   findings: Finding[];
 }
 export interface BandBlock {
@@ -335,6 +355,14 @@ export interface DeviceComparison {
   allocated_peak_delta: number | null;
   figures: ComparedFigure[];
   stacks: StackDelta[];
+  /** Each category's bytes at the allocated peaks of a and b. */
+  categories: CategoryDelta[];
+}
+export interface CategoryDelta {
+  category: string;
+  bytes_a: number;
+  bytes_b: number;
+  delta: number;
 }
 /** The engine's `compareWith`: a = the file whose view is open, b = the other; deltas are b − a. */
 export interface Comparison {
@@ -376,4 +404,103 @@ export interface TemplateRows {
   /** Rows the query has in all. */
   total: number;
   total_is_exact: boolean;
+}
+
+// ---- semantics: categories, steps and phases (crate/src/analysis/{categories,steps,category_series}.rs)
+
+/** One rule's part of a category: the blocks it decided, and why that rule says so. */
+export interface RuleShare {
+  rule: string;
+  bytes: number;
+  blocks: number;
+  why: string;
+}
+export interface SiteShare {
+  label: string;
+  bytes: number;
+  blocks: number;
+}
+export interface CategoryShare {
+  category: string;
+  bytes: number;
+  blocks: number;
+  /** bytes / the active counter (the engine computes it). */
+  share: number;
+  rules: RuleShare[];
+  top_sites: SiteShare[];
+}
+/** The live memory by category right after `event` (null: the dump of a dump-only device). */
+export interface CategoryBreakdown {
+  device: number;
+  event: number | null;
+  /** A file without trace events: the figures are the dump's. */
+  at_dump: boolean;
+  /** The active counter there: the categories' bytes sum to it. */
+  active: number;
+  categories: CategoryShare[];
+  finding: string | null;
+}
+/** Active memory by category at one event per column (`values[k][c]`: category c at `events[k]`). */
+export interface CategorySeries {
+  device: number;
+  categories: string[];
+  events: number[];
+  values: number[][];
+}
+/** A category rule as the engine tries it (first match wins). */
+export interface RuleInfo {
+  name: string;
+  category: string;
+  file: string | null;
+  function: string | null;
+  frames: string;
+  phase: string | null;
+  lifetime: string;
+  why: string;
+  origin: string;
+}
+/** A phase run (group 'phase') or a named range (record_function, optimizer, data…). */
+export interface PhaseSpan {
+  name: string;
+  kind: 'run' | 'range';
+  group: string;
+  start_event: number | null;
+  end_event: number | null;
+  start_us: number | null;
+  end_us: number | null;
+  open: boolean;
+}
+export interface Step {
+  step: number;
+  first_event: number;
+  last_event: number;
+  complete: boolean;
+  peak_allocated: Peak;
+  peak_reserved: Peak;
+  peak_phase: string;
+  end_allocated: number;
+  change_peak_allocated: number | null;
+  change_end_allocated: number | null;
+}
+export interface Growth {
+  /** growing | flat | shrinking | too_few_steps | no_steps … */
+  verdict: string;
+  bytes_per_step: number | null;
+  steps_compared: number[];
+  text: string;
+}
+export interface PeakPlace {
+  event: number;
+  step: number | null;
+  phase: string;
+}
+export interface StepsAnalysis {
+  device: number;
+  phases: PhaseSpan[];
+  framework_ranges: number;
+  step_source: string | null;
+  steps: Step[];
+  growth: Growth;
+  peak_allocated_at: PeakPlace | null;
+  peak_reserved_at: PeakPlace | null;
 }

@@ -42,11 +42,30 @@ pub struct CategoryBreakdown {
     pub device: i64,
     /// None = the state before the first event (the dump for a file without events).
     pub event: Option<i64>,
+    /// A file without trace events: the figures are the dump's.
+    pub at_dump: bool,
     /// The active counter after `event`: the categories' bytes sum to it.
     pub active: i64,
     pub categories: Vec<CategoryShare>,
     /// One sentence on the largest share and what would reduce it.
     pub finding: Option<String>,
+}
+
+/// A category's bytes without the rules and sites (Peak, Leaks, Compare).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CategoryTotal {
+    pub category: String,
+    pub bytes: i64,
+    pub blocks: i64,
+}
+
+/// Live bytes by category after `event`, largest first (the rows of `categories_at`).
+pub fn totals(conn: &Connection, device: i64, event: Option<i64>) -> Result<Vec<CategoryTotal>> {
+    Ok(categories_at(conn, device, event)?
+        .categories
+        .into_iter()
+        .map(|c| CategoryTotal { category: c.category, bytes: c.bytes, blocks: c.blocks })
+        .collect())
 }
 
 /// What reduces each category, for the finding.
@@ -96,11 +115,14 @@ pub fn categories_at(conn: &Connection, device: i64, event: Option<i64>) -> Resu
             None => cats.push(CategoryShare { category, bytes, blocks, share: 0.0, rules: vec![share], top_sites: Vec::new() }),
         }
     }
+    let traced: bool = conn.query_row("SELECT events > 0 FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
+    let before = if traced { super::basis::BEFORE_WINDOW_NO_STACK } else { "[in the dump, no stack]" };
     let mut sites = conn.prepare(&format!(
-        "SELECT COALESCE(cs.label, CASE WHEN l.alloc_event IS NULL THEN '[allocated before the window, no stack]' ELSE '[no stack recorded]' END),
+        "SELECT COALESCE(cs.label, CASE WHEN l.alloc_event IS NULL THEN '{before}' ELSE '{no_stack}' END),
                 COUNT(*), SUM(l.size)
          FROM {live} l LEFT JOIN call_stacks cs ON cs.id = l.stack_id AND l.stack_source != 'free'
-         WHERE l.category = ?3 GROUP BY 1 ORDER BY 3 DESC, 1 LIMIT 3"
+         WHERE l.category = ?3 GROUP BY 1 ORDER BY 3 DESC, 1 LIMIT 3",
+        no_stack = super::basis::NO_STACK
     ))?;
     for c in &mut cats {
         c.top_sites = sites
@@ -128,15 +150,25 @@ pub fn categories_at(conn: &Connection, device: i64, event: Option<i64>) -> Resu
     }
     let finding = cats.first().filter(|c| c.bytes > 0).map(|c| {
         format!(
-            "{} {} {:.0} % of the active memory ({}): {}.",
+            "{} {} {} of the active memory ({}): {}.",
             capitalized(&c.category),
             are(&c.category),
-            c.share * 100.0,
+            percent(c.share),
             format::bytes(c.bytes),
             advice(&c.category)
         )
     });
-    Ok(CategoryBreakdown { device, event, active, categories: cats, finding })
+    Ok(CategoryBreakdown { device, event, at_dump: !traced, active, categories: cats, finding })
+}
+
+/// A share as a whole percent, with a decimal where rounding would claim all or nothing.
+pub fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    if (99.5..100.0).contains(&p) || (p > 0.0 && p < 0.5) {
+        format!("{p:.1} %")
+    } else {
+        format!("{p:.0} %")
+    }
 }
 
 fn capitalized(s: &str) -> String {

@@ -45,6 +45,8 @@ pub struct DeviceComparison {
     pub figures: Vec<Figure>,
     /// Live bytes at each allocated peak per stack, largest change first.
     pub stacks: Vec<StackDelta>,
+    /// Categories at the allocated peaks, largest change first.
+    pub categories: Vec<CategoryDelta>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -69,6 +71,17 @@ pub struct DeviceSide {
     pub stacks: BTreeMap<String, i64>,
     /// How each stack of `stacks` is shown: (label, detail).
     pub labels: BTreeMap<String, (String, Option<String>)>,
+    /// Live bytes per category at the same event.
+    pub categories: BTreeMap<String, i64>,
+}
+
+/// One category's bytes in A and B at their allocated peaks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CategoryDelta {
+    pub category: String,
+    pub bytes_a: i64,
+    pub bytes_b: i64,
+    pub delta: i64,
 }
 
 /// This snapshot's side: `overview` lists its devices.
@@ -88,7 +101,11 @@ pub fn side(conn: &Connection, overview: &Overview) -> Result<Side> {
             *stacks.entry(key.clone()).or_insert(0) += g.bytes;
             labels.insert(key, (g.label, g.detail));
         }
-        devices.push(DeviceSide { overview: d.clone(), peaks, stacks, labels });
+        let categories = super::categories::totals(conn, d.device, peaks.allocated.event.map(i64::from))?
+            .into_iter()
+            .map(|c| (c.category, c.bytes))
+            .collect();
+        devices.push(DeviceSide { overview: d.clone(), peaks, stacks, labels, categories });
     }
     Ok(Side { devices })
 }
@@ -128,6 +145,21 @@ fn diff_stacks(a: Option<&DeviceSide>, b: Option<&DeviceSide>, top: usize) -> Ve
     stacks
 }
 
+fn diff_categories(a: Option<&DeviceSide>, b: Option<&DeviceSide>) -> Vec<CategoryDelta> {
+    let empty = BTreeMap::new();
+    let (ma, mb) = (a.map_or(&empty, |x| &x.categories), b.map_or(&empty, |x| &x.categories));
+    let names: std::collections::BTreeSet<&String> = ma.keys().chain(mb.keys()).collect();
+    let mut out: Vec<CategoryDelta> = names
+        .into_iter()
+        .map(|c| {
+            let (x, y) = (ma.get(c).copied().unwrap_or(0), mb.get(c).copied().unwrap_or(0));
+            CategoryDelta { category: c.clone(), bytes_a: x, bytes_b: y, delta: y - x }
+        })
+        .collect();
+    out.sort_by_key(|c| (-c.delta.abs(), c.category.clone()));
+    out
+}
+
 fn figures(a: Option<&DeviceOverview>, b: Option<&DeviceOverview>) -> Vec<Figure> {
     type Get = fn(&DeviceOverview) -> i64;
     let rows: [(&str, &str, Get); 8] = [
@@ -159,6 +191,7 @@ pub fn compare(a: &Side, b: &Side, top: usize) -> Comparison {
         .map(|d| {
             let (pa, pb) = (find(a, d), find(b, d));
             let stacks = diff_stacks(pa.as_ref(), pb.as_ref(), top);
+            let categories = diff_categories(pa.as_ref(), pb.as_ref());
             DeviceComparison {
                 device: d,
                 allocated_peak_delta: pa.as_ref().zip(pb.as_ref()).map(|(x, y)| y.peaks.allocated.bytes - x.peaks.allocated.bytes),
@@ -166,6 +199,7 @@ pub fn compare(a: &Side, b: &Side, top: usize) -> Comparison {
                 peaks_a: pa.map(|x| x.peaks),
                 peaks_b: pb.map(|x| x.peaks),
                 stacks,
+                categories,
             }
         })
         .collect();

@@ -21,6 +21,10 @@ pub struct EventDetail {
     pub device_free: Option<i64>,
     pub compile_context: Option<String>,
     pub user_metadata: Option<String>,
+    /// The forward-pass traceback PyTorch records for a backward allocation (`forward_frames`).
+    pub forward_frames: Option<String>,
+    /// `forward` / `backward` / `optimizer` / `data` / `unknown` (docs/categories.md).
+    pub phase: String,
     /// The frame that names the event's stack, as shown (None without a stack).
     pub label: Option<String>,
     /// Innermost-first frames, each with its kind (docs/frames.md): a page shows the Python
@@ -44,7 +48,8 @@ pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventD
     let row = conn
         .query_row(
             "SELECT t.action, t.addr, t.size, t.stream, t.time_us, t.allocated, t.active, t.reserved, t.requested, t.device_free,
-                    t.compile_context, t.user_metadata, cs.label, t.lifetime_id, t.stack_id
+                    t.compile_context, t.user_metadata, cs.label, t.lifetime_id, t.stack_id,
+                    json_extract(t.extra_json, '$.forward_frames'), t.phase
              FROM traces t JOIN devices d ON t.device_id = d.id LEFT JOIN call_stacks cs ON cs.id = t.stack_id
              WHERE d.device_index = ?1 AND t.trace_index = ?2",
             params![device, index],
@@ -66,6 +71,8 @@ pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventD
                         compile_context: r.get(10)?,
                         user_metadata: r.get(11)?,
                         label: r.get(12)?,
+                        forward_frames: r.get(15)?,
+                        phase: r.get(16)?,
                         frames: Vec::new(),
                         lifetime: None,
                     },
@@ -98,7 +105,8 @@ pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventD
             .query_row(
                 "SELECT json_object('id', id, 'address', address, 'size', size, 'requested_size', requested_size, 'alloc_event', alloc_event,
                         'free_requested_event', free_requested_event, 'free_completed_event', free_completed_event, 'origin', origin,
-                        'state_at_dump', state_at_dump, 'size_exact', size_exact, 'size_uncertainty', size_uncertainty, 'stack_source', stack_source)
+                        'state_at_dump', state_at_dump, 'size_exact', size_exact, 'size_uncertainty', size_uncertainty, 'stack_source', stack_source,
+                        'category', category, 'category_rule', category_rule)
                  FROM lifetimes WHERE id = ?1",
                 [l],
                 |r| r.get::<_, String>(0),

@@ -1,11 +1,13 @@
 //! Findings: each is a problem, the evidence (numbers and where they come from), and a
 //! suggestion with a priority, a category and the expected effect.
 
+use super::categories::CategoryBreakdown;
 use super::fragment::Fragmentation;
 use super::leak::LeakAnalysis;
 use super::oom::OomAnalysis;
 use super::overview::DeviceOverview;
 use super::peak::PeakAnalysis;
+use super::steps::StepsAnalysis;
 use crate::format::{bytes, count, event};
 use serde::{Deserialize, Serialize};
 
@@ -22,14 +24,19 @@ pub struct Finding {
     pub expected_effect: String,
 }
 
+/// What a device's analyses say, as findings. `sem`: categories at the peak and the steps.
 pub fn findings(
     ov: &DeviceOverview,
     peak: Option<&PeakAnalysis>,
     frag: &Fragmentation,
     leak: Option<&LeakAnalysis>,
     oom: &OomAnalysis,
+    sem: (Option<&CategoryBreakdown>, Option<&StepsAnalysis>),
 ) -> Vec<Finding> {
     let d = ov.device;
+    let (cats, steps) = sem;
+    // Growth across steps outranks the floor over tenths of the window as leak evidence.
+    let steps_grow = steps.is_some_and(|s| s.growth.verdict == "growing");
     let mut f = Vec::new();
     let mut add = |priority: &str, category: &str, title: String, evidence: String, suggestion: &str, effect: String| {
         f.push(Finding {
@@ -80,7 +87,7 @@ pub fn findings(
                 "drop references to these tensors (detach/.item() for logged values, clear caches)",
                 format!("up to {} less memory at the end, and no slow creep", bytes(l.candidate_bytes)),
             );
-        } else if l.candidate_bytes > 0 && l.events > 0 {
+        } else if l.candidate_bytes > 0 && l.events > 0 && !steps_grow {
             add(
                 "info",
                 "leak",
@@ -159,6 +166,22 @@ pub fn findings(
             );
         }
     }
+    if ov.window.overflowed == Some(true) {
+        add(
+            "medium",
+            "history",
+            "The trace is not the whole run: its ring buffer wrapped".into(),
+            format!(
+                "{} events kept{}; the oldest were overwritten. Peaks, steps and growth are those of the window; blocks allocated before it ({}) are known only from the dump or from their free, without an allocation event; a leak that started earlier shows only as memory present at the window start ({})",
+                count(ov.events as i64),
+                ov.window.max_entries.map_or(String::new(), |m| format!(" of max_entries = {}", count(m as i64))),
+                count(ov.window.blocks_before_window as i64),
+                bytes(ov.at_window_start.map_or(0, |s| s.allocated)),
+            ),
+            "record with a larger max_entries, or start recording closer to the code you want to see",
+            "the whole run in the trace".into(),
+        );
+    }
     if ov.events > 0 && ov.window.blocks_before_window > 0 && ov.at_window_start.is_some_and(|s| s.allocated > 0) {
         add(
             "info",
@@ -198,7 +221,42 @@ pub fn findings(
             );
         }
     }
+    if let Some(g) = steps.map(|s| &s.growth).filter(|g| g.verdict == "growing") {
+        add(
+            "high",
+            "leak",
+            format!("Memory grows by {} per training step", bytes(g.bytes_per_step.unwrap_or(0))),
+            g.text.clone(),
+            "find what is kept across steps (Leaks lists the blocks still allocated; detach/.item() logged values, clear lists of tensors)",
+            format!("{} less per step", bytes(g.bytes_per_step.unwrap_or(0))),
+        );
+    }
+    if let Some((c, top)) =
+        cats.and_then(|c| c.categories.first().map(|t| (c, t))).filter(|(_, t)| t.bytes > 0 && t.category != "unaccounted")
+    {
+        let rules: Vec<String> = top.rules.iter().take(2).map(|r| format!("rule {}: {}", r.rule, r.why)).collect();
+        let sites: Vec<String> = top.top_sites.iter().take(2).map(|s| format!("{} {}", bytes(s.bytes), s.label)).collect();
+        add(
+            if top.share >= 0.4 && top.category != "unknown" { "medium" } else { "info" },
+            "categories",
+            format!(
+                "{} is the largest share at {}: {} ({})",
+                capitalize(&top.category),
+                event(c.event),
+                super::categories::percent(top.share),
+                bytes(top.bytes)
+            ),
+            format!("{}; largest sites: {}", rules.join("; "), sites.join(", ")),
+            super::categories::advice(&top.category),
+            format!("up to {} at the peak", bytes(top.bytes)),
+        );
+    }
     let rank = |p: &str| ["high", "medium", "low", "info"].iter().position(|x| *x == p).unwrap_or(4);
     f.sort_by_key(|x| rank(&x.priority));
     f
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
 }

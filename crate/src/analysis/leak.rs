@@ -35,6 +35,8 @@ pub struct LeakAnalysis {
     pub candidates: i64,
     pub candidate_bytes: i64,
     pub candidates_by_stack: Vec<StackBytes>,
+    /// The candidates by category: what kind of memory is kept.
+    pub candidates_by_category: Vec<super::categories::CategoryTotal>,
     /// Freed by the program but not yet returned (record_stream, other streams) at the dump.
     pub pending_free_blocks: i64,
     pub pending_free_bytes: i64,
@@ -107,6 +109,14 @@ pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>)
         })?
         .collect::<std::result::Result<Vec<_>, _>>()?;
     let mut candidates_by_stack = candidates_by_stack;
+    let candidates_by_category = conn
+        .prepare(
+            "SELECT category, COUNT(*), SUM(size) FROM lifetimes
+             WHERE device_id = ?1 AND orphan = 0 AND alloc_event IS NOT NULL AND state_at_dump = 'active_allocated'
+             GROUP BY category ORDER BY 3 DESC, 1",
+        )?
+        .query_map([dev], |r| Ok(super::categories::CategoryTotal { category: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? }))?
+        .collect::<std::result::Result<Vec<_>, _>>()?;
     super::basis::disambiguate(&mut candidates_by_stack);
     let floor: Vec<i64> = if let Some(f) = floor {
         f
@@ -130,6 +140,7 @@ pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>)
         candidates,
         candidate_bytes,
         candidates_by_stack,
+        candidates_by_category,
         pending_free_blocks,
         pending_free_bytes,
         before_window_blocks,

@@ -28,5 +28,9 @@ pub struct DeviceAnalysis {
     pub fragment: fragment::Fragmentation,
     pub leak: Option<leak::LeakAnalysis>,
     pub oom: oom::OomAnalysis,
+    /// The live memory by category at the peak analysis's event.
+    pub categories: categories::CategoryBreakdown,
+    /// Phases, steps and growth (None for a SnapshotDB file: they need the replay).
+    pub steps: Option<steps::StepsAnalysis>,
     pub findings: Vec<findings::Finding>,
 }

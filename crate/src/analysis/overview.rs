@@ -54,6 +54,13 @@ pub struct Window {
     pub last_time_us: Option<i64>,
     pub blocks_before_window: u64,
     pub oom_events: u64,
+    /// The ring buffer's size, when the file records it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_entries: Option<u64>,
+    /// The ring buffer wrapped: the oldest events are gone (recorded by the file, or the trace
+    /// holds exactly `max_entries` events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflowed: Option<bool>,
 }
 
 pub fn overview(l: &Loaded) -> Overview {
@@ -95,6 +102,8 @@ fn device_overview(l: &Loaded, d: &DeviceReplay) -> DeviceOverview {
             last_time_us: last,
             blocks_before_window: d.lifetimes.iter().filter(|x| x.before_window() && !x.orphan).count() as u64,
             oom_events: trace.map(|t| t.events.iter().filter(|e| e.action() == crate::model::Action::Oom).count() as u64).unwrap_or(0),
+            max_entries: s.trace_max_entries,
+            overflowed: s.trace_overflowed.or(s.trace_max_entries.map(|m| d.events as u64 >= m && m > 0)),
         },
         consistency: d.consistency.clone(),
     }

@@ -26,6 +26,8 @@ pub struct PeakAnalysis {
     pub coverage: f64,
     pub by_stack: Vec<Group>,
     pub by_top_frame: Vec<Group>,
+    /// The same live memory by category (docs/categories.md).
+    pub by_category: Vec<super::categories::CategoryTotal>,
 }
 
 /// Who holds the memory right after `event` (None = the window start).
@@ -48,5 +50,6 @@ pub fn peak(conn: &Connection, device: i64, event: Option<i64>, top: usize) -> R
         coverage: if c.active > 0 { live_bytes as f64 / c.active as f64 } else { 1.0 },
         by_stack,
         by_top_frame,
+        by_category: super::categories::totals(conn, device, event)?,
     })
 }

@@ -174,8 +174,10 @@ impl Engine {
         let fragment = fragment::fragmentation(self.conn()?, device)?;
         let leak = if has_events { Some(self.leaks(device)?) } else { None };
         let oom = oom::oom(self.conn()?, device)?;
-        let findings = findings::findings(&ov, peak.as_ref(), &fragment, leak.as_ref(), &oom);
-        Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, findings })
+        let categories = categories::categories_at(self.conn()?, device, event)?;
+        let steps = if has_events && self.loaded.is_some() { Some(self.steps(device)?) } else { None };
+        let findings = findings::findings(&ov, peak.as_ref(), &fragment, leak.as_ref(), &oom, (Some(&categories), steps.as_ref()));
+        Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, categories, steps, findings })
     }
 
     fn leaks(&self, device: i64) -> Result<leak::LeakAnalysis> {

@@ -419,6 +419,25 @@ pub fn catalogue() -> Vec<Template> {
                   FROM rows r LEFT JOIN call_stacks cs ON cs.id = r.stack_id, total ORDER BY r.rk",
         },
         Template {
+            name: "categories",
+            category: "business",
+            description: "The live memory right after an event grouped by category (docs/categories.md), the rule that decided it, or a field of the allocating event: phase, stream, compile_context, user_metadata.",
+            params: vec![
+                event_id(),
+                choice("group_by", "category", &["category", "rule", "phase", "stream", "compile_context", "user_metadata"], "what to group by"),
+            ],
+            columns: cols(&[("group_value", None), ("blocks", N), ("bytes", B), ("percent_of_live", PCT)]),
+            kind: Kind::Sql,
+            sql: "WITH live AS (SELECT l.*, t.phase AS alloc_phase, t.compile_context AS ctx, t.user_metadata AS meta
+                              FROM {LIVE_LIFETIMES} l LEFT JOIN traces t ON t.device_id = l.device_id AND t.trace_index = l.alloc_event),
+                  g AS (SELECT CASE :group_by WHEN 'category' THEN category WHEN 'rule' THEN category_rule
+                                 WHEN 'phase' THEN COALESCE(alloc_phase, '[before the window]') WHEN 'stream' THEN CAST(stream AS TEXT)
+                                 WHEN 'compile_context' THEN COALESCE(ctx, '[none]') ELSE COALESCE(meta, '[none]') END AS group_value,
+                               COUNT(*) AS blocks, SUM(size) AS bytes FROM live GROUP BY 1)
+                  SELECT group_value, blocks, bytes, ROUND(100.0 * bytes / MAX(1, (SELECT SUM(bytes) FROM g)), 2) AS percent_of_live
+                  FROM g ORDER BY bytes DESC, group_value",
+        },
+        Template {
             name: "active_memory_frame_tree_at_event",
             category: "business",
             description: "The memory tree right after an event: live bytes per frame path from the outermost frame in; size = self + Σ children at every node.",

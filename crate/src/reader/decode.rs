@@ -234,6 +234,16 @@ impl Decoder<'_> {
         if let Some(s) = self.a.get(root, "allocator_settings") {
             self.st.snap.allocator_settings = Some(self.a.to_json(s, 0));
         }
+        // Where a file records its ring buffer: top level or among the allocator settings.
+        let settings = self.a.get(root, "allocator_settings").filter(|&s| self.a.as_dict(s).is_some());
+        for dict in std::iter::once(root).chain(settings) {
+            if let Some(n) = self.uint(dict, "trace_alloc_max_entries") {
+                self.st.snap.trace_max_entries = Some(n);
+            }
+            if let Some(b) = self.a.get(dict, "trace_alloc_overflowed").and_then(|v| self.a.as_bool(v)) {
+                self.st.snap.trace_overflowed = Some(b);
+            }
+        }
         if let Some(ann) = self.a.get(root, "external_annotations") {
             self.annotations(ann);
         }
@@ -533,7 +543,8 @@ impl Decoder<'_> {
                     frames = Some(v);
                 }
                 EntryField::DeviceFree => extra_mut(&mut extra).device_free = self.a.as_int(v).map(to_u64),
-                EntryField::CompileContext => extra_mut(&mut extra).compile_context = self.nonempty_text(v),
+                // PyTorch writes "N/A" outside compiled regions.
+                EntryField::CompileContext => extra_mut(&mut extra).compile_context = self.nonempty_text(v).filter(|c| c != "N/A"),
                 EntryField::UserMetadata => extra_mut(&mut extra).user_metadata = self.nonempty_text(v),
                 EntryField::InternalMetadata => extra_mut(&mut extra).internal_metadata = self.nonempty_text(v),
                 EntryField::Category => extra_mut(&mut extra).category = self.nonempty_text(v),

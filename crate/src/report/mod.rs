@@ -174,6 +174,10 @@ fn device_section(o: &mut String, a: &DeviceAnalysis, timeline: &Timeline) {
         }
         let _ = write!(o, "</table><p class=\"muted\">These groups sum to {} = {:.1}% of the active counter at that event; reserved − allocated there: {}.</p>", b(p.live_bytes), p.coverage * 100.0, b(p.reserved_minus_allocated));
     }
+    categories_section(o, &a.categories);
+    if let Some(s) = &a.steps {
+        steps_section(o, s);
+    }
     o.push_str("<h3>Fragmentation</h3><table><tr><th>when</th><th class=\"n\">reserved</th><th class=\"n\">free</th><th class=\"n\">free pieces</th><th class=\"n\">largest free</th><th class=\"n\">rounding waste</th><th class=\"n\">pending free</th></tr>");
     for f in &a.fragment.at {
         let _ = write!(o, "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>", match (f.label.as_str(), f.event) { ("dump", None) => "the dump".to_string(), ("dump", Some(e)) => format!("the dump (after event {})", count(e)), (l, e) => format!("{} ({})", l.replace('_', " "), ev(e)) }, bytes(f.reserved), bytes(f.free_bytes), count(f.free_blocks), bytes(f.largest_free), bytes(f.rounding_waste), bytes(f.pending_free_bytes));
@@ -200,4 +204,73 @@ fn device_section(o: &mut String, a: &DeviceAnalysis, timeline: &Timeline) {
     for c in &a.oom.ooms {
         let _ = write!(o, "<h3>Out of memory at event {} — {}</h3><p>{}</p><p>Request {}; device free {}; largest free block in reserved memory {}.</p><ul>{}</ul>", c.event, c.verdict.replace('_', " "), esc(&c.explanation), bytes(c.requested), c.device_free.map(b).unwrap_or_else(|| "unknown".into()), b(c.largest_free_block), c.suggestions.iter().map(|x| format!("<li>{}</li>", esc(x))).collect::<String>());
     }
+}
+
+fn categories_section(o: &mut String, c: &crate::analysis::categories::CategoryBreakdown) {
+    let _ = write!(o, "<h3>What the memory is at {} (by category)</h3>", ev(c.event));
+    if let Some(f) = &c.finding {
+        let _ = write!(o, "<p>{}</p>", esc(f));
+    }
+    o.push_str("<table><tr><th>share</th><th class=\"n\">bytes</th><th class=\"n\">blocks</th><th>category</th><th>why (rule)</th><th>largest sites</th></tr>");
+    for x in &c.categories {
+        let rules: Vec<String> = x.rules.iter().map(|r| format!("<b>{}</b> ({}): {}", esc(&r.rule), bytes(r.bytes), esc(&r.why))).collect();
+        let sites: Vec<String> = x.top_sites.iter().map(|s| format!("{} {}", bytes(s.bytes), esc(&s.label))).collect();
+        let _ = write!(
+            o,
+            "<tr><td style=\"width:120px\"><div class=\"bar\" style=\"width:{:.0}%\"></div>{:.1}%</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            x.share.clamp(0.0, 1.0) * 100.0,
+            x.share * 100.0,
+            bytes(x.bytes),
+            count(x.blocks),
+            esc(&x.category),
+            rules.join("<br>"),
+            sites.join("<br>")
+        );
+    }
+    let _ = write!(
+        o,
+        "</table><p class=\"muted\">The categories sum to the active counter at that event ({}). Rules: docs/categories.md.</p>",
+        b(c.active)
+    );
+}
+
+fn steps_section(o: &mut String, s: &crate::analysis::steps::StepsAnalysis) {
+    o.push_str("<h3>Steps and phases</h3>");
+    let runs: Vec<String> = s
+        .phases
+        .iter()
+        .filter(|p| p.kind == "run")
+        .map(|p| {
+            format!(
+                "{} {}–{}",
+                esc(&p.name),
+                p.start_event.map_or("—".into(), |e| count(e as i64)),
+                p.end_event.map_or("—".into(), |e| count(e as i64))
+            )
+        })
+        .collect();
+    let _ = write!(o, "<p class=\"muted\">Phases by event: {}.</p>", runs.join(" · "));
+    let Some(src) = &s.step_source else {
+        let _ = write!(o, "<p>{}</p>", esc(&s.growth.text));
+        return;
+    };
+    let _ = write!(o, "<p>{} <span class=\"muted\">(steps from {})</span></p>", esc(&s.growth.text), esc(src));
+    o.push_str("<table><tr><th>step</th><th>events</th><th class=\"n\">peak allocated</th><th>at (phase)</th><th class=\"n\">peak reserved</th><th class=\"n\">allocated at end</th><th class=\"n\">change</th></tr>");
+    for st in &s.steps {
+        let _ = write!(
+            o,
+            "<tr><td>{}{}</td><td>{}–{}</td><td class=\"n\">{}</td><td>{} ({})</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            st.step,
+            if st.complete { "" } else { " (partial)" },
+            count(st.first_event as i64),
+            count(st.last_event as i64),
+            bytes(st.peak_allocated.bytes),
+            ev(st.peak_allocated.event.map(i64::from)),
+            esc(&st.peak_phase),
+            bytes(st.peak_reserved.bytes),
+            bytes(st.end_allocated),
+            st.change_end_allocated.map_or("—".into(), |c| format!("{}{}", if c >= 0 { "+" } else { "−" }, bytes(c.abs())))
+        );
+    }
+    o.push_str("</table>");
 }

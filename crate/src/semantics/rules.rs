@@ -290,6 +290,12 @@ mod tests {
     }
 
     #[test]
+    fn docs_show_the_default_rules_verbatim() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/categories.md")).unwrap();
+        assert!(doc.contains(&format!("```toml\n{DEFAULT_RULES}```")), "docs/categories.md must hold default_rules.toml as it is");
+    }
+
+    #[test]
     fn bad_rules_say_which_and_why() {
         let e = RuleSet::from_user("[[rule]]\nname = \"x\"\ncategory = \"c\"\nfile = '('\n").unwrap_err().to_string();
         assert!(e.contains("rule 1") && e.contains("`file` is not a regular expression"), "{e}");

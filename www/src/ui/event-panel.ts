@@ -107,6 +107,11 @@ export function eventPanel(d: EventDetail, c: ViewContext, peak?: () => void): H
     rows.push(['device free', el('span', { class: 'defined', title: DEFS.deviceFree }, bytesSpan(d.device_free))]);
   if (!isAbsent(d.compile_context)) rows.push(['compile context', clip(d.compile_context as string, 2000)]);
   if (!isAbsent(d.user_metadata)) rows.push(['user metadata', clip(d.user_metadata as string, 2000)]);
+  rows.push(['phase', d.phase]);
+  if (d.lifetime?.category)
+    rows.push(['category', `${d.lifetime.category} (rule ${d.lifetime.category_rule ?? 'no-rule'})`]);
+  if (!isAbsent(d.forward_frames))
+    rows.push(['forward stack', el('pre', { class: 'forward-frames' }, clip(d.forward_frames as string, 4000))]);
   const after: [string, number][] = [
     ['allocated', d.allocated],
     ['active', d.active],

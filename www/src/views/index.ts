@@ -7,6 +7,8 @@ import { renderState } from './state';
 import { renderQueries } from './queries';
 import { renderCompare } from './compare';
 import { renderPeak } from './peak';
+import { renderCategories } from './categories';
+import { renderSteps } from './steps';
 import { renderLeaks } from './leaks';
 import { renderOom } from './oom';
 import { renderAllocations } from './allocations';
@@ -16,6 +18,8 @@ export const VIEWS: Record<ViewName, View> = {
   timeline: { title: 'Timeline', render: renderTimeline },
   allocations: { title: 'Allocations', render: renderAllocations },
   peak: { title: 'Peak', render: renderPeak },
+  categories: { title: 'Categories', render: renderCategories },
+  steps: { title: 'Steps', render: renderSteps },
   tree: { title: 'Memory tree', render: renderTree },
   state: { title: 'Allocator state', render: renderState },
   leaks: { title: 'Leaks', render: renderLeaks },

@@ -1,6 +1,6 @@
 // Overview: health first, then the headline figures of the selected device, then every device.
 import type { ViewContext } from '../app-types';
-import type { DeviceAnalysis, DeviceOverview } from '../types';
+import type { DeviceAnalysis, DeviceOverview, PeakPlace, StepsAnalysis } from '../types';
 import { DEFS, bytes, bytesSpan, card, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
 
 function eventLink(c: ViewContext, e: number | null) {
@@ -10,6 +10,15 @@ function eventLink(c: ViewContext, e: number | null) {
     c.app.select(e, 'timeline');
   });
   return a;
+}
+
+/** "in step 3, backward" for a peak the engine placed (the same event), else nothing. */
+function peakPlace(at: PeakPlace | null, event: number | null): HTMLElement | string {
+  if (!at || at.event !== event) return '';
+  const phase = at.phase && at.phase !== 'unknown' ? at.phase : null;
+  const text =
+    at.step !== null ? `in step ${int(at.step)}${phase ? `, ${phase}` : ''}` : phase ? `in the ${phase} phase` : '';
+  return text ? el('span', { class: 'peak-place', text }) : '';
 }
 
 function health(c: ViewContext, d: DeviceOverview): HTMLElement {
@@ -81,7 +90,10 @@ export async function renderOverview(c: ViewContext) {
   root.append(health(c, d));
   const p = d.peaks;
   // Every derived figure comes from the engine, each taken at one event.
-  const analysis = await c.file.client.call<DeviceAnalysis>('analyze', c.device, -1);
+  const [analysis, steps] = await Promise.all([
+    c.file.client.call<DeviceAnalysis>('analyze', c.device, -1),
+    d.events ? c.file.client.call<StepsAnalysis>('steps', c.device) : Promise.resolve(null),
+  ]);
   const dump = analysis.fragment.at.find((f) => f.label === 'dump');
   const span = !d.events
     ? 'only the dump was recorded'
@@ -91,8 +103,17 @@ export async function renderOverview(c: ViewContext) {
   const cards = el('div', { class: 'cards' });
   if (d.events > 0) {
     cards.append(
-      card('Peak allocated', bytesSpan(p.allocated.bytes), ['at ', eventLink(c, p.allocated.event)], 'primary'),
-      card('Peak reserved', bytesSpan(p.reserved.bytes), ['at ', eventLink(c, p.reserved.event)]),
+      card(
+        'Peak allocated',
+        bytesSpan(p.allocated.bytes),
+        ['at ', eventLink(c, p.allocated.event), peakPlace(steps?.peak_allocated_at ?? null, p.allocated.event)],
+        'primary',
+      ),
+      card('Peak reserved', bytesSpan(p.reserved.bytes), [
+        'at ',
+        eventLink(c, p.reserved.event),
+        peakPlace(steps?.peak_reserved_at ?? null, p.reserved.event),
+      ]),
       card('Peak requested', bytesSpan(p.requested.bytes), [
         'bytes callers asked for, at ',
         eventLink(c, p.requested.event),

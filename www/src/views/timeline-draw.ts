@@ -2,8 +2,10 @@
 // min..max band per column with the max as a step line, then markers, selection and cursor.
 import type { Timeline } from '../types';
 import { byteAxis, vline } from '../ui/canvas';
-import { byteTicks, yScaleTo, type Frame } from '../ui/plot';
-import { groupLabels, labelLeft, xTicks, type XScale } from './timeline-layout';
+import { byteTicks, yScaleTo, type Frame, type YScale } from '../ui/plot';
+import { categoryColor } from '../ui/categories-palette';
+import { groupLabels, labelLeft, xTicks, type StackColumn, type XScale } from './timeline-layout';
+import { ROW_H, rowTop, type Band, type BandLayout } from './phases-layout';
 
 export const COLORS = {
   reserved: '#cbd5e1',
@@ -38,6 +40,10 @@ export interface TimelineScene {
   markers: Marker[];
   selected: number | null;
   hover: number | null;
+  /** Events where a step starts (thin lines across the plot). */
+  steps: number[];
+  /** Active memory by category as stacked areas, instead of the allocated and requested lines. */
+  stack: { columns: StackColumn[]; names: string[] } | null;
 }
 
 export function drawTimeline(g: CanvasRenderingContext2D, s: TimelineScene) {
@@ -76,18 +82,28 @@ export function drawTimeline(g: CanvasRenderingContext2D, s: TimelineScene) {
     });
     g.stroke();
   };
-  steps(data.active_max, COLORS.active, 1.5);
-  // Allocated: the min..max band of each column, so no spike is lost.
-  g.fillStyle = COLORS.allocated + '55';
-  data.allocated_max.forEach((v, k) =>
-    g.fillRect(xs[k], y.y(v), Math.max(1, step), Math.max(1, y.y(data.allocated_min[k]) - y.y(v))),
-  );
-  steps(data.requested_max, COLORS.requested, 1);
-  steps(data.allocated_max, COLORS.allocated, 1.8);
+  if (s.stack) {
+    // By category: the stack's top is the active counter at each column's sampled event.
+    drawStack(g, s.stack.columns, s.stack.names, y);
+    // Dark, so that it stands out against the activation area (the same hue as the active line).
+    steps(data.active_max, '#0f172a', 1);
+  } else {
+    steps(data.active_max, COLORS.active, 1.5);
+    // Allocated: the min..max band of each column, so no spike is lost.
+    g.fillStyle = COLORS.allocated + '55';
+    data.allocated_max.forEach((v, k) =>
+      g.fillRect(xs[k], y.y(v), Math.max(1, step), Math.max(1, y.y(data.allocated_min[k]) - y.y(v))),
+    );
+    steps(data.requested_max, COLORS.requested, 1);
+    steps(data.allocated_max, COLORS.allocated, 1.8);
+  }
   g.lineWidth = 1;
   const [top, bottom] = [f.pad.t, f.h - f.pad.b];
   const right = f.w - f.pad.r;
   g.font = '11px system-ui, sans-serif';
+  g.setLineDash([2, 3]);
+  for (const e of s.steps) vline(g, x.xOf(e), top, bottom, STEP_LINE + '99', 1);
+  g.setLineDash([]);
   const visible = s.markers.filter((m) => m.index >= s.from && m.index <= s.to);
   // Lines first, then the labels: annotations grouped so that no two labels overlap.
   for (const m of visible) {
@@ -123,4 +139,77 @@ export function drawTimeline(g: CanvasRenderingContext2D, s: TimelineScene) {
   if (s.selected !== null && s.selected >= s.from && s.selected <= s.to)
     vline(g, x.xOf(s.selected), top, bottom, COLORS.select, 2);
   if (s.hover !== null) vline(g, x.xOf(s.hover), top, bottom, '#0f172a55');
+}
+
+/** Phase runs by name, ranges by group (light: their labels are dark). */
+export const PHASE_COLORS: Record<string, string> = {
+  forward: '#93c5fd',
+  backward: '#fdba74',
+  optimizer: '#f9a8d4',
+  data: '#86efac',
+  unknown: '#e2e8f0',
+};
+export const RANGE_COLORS: Record<string, string> = {
+  step: '#cbd5e1',
+  optimizer: '#fbcfe8',
+  data: '#bbf7d0',
+  framework: '#e5e7eb',
+  compiled: '#ddd6fe',
+  user: '#fde68a',
+};
+export const STEP_LINE = '#475569';
+
+export const bandColor = (b: Band) =>
+  (b.span.kind === 'run' ? PHASE_COLORS[b.span.name] : RANGE_COLORS[b.span.group]) ?? '#e2e8f0';
+
+/** The phase bands (row 0: runs, then range lanes), step boundaries and the selection. */
+export function drawBands(
+  g: CanvasRenderingContext2D,
+  f: Frame,
+  layout: BandLayout,
+  steps: number[],
+  x: XScale,
+  selected: number | null,
+  hover: Band | null,
+) {
+  g.clearRect(0, 0, f.w, f.h);
+  g.font = '11px system-ui, sans-serif';
+  g.textBaseline = 'middle';
+  for (const b of layout.bands) {
+    const y = rowTop(b.row);
+    g.fillStyle = bandColor(b);
+    g.fillRect(b.x0, y, b.x1 - b.x0, ROW_H - 2);
+    if (b === hover) {
+      g.strokeStyle = '#0f172a';
+      g.strokeRect(b.x0 + 0.5, y + 0.5, b.x1 - b.x0 - 1, ROW_H - 3);
+    }
+    if (b.label) {
+      g.fillStyle = '#0f172a';
+      g.fillText(b.label, b.labelX, y + (ROW_H - 2) / 2 + 0.5);
+    }
+  }
+  g.textBaseline = 'alphabetic';
+  for (const e of steps) vline(g, x.xOf(e), 0, f.h, STEP_LINE, 1);
+  if (selected !== null) vline(g, x.xOf(selected), 0, f.h, COLORS.select, 2);
+}
+
+/** Stacked areas of the active memory by category (colors from the shared palette). */
+export function drawStack(g: CanvasRenderingContext2D, cols: StackColumn[], names: string[], y: YScale) {
+  names.forEach((name, c) => {
+    g.fillStyle = categoryColor(name);
+    g.beginPath();
+    cols.forEach((col, k) => {
+      const top = y.y(col.upper[c]);
+      if (k === 0) g.moveTo(col.x0, top);
+      else g.lineTo(col.x0, top);
+      g.lineTo(col.x1, top);
+    });
+    for (let k = cols.length - 1; k >= 0; k--) {
+      const bottom = y.y(cols[k].lower[c]);
+      g.lineTo(cols[k].x1, bottom);
+      g.lineTo(cols[k].x0, bottom);
+    }
+    g.closePath();
+    g.fill();
+  });
 }

@@ -174,3 +174,41 @@ export function centredWindow(event: number, total: number, span: number): [numb
   const from = Math.max(0, Math.round(event - span / 2));
   return [from, Math.min(total - 1, from + span)];
 }
+
+export interface StackColumn {
+  /** Left and right x of the column. */
+  x0: number;
+  x1: number;
+  /** Per category (the series' order): the bottom and top of its area, in bytes. */
+  lower: number[];
+  upper: number[];
+}
+
+/**
+ * The stacked areas of a category series over from..to: column k covers the k-th of
+ * `events.length` equal parts of the window (the engine's slices, each sampled at its event
+ * with the most active memory), and its categories stack from 0 up in the series' order.
+ */
+export function stackColumns(
+  s: { events: number[]; values: number[][] },
+  from: number,
+  to: number,
+  xOf: (i: number) => number,
+): StackColumn[] {
+  const m = s.events.length;
+  const n = to - from + 1;
+  const start = (k: number) => from + Math.floor((n * k) / Math.max(1, m));
+  return s.events.map((_, k) => {
+    const lower: number[] = [];
+    const upper: number[] = [];
+    let sum = 0;
+    for (const v of s.values[k] ?? []) {
+      lower.push(sum);
+      sum += v;
+      upper.push(sum);
+    }
+    const x0 = xOf(start(k));
+    const x1 = k + 1 < m ? xOf(start(k + 1)) : Math.max(x0 + 1, xOf(to));
+    return { x0, x1: Math.max(x1, x0 + 0.5), lower, upper };
+  });
+}

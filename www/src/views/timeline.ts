@@ -3,7 +3,7 @@
 // of events pan and zoom at the cost of a few thousand points). Wheel zooms, drag pans, a click
 // selects the event under the cursor. Geometry: ./timeline-layout; drawing: ./timeline-draw.
 import type { ViewContext } from '../app-types';
-import type { EventDetail, Timeline } from '../types';
+import type { CategorySeries, EventDetail, StepsAnalysis, Timeline } from '../types';
 import { bytesSpan, clip, duration, el, eventLabel, int } from '../ui/format';
 import { fitCanvas } from '../ui/canvas';
 import { plotWidth, type Frame } from '../ui/plot';
@@ -11,8 +11,19 @@ import { newestOnly } from '../ui/window';
 import { panZoom } from '../ui/zoom';
 import { eventPanel, peakButton } from '../ui/event-panel';
 import { computing } from '../ui/busy';
-import { COLORS, drawTimeline, type Marker } from './timeline-draw';
-import { PAD, bucketAt, bucketEvents, centredWindow, timeOf, xScale } from './timeline-layout';
+import { categoryColor } from '../ui/categories-palette';
+import { COLORS, PHASE_COLORS, RANGE_COLORS, STEP_LINE, drawBands, drawTimeline, type Marker } from './timeline-draw';
+import { PAD, bucketAt, bucketEvents, centredWindow, stackColumns, timeOf, xScale } from './timeline-layout';
+import {
+  bandAt,
+  bandsHeight,
+  isFramework,
+  layoutBands,
+  spanName,
+  stepBoundaries,
+  type Band,
+  type BandLayout,
+} from './phases-layout';
 
 /** Time buckets for the annotation markers: about a pixel each on a wide chart. */
 const ANNOTATION_BUCKETS = 1000;
@@ -78,7 +89,7 @@ function legend(markers: Marker[]) {
     'div',
     { class: 'legend' },
     ...(['reserved', 'active', 'allocated', 'requested'] as const).map((k) =>
-      el('span', {}, el('i', { style: `background:${COLORS[k]}` }), k),
+      el('span', { 'data-series': k }, el('i', { style: `background:${COLORS[k]}` }), k),
     ),
     ...kinds.map((k) =>
       el(
@@ -104,13 +115,63 @@ export async function renderTimeline(c: ViewContext) {
     return;
   }
   const total = d.events;
-  const markers = await loadMarkers(c);
+  const [markers, phases] = await Promise.all([loadMarkers(c), c.file.client.call<StepsAnalysis>('steps', c.device)]);
   const head = legend(markers);
   const canvas = el('canvas', { class: 'chart', tabindex: 0 });
   const readout = el('div', { class: 'readout' });
   const side = el('aside', { class: 'event-side' });
-  const chartBox = el('div', { class: 'chart-col', style: 'position:relative' }, head, canvas, readout);
+  // Phase bands under the chart: runs, then the named ranges (framework ranges on request).
+  const bandCanvas = el('canvas', { class: 'phase-bands' });
+  const bandLegend = el('div', { class: 'legend band-legend' });
+  const catLegend = el('div', { class: 'legend category-legend', hidden: true });
+  const chartBox = el(
+    'div',
+    { class: 'chart-col', style: 'position:relative' },
+    head,
+    catLegend,
+    canvas,
+    bandCanvas,
+    bandLegend,
+    readout,
+  );
   c.root.append(el('div', { class: 'timeline-view' }, chartBox, side));
+  let showFramework = false;
+  const frameworkCount = phases.phases.filter(isFramework).length;
+  const frameworkToggle = el('button', {
+    class: 'framework-toggle',
+    text: `show ${frameworkCount} framework range${frameworkCount === 1 ? '' : 's'}`,
+    hidden: frameworkCount === 0,
+  });
+  frameworkToggle.addEventListener('click', () => {
+    showFramework = !showFramework;
+    frameworkToggle.textContent = `${showFramework ? 'hide' : 'show'} ${frameworkCount} framework range${frameworkCount === 1 ? '' : 's'}`;
+    draw();
+  });
+  let bands: BandLayout = { bands: [], rows: 0, hidden: 0 };
+  let bandHover: Band | null = null;
+
+  let stacked = false;
+  let series: CategorySeries | null = null;
+  const stackToggle = el('button', {
+    class: 'stack-toggle',
+    text: 'stack by category',
+    title: 'draw the active memory as stacked areas by category (see Categories)',
+    'aria-pressed': 'false',
+  });
+  stackToggle.addEventListener('click', () => {
+    stacked = !stacked;
+    stackToggle.setAttribute('aria-pressed', String(stacked));
+    stackToggle.classList.toggle('on', stacked);
+    // Stacked, the chart draws reserved, the categories and the active line only.
+    for (const k of ['allocated', 'requested'])
+      head.querySelector<HTMLElement>(`[data-series=${k}]`)?.toggleAttribute('hidden', stacked);
+    if (!stacked) {
+      series = null;
+      catLegend.hidden = true;
+      draw();
+    } else void fetchData();
+  });
+  head.append(stackToggle);
 
   let byTime = false;
   const axis = el('button', {
@@ -127,6 +188,7 @@ export async function renderTimeline(c: ViewContext) {
 
   let from = 0;
   let to = total - 1;
+  if (c.range) [from, to] = [Math.max(0, c.range[0]), Math.min(total - 1, Math.max(c.range[0], c.range[1]))];
   let data: Timeline | null = null;
   let hover: number | null = null;
   const newest = newestOnly();
@@ -136,28 +198,47 @@ export async function renderTimeline(c: ViewContext) {
 
   async function fetchData() {
     const asked = performance.now();
-    const t = await newest(
+    const columns = Math.max(50, Math.floor(plotWidth(frame())));
+    const answer = await newest(
       computing(
         chartBox,
-        c.file.client.call<Timeline>('timeline', c.device, from, to, Math.max(50, Math.floor(plotWidth(frame())))),
+        Promise.all([
+          c.file.client.call<Timeline>('timeline', c.device, from, to, columns),
+          stacked
+            ? c.file.client.call<CategorySeries>('categorySeries', c.device, from, to, Math.max(25, columns >> 1))
+            : Promise.resolve(null),
+        ]),
       ),
     );
-    if (!t) return;
+    if (!answer) return;
     const answered = performance.now();
+    const [t, cs] = answer;
     data = t;
+    series = stacked ? cs : null;
+    if (series) {
+      catLegend.hidden = false;
+      catLegend.replaceChildren(
+        el('span', {}, el('i', { class: 'active-line' }), 'active (the top of the stack), by category:'),
+        ...series.categories.map((n) => el('span', {}, el('i', { style: `background:${categoryColor(n)}` }), n)),
+      );
+    }
     draw();
     performance.mark('snapscope:timeline-drawn', {
       detail: { engine_ms: answered - asked, draw_ms: performance.now() - answered },
     });
   }
 
+  const bg = bandCanvas.getContext('2d')!;
+  const steps = () => stepBoundaries(phases.steps, from, to);
+
   function draw() {
     if (!data) return;
     const f = frame();
+    const x = scale(f);
     drawTimeline(g, {
       data,
       frame: f,
-      x: scale(f),
+      x,
       from,
       to,
       byTime,
@@ -165,7 +246,58 @@ export async function renderTimeline(c: ViewContext) {
       markers,
       selected: c.event,
       hover,
+      steps: steps(),
+      stack: series ? { columns: stackColumns(series, from, to, x.xOf), names: series.categories } : null,
     });
+    drawPhaseBands(f);
+  }
+
+  function drawPhaseBands(chart: Frame) {
+    bg.font = '11px system-ui, sans-serif';
+    const x = scale(chart);
+    bands = layoutBands(
+      phases.phases,
+      from,
+      to,
+      x.xOf,
+      PAD.l,
+      chart.w - PAD.r,
+      (t) => bg.measureText(t).width,
+      showFramework,
+    );
+    const h = bandsHeight(bands.rows);
+    bandCanvas.hidden = h === 0;
+    if (h) {
+      const bf: Frame = { ...fitCanvas(bandCanvas, bg, h, h), pad: PAD };
+      drawBands(
+        bg,
+        bf,
+        bands,
+        steps(),
+        x,
+        c.event !== null && c.event >= from && c.event <= to ? c.event : null,
+        bandHover,
+      );
+    }
+    const runs = [...new Set(bands.bands.filter((b) => b.row === 0).map((b) => b.span.name))];
+    const groups = [...new Set(bands.bands.filter((b) => b.row > 0).map((b) => b.span.group))];
+    bandLegend.replaceChildren(
+      ...(phases.phases.length
+        ? [
+            ...runs.map((n) => el('span', {}, el('i', { style: `background:${PHASE_COLORS[n] ?? '#e2e8f0'}` }), n)),
+            ...groups.map((grp) =>
+              el('span', {}, el('i', { style: `background:${RANGE_COLORS[grp] ?? '#e2e8f0'}` }), `${grp} range`),
+            ),
+            steps().length
+              ? el('span', {}, el('i', { class: 'step-line', style: `background:${STEP_LINE}` }), 'step start')
+              : '',
+            bands.hidden ? el('span', { class: 'muted', text: `${int(bands.hidden)} more ranges (zoom in)` }) : '',
+            bands.rows ? el('span', { class: 'muted', text: 'click a band: zoom to it' }) : '',
+            bands.rows ? '' : el('span', { class: 'muted', text: 'no phase or range in this window' }),
+          ]
+        : [el('span', { class: 'muted', text: 'No phases or named ranges were found in this trace.' })]),
+      frameworkToggle,
+    );
   }
 
   function showReadout(i: number) {
@@ -241,11 +373,36 @@ export async function renderTimeline(c: ViewContext) {
       select(c.event + (e.key === 'ArrowRight' ? 1 : -1));
   });
 
+  bandCanvas.addEventListener('mousemove', (e) => {
+    const b = bandAt(bands, e.offsetX, e.offsetY);
+    if (b !== bandHover) {
+      bandHover = b;
+      draw();
+    }
+    bandCanvas.style.cursor = b ? 'zoom-in' : 'default';
+    bandCanvas.title = b
+      ? `${spanName(b.span)} (${b.span.kind === 'run' ? 'phase' : `${b.span.group} range`}): events ${int(b.span.start_event ?? 0)}–${int(b.span.end_event ?? 0)}\nclick to zoom to it`
+      : '';
+  });
+  bandCanvas.addEventListener('mouseleave', () => {
+    bandHover = null;
+    draw();
+  });
+  bandCanvas.addEventListener('click', (e) => {
+    const b = bandAt(bands, e.offsetX, e.offsetY);
+    if (!b || b.span.start_event === null || b.span.end_event === null) return;
+    // At least a few events wide, so that a two-event run still draws as a window.
+    const lo = Math.max(0, b.span.start_event);
+    const hi = Math.min(total - 1, Math.max(b.span.end_event, lo + 4));
+    [from, to] = [lo, hi];
+    void fetchData();
+  });
+
   new ResizeObserver(() => fetchData()).observe(canvas);
   await fetchData();
   if (c.event !== null) {
     // Centre the selected event when it was chosen elsewhere.
-    if (total > 4000) {
+    if (total > 4000 && !c.range) {
       [from, to] = centredWindow(c.event, total, Math.max(2000, Math.round(total / 20)));
       await fetchData();
     }

@@ -95,7 +95,8 @@ pub fn run(a: Args, out: Out) -> Result<()> {
 }
 
 fn print_categories(c: &CategoryBreakdown) {
-    say!("== device {} · active {} after {} ==", c.device, bytes(c.active), event(c.event));
+    let at = if c.at_dump { "at the dump".to_string() } else { format!("after {}", event(c.event)) };
+    say!("== device {} · active {} {at} ==", c.device, bytes(c.active));
     for x in &c.categories {
         say!("  {:5.1}% {:>11} {:>7} blocks  {}", x.share * 100.0, bytes(x.bytes), count(x.blocks), x.category);
         for r in &x.rules {

@@ -1,0 +1,291 @@
+// The semantics views in real Chromium on real snapshots: Categories (shares that sum to the
+// active figure, user rules and their errors), Steps (step table, ranges, the growth verdict,
+// a trace without steps) and the Timeline's phase bands and stack by category.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { serve, launch, openFiles, shot, CORPUS, ROOT } from "./harness.mjs";
+
+const CLI = join(ROOT, "target/release/snapscope");
+const cli = (...args) =>
+  JSON.parse(execFileSync(CLI, args, { encoding: "utf8", maxBuffer: 1 << 28 }));
+const HANMIN = join(
+  CORPUS,
+  "cuda/notHanmin__assignment2-systems/memory_snapshot.pickle",
+);
+const NPU = join(CORPUS, "npu/snapshot_with_empty_cache.pkl");
+const DUMP_ONLY = join(
+  CORPUS,
+  "cuda/kkaitlyn111__cs336-a2-systems/memory_snapshot.pickle",
+);
+const SKIP = [HANMIN, NPU, DUMP_ONLY].every(existsSync)
+  ? false
+  : "needs the corpus in ../shared/snapshots";
+
+let server, origin, ctx, page, errors;
+before(async () => {
+  if (SKIP) return;
+  ({ server, origin } = await serve());
+  ctx = await launch();
+  page = await ctx.newPage();
+  errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(origin + "/");
+  assert.equal(await openFiles(page, [HANMIN, NPU, DUMP_ONLY]), "ready");
+});
+after(async () => {
+  await ctx?.close();
+  server?.close();
+});
+
+const done = () =>
+  page.waitForFunction(
+    () => document.documentElement.dataset.view === "done",
+    null,
+    {
+      timeout: 60000,
+    },
+  );
+async function show(file, view) {
+  await page.selectOption("#file-select", String(file));
+  await done();
+  await page.click(`[data-view=${view}]`);
+  await done();
+}
+const categoryRows = () =>
+  page.$$eval("table.categories tbody tr", (rows) =>
+    rows.map((r) => ({
+      category: r.dataset.category,
+      bytes: Number(r.querySelector("[data-bytes]").dataset.bytes),
+    })),
+  );
+
+test(
+  "Categories at the peak: the four training categories, bytes summing to the active figure",
+  { skip: SKIP },
+  async () => {
+    await show(0, "categories");
+    const rows = await categoryRows();
+    const names = rows.map((r) => r.category);
+    for (const c of ["optimizer state", "activation", "parameter", "gradient"])
+      assert.ok(names.includes(c), `no ${c} row in ${names}`);
+    const active = Number(await page.getAttribute(".cat-active", "data-bytes"));
+    assert.equal(
+      rows.reduce((n, r) => n + r.bytes, 0),
+      active,
+    );
+    const engine = cli("analyze", HANMIN, "--mode", "categories", "--json")
+      .devices[0];
+    assert.equal(active, engine.active);
+    assert.deepEqual(
+      rows,
+      engine.categories.map((c) => ({ category: c.category, bytes: c.bytes })),
+    );
+    // The finding, the share bar (a segment per category) and each row's why.
+    assert.equal(
+      (await page.textContent(".cat-finding")).trim(),
+      engine.finding,
+    );
+    assert.equal(
+      await page.locator(".catbar .catseg").count(),
+      engine.categories.length,
+    );
+    assert.match(
+      await page.textContent(
+        "table.categories tr[data-category='optimizer state']",
+      ),
+      /torch\.optim/,
+    );
+    assert.match(await page.textContent(".toolbar"), /allocated peak/);
+    await shot(page, "semantics-categories");
+  },
+);
+
+test("Categories at a picked event follow it", { skip: SKIP }, async () => {
+  await page.fill(".toolbar input.event-input", "100");
+  await page.click(".toolbar button:text('Show')");
+  await done();
+  assert.match(await page.textContent(".toolbar b"), /after event 100$/);
+  const engine = cli(
+    "analyze",
+    HANMIN,
+    "--mode",
+    "categories",
+    "--event",
+    "100",
+    "--json",
+  );
+  const active = Number(await page.getAttribute(".cat-active", "data-bytes"));
+  assert.equal(active, engine.devices[0].active);
+  await page.click(".toolbar .peak-button");
+  await done();
+});
+
+test(
+  "a user rule adds its category; an invalid one shows the engine's error beside the editor",
+  { skip: SKIP },
+  async () => {
+    await show(0, "categories");
+    const rules = await page.locator("table.rules tbody tr").count();
+    assert.ok(rules > 5, `${rules} rules listed`);
+    await page.fill(
+      "textarea.rules-text",
+      `[[rule]]\nname = "adam"\ncategory = "adam state"\nfunction = '^step$'\nfile = 'adapters'\n`,
+    );
+    await page.click(".rules-editor button:text('Apply')");
+    await done();
+    await page.waitForSelector(
+      "table.categories tr[data-category='adam state']",
+    );
+    const rows = await categoryRows();
+    assert.ok(rows.find((r) => r.category === "adam state").bytes > 0);
+    // Still the active figure, now split differently.
+    const active = Number(await page.getAttribute(".cat-active", "data-bytes"));
+    assert.equal(
+      rows.reduce((n, r) => n + r.bytes, 0),
+      active,
+    );
+    assert.equal(
+      await page.locator("table.rules tbody tr.user-rule").count(),
+      1,
+    );
+    assert.equal(
+      await page.inputValue("textarea.rules-text"),
+      `[[rule]]\nname = "adam"\ncategory = "adam state"\nfunction = '^step$'\nfile = 'adapters'\n`,
+    );
+    await shot(page, "semantics-categories-user-rule");
+
+    // An invalid regex: the message next to the editor, no page error, the view still there.
+    await page.fill(
+      "textarea.rules-text",
+      `[[rule]]\nname = "bad"\ncategory = "x"\nfile = '('\n`,
+    );
+    await page.click(".rules-editor button:text('Apply')");
+    await page.waitForSelector(".rules-error:not([hidden])");
+    assert.match(await page.textContent(".rules-error"), /regular expression/);
+    assert.equal(await page.isHidden("#error"), true);
+    // The rules in force are still the user's.
+    assert.equal(
+      await page
+        .locator("table.categories tr[data-category='adam state']")
+        .count(),
+      1,
+    );
+
+    // Reset: the defaults again.
+    await page.click(".rules-editor button:text('Reset to defaults')");
+    await done();
+    await page.waitForSelector("table.categories");
+    assert.equal(
+      await page
+        .locator("table.categories tr[data-category='adam state']")
+        .count(),
+      0,
+    );
+    assert.equal(
+      await page.locator("table.rules tbody tr.user-rule").count(),
+      0,
+    );
+  },
+);
+
+test(
+  "Steps: the step table, the optimizer ranges, clicking a step opens the timeline on it",
+  { skip: SKIP },
+  async () => {
+    await show(0, "steps");
+    const steps = cli("analyze", HANMIN, "--mode", "steps", "--json")
+      .devices[0];
+    assert.equal(
+      await page.locator("table.steps tbody tr").count(),
+      steps.steps.length,
+    );
+    assert.match(await page.textContent(".step-source"), /optimizer steps/);
+    assert.match(
+      await page.textContent("table.ranges"),
+      /Optimizer\.step#AdamW\.step/,
+    );
+    assert.equal(
+      await page.getAttribute(".growth", "data-verdict"),
+      steps.growth.verdict,
+    );
+    await shot(page, "semantics-steps");
+    await page.click("table.ranges a:text('Optimizer.step#AdamW.step')");
+    await done();
+    await page.waitForSelector("canvas.phase-bands");
+    assert.match(await page.evaluate(() => location.hash), /view=timeline/);
+  },
+);
+
+test(
+  "Timeline: phase bands under the chart, a stack by category",
+  { skip: SKIP },
+  async () => {
+    await show(0, "timeline");
+    const bands = page.locator("canvas.phase-bands");
+    await bands.waitFor();
+    const box = await bands.boundingBox();
+    assert.ok(box.height >= 16, `band canvas ${box.height}px high`);
+    const legend = await page.textContent(".band-legend");
+    for (const p of ["forward", "backward", "optimizer"])
+      assert.match(legend, new RegExp(p));
+    // Something is drawn on the bands: not a blank canvas.
+    const inked = await page.evaluate(() => {
+      const c = document.querySelector("canvas.phase-bands");
+      const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+      return n;
+    });
+    assert.ok(inked > 1000, `${inked} inked pixels`);
+    await page.click("button.stack-toggle");
+    await page.waitForSelector(".category-legend:not([hidden])");
+    const cats = await page.textContent(".category-legend");
+    for (const c of ["parameter", "gradient", "optimizer state", "activation"])
+      assert.match(cats, new RegExp(c));
+    await shot(page, "semantics-timeline-stacked");
+    // A click on the forward band zooms to its events.
+    await page.mouse.click(box.x + 100, box.y + 8);
+    await page.waitForTimeout(500);
+    const ticks = await page.evaluate(
+      () => document.querySelector("canvas.chart") !== null,
+    );
+    assert.ok(ticks);
+  },
+);
+
+test(
+  "Steps on an NPU trace that grows: the verdict says so",
+  { skip: SKIP },
+  async () => {
+    await show(1, "steps");
+    assert.equal(await page.getAttribute(".growth", "data-verdict"), "growing");
+    assert.match(await page.textContent(".growth"), /grows/);
+    assert.ok((await page.locator("table.steps tbody tr").count()) >= 3);
+    assert.equal(await page.locator("table.steps tr.partial").count(), 1);
+  },
+);
+
+test(
+  "a dump-only file: Categories works (all unknown), Steps says no steps were found",
+  { skip: SKIP },
+  async () => {
+    await show(2, "categories");
+    const rows = await categoryRows();
+    assert.deepEqual(
+      rows.map((r) => r.category),
+      ["unknown"],
+    );
+    assert.equal(
+      rows[0].bytes,
+      Number(await page.getAttribute(".cat-active", "data-bytes")),
+    );
+    assert.match(await page.textContent(".toolbar b"), /at the dump/);
+    await page.click("[data-view=steps]");
+    await done();
+    assert.match(await page.textContent(".view"), /No steps were found/);
+    assert.deepEqual(errors, []);
+  },
+);
