@@ -193,6 +193,11 @@ impl WasmEngine {
         answer(self.engine()?.steps(device as i64))
     }
 
+    /// Peak, share at the allocated peak and pending frees of each stream.
+    pub fn streams(&self, device: i32) -> Result<String, JsValue> {
+        answer(self.engine()?.streams(device as i64))
+    }
+
     /// Active memory by category over events `from..=to` in `columns` columns.
     #[wasm_bindgen(js_name = categorySeries)]
     pub fn category_series(&self, device: i32, from: u32, to: u32, columns: u32) -> Result<String, JsValue> {

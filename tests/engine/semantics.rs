@@ -210,3 +210,25 @@ fn cli_modes_answer_the_json_contract() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("RULES_INVALID"));
 }
+
+/// Per stream: the streams' active bytes at the allocated peak sum to the device's active counter.
+#[test]
+fn corpus_streams_sum_to_the_active_counter_at_the_peak() {
+    let Some(dir) = common::corpus() else {
+        return;
+    };
+    for rel in [
+        "npu/snapshot_with_multi_devices.pkl",
+        "cuda/notHanmin__assignment2-systems/memory_snapshot.pickle",
+        "cuda/JasperSolt__EoR_NN/snapshot.pickle",
+    ] {
+        let e = open(&dir.join(rel));
+        for d in e.devices().unwrap() {
+            let s = e.streams(d).unwrap();
+            let peak = e.overview().unwrap().devices.iter().find(|x| x.device == d).unwrap().peaks.allocated.event;
+            let active = e.categories(d, peak.map_or(At::WindowStart, |p| At::Event(p as i64))).unwrap().active;
+            assert_eq!(s.streams.iter().map(|x| x.at_allocated_peak).sum::<i64>(), active, "{rel} device {d}");
+            assert!(s.streams.iter().all(|x| x.peak_active.bytes >= x.at_allocated_peak));
+        }
+    }
+}

@@ -15,6 +15,7 @@ pub mod overview;
 pub mod peak;
 pub mod state;
 pub mod steps;
+pub mod streams;
 pub mod timeline;
 pub mod tree;
 
@@ -32,5 +33,7 @@ pub struct DeviceAnalysis {
     pub categories: categories::CategoryBreakdown,
     /// Phases, steps and growth (None for a SnapshotDB file: they need the replay).
     pub steps: Option<steps::StepsAnalysis>,
+    /// Figures per stream (None for a SnapshotDB file).
+    pub streams: Option<streams::StreamAnalysis>,
     pub findings: Vec<findings::Finding>,
 }

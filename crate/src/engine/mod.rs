@@ -8,8 +8,8 @@ mod files;
 
 use crate::analysis::basis::{self, Counter};
 use crate::analysis::{
-    bands, categories, category_series, compare, event, findings, fragment, leak, oom, overview, peak, state, steps, timeline, tree,
-    DeviceAnalysis,
+    bands, categories, category_series, compare, event, findings, fragment, leak, oom, overview, peak, state, steps, streams, timeline,
+    tree, DeviceAnalysis,
 };
 use crate::error::{Error, Result};
 use crate::query::{catalogue, sql, templates};
@@ -44,7 +44,8 @@ impl At {
 }
 
 /// The analysis modes of `analyze`.
-pub const ANALYSES: [&str; 10] = ["overview", "peak", "fragment", "leak", "oom", "tree", "compare", "categories", "steps", "all"];
+pub const ANALYSES: [&str; 11] =
+    ["overview", "peak", "fragment", "leak", "oom", "tree", "compare", "categories", "steps", "streams", "all"];
 
 pub struct Engine {
     /// The replay, shared with the SnapshotDB's virtual tables (None for a .db file).
@@ -176,8 +177,9 @@ impl Engine {
         let oom = oom::oom(self.conn()?, device)?;
         let categories = categories::categories_at(self.conn()?, device, event)?;
         let steps = if has_events && self.loaded.is_some() { Some(self.steps(device)?) } else { None };
+        let streams = if has_events && self.loaded.is_some() { Some(self.streams(device)?) } else { None };
         let findings = findings::findings(&ov, peak.as_ref(), &fragment, leak.as_ref(), &oom, (Some(&categories), steps.as_ref()));
-        Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, categories, steps, findings })
+        Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, categories, steps, streams, findings })
     }
 
     fn leaks(&self, device: i64) -> Result<leak::LeakAnalysis> {
@@ -196,6 +198,12 @@ impl Engine {
         let l = self.loaded("steps and phases")?;
         let (pos, d) = l.devices.iter().enumerate().find(|(_, d)| d.device == device).ok_or_else(|| Error::no_device(device))?;
         Ok(steps::steps(d, &l.semantics().phases[pos]))
+    }
+
+    /// Peak, share at the allocated peak and pending frees of each stream.
+    pub fn streams(&self, device: i64) -> Result<streams::StreamAnalysis> {
+        let l = self.loaded("figures per stream")?;
+        Ok(streams::streams(l.device(device).ok_or_else(|| Error::no_device(device))?))
     }
 
     /// Active memory by category over events `from..=to` in `columns` columns.

@@ -3,7 +3,7 @@ use crate::focus::resolve;
 use snapscope::analysis::categories::CategoryBreakdown;
 use snapscope::analysis::steps::StepsAnalysis;
 use snapscope::analysis::DeviceAnalysis;
-use snapscope::engine::{At, Engine, ANALYSES};
+use snapscope::engine::{At, ANALYSES};
 use snapscope::format::{bytes, count, event};
 use snapscope::{Error, Result};
 use std::path::PathBuf;
@@ -32,7 +32,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         let other = a.reference.ok_or_else(|| {
             Error::new("INVALID_PARAMETER", "--mode compare needs --ref OTHER", "snapscope analyze A.pickle --mode compare --ref B.pickle")
         })?;
-        let c = engine.compare_with(&Engine::open(&other)?.compare_side()?)?;
+        let c = engine.compare_with(&crate::rules::open(&other)?.compare_side()?)?;
         out.answer(serde_json::json!({"mode": "compare", "comparison": c}), |_| {
             for d in &c.devices {
                 let peak = |p: &Option<snapscope::analysis::basis::PeakSet>| p.as_ref().map_or("—".into(), |p| bytes(p.allocated.bytes));
@@ -43,6 +43,10 @@ pub fn run(a: Args, out: Out) -> Result<()> {
                     peak(&d.peaks_b),
                     d.allocated_peak_delta.map_or("—".into(), bytes)
                 );
+                for c in d.categories.iter().filter(|c| c.delta != 0).take(5) {
+                    let sign = if c.delta > 0 { "+" } else { "−" };
+                    say!("  {:>22} {sign}{} ({} → {})", c.category, bytes(c.delta.abs()), bytes(c.bytes_a), bytes(c.bytes_b));
+                }
                 for st in d.stacks.iter().take(10) {
                     say!("  {:>9} {:>12}  {}", st.change, bytes(st.delta), shown(&st.label, &st.detail));
                 }
@@ -62,6 +66,34 @@ pub fn run(a: Args, out: Out) -> Result<()> {
                 print_categories(&c);
             }
             results.push(serde_json::to_value(&c).expect("serializable"));
+            continue;
+        }
+        if a.mode == "streams" {
+            let s = engine.streams(d)?;
+            if !out.json {
+                say!("== device {} ==", s.device);
+                for x in &s.streams {
+                    let pending = if x.peak_pending_free.bytes == 0 {
+                        "no frees waited on other streams".to_string()
+                    } else {
+                        format!(
+                            "frees waiting on other streams peak at {} at {} ({} at the dump)",
+                            bytes(x.peak_pending_free.bytes),
+                            event(x.peak_pending_free.event.map(i64::from)),
+                            bytes(x.pending_free_at_dump)
+                        )
+                    };
+                    say!(
+                        "  stream {:#x}: {} allocations · peak active {} at {} · {} at the allocated peak · {pending}",
+                        x.stream,
+                        count(x.allocations as i64),
+                        bytes(x.peak_active.bytes),
+                        event(x.peak_active.event.map(i64::from)),
+                        bytes(x.at_allocated_peak),
+                    );
+                }
+            }
+            results.push(serde_json::to_value(&s).expect("serializable"));
             continue;
         }
         if a.mode == "steps" {
@@ -206,6 +238,14 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
         say!("\nwho holds {} at {at} (reserved − allocated {}):", bytes(p.live_bytes), bytes(p.reserved_minus_allocated));
         for g in &p.by_stack {
             say!("  {:5.1}% {:>11} {:>6} blocks  {}", g.share * 100.0, bytes(g.bytes), count(g.blocks), shown(&g.label, &g.detail));
+        }
+    }
+    if all {
+        if let Some(f) = &a.categories.finding {
+            say!("\nwhat it is: {f}");
+        }
+        if let Some(s) = &a.steps {
+            say!("steps: {}", s.growth.text);
         }
     }
     if all || mode == "fragment" {
