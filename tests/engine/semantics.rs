@@ -232,3 +232,55 @@ fn corpus_streams_sum_to_the_active_counter_at_the_peak() {
         }
     }
 }
+
+/// The newer fields on the fixture: the forward stack and phase of a backward allocation in the
+/// event detail, the template's group-bys, the ring buffer said plainly.
+#[test]
+fn newer_fields_are_shown_and_queryable() {
+    let mut e = open(&common::fixtures().join("semantics_training.pickle"));
+    let grad = e
+        .sql("SELECT trace_index FROM traces WHERE action = 'alloc' AND extra_json LIKE '%forward_frames%' LIMIT 1", Default::default())
+        .unwrap();
+    let index = serde_json::to_value(&grad.rows[0][0]).unwrap().as_i64().unwrap();
+    let d = e.event(0, index).unwrap();
+    assert_eq!(d.phase, "backward");
+    assert!(d.forward_frames.as_deref().unwrap().contains("model.py:12:forward"));
+    assert_eq!(d.lifetime.as_ref().unwrap()["category"], "gradient");
+    let peak = expected()["peak_allocated_event"].as_i64().unwrap();
+    let by = |e: &mut Engine, g: &str| -> BTreeMap<String, i64> {
+        let p = serde_json::json!({"event_id": peak, "group_by": g});
+        let r = e.query("categories", p.as_object().unwrap(), Default::default()).unwrap();
+        let v = serde_json::to_value(r.with_rows(snapscope::query::sql::RowShape::Arrays)).unwrap();
+        v["rows"].as_array().unwrap().iter().map(|r| (r[0].as_str().unwrap().to_string(), r[2].as_i64().unwrap())).collect()
+    };
+    assert_eq!(by(&mut e, "user_metadata")["history"], 4 * 2 * 1024 * 1024, "the kept tensors carry user_metadata");
+    assert_eq!(by(&mut e, "compile_context")["0/0"], 3 * 10 * 1024 * 1024, "the last step's activations ran compiled");
+    assert_eq!(by(&mut e, "category"), serde_json::from_value::<BTreeMap<String, i64>>(expected()["categories_at_peak"].clone()).unwrap());
+    let w = &e.overview().unwrap().devices[0].window;
+    assert_eq!((w.max_entries, w.overflowed), (Some(10000), Some(false)));
+    // A cut ring buffer (trace_alloc_max_entries = the events kept): the finding says so.
+    let cut = open(&common::fixtures().join("ring_buffer_cut.pickle"));
+    assert_eq!(cut.overview().unwrap().devices[0].window.overflowed, Some(true));
+    let a = cut.analyze(0, At::Peak(snapscope::analysis::basis::Counter::Allocated)).unwrap();
+    assert!(a
+        .findings
+        .iter()
+        .any(|f| f.title.contains("ring buffer wrapped") && f.evidence.contains("Peaks, steps and growth are those of the window")));
+}
+
+/// `--categories` applies to every command that opens a snapshot: SQL sees the user's category.
+#[test]
+fn cli_sql_follows_the_category_rules() {
+    let fx = common::fixtures().join("semantics_training.pickle");
+    let rules = std::env::temp_dir().join(format!("snapscope-sql-rules-{}.toml", std::process::id()));
+    std::fs::write(&rules, "[[rule]]\nname = \"history\"\ncategory = \"kept history\"\nfunction = '^keep_history$'\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_snapscope"))
+        .args(["sql", fx.to_str().unwrap(), "SELECT COUNT(*) AS n FROM lifetimes WHERE category = 'kept history'", "--categories"])
+        .arg(&rules)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rows"][0]["n"], 4);
+}
