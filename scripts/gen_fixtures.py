@@ -197,6 +197,7 @@ def semantics_training(steps=4, params=3, leak=2 * MIB):
     fwd = [frame("/work/train/model.py", 12, "forward"), frame(f"{TORCH}/nn/modules/module.py", 1750, "_call_impl"), main]
     keep = [frame("/work/train/train.py", 55, "keep_history"), main]
     seed = [frame(f"{TORCH}/autograd/__init__.py", 347, "backward"), frame(f"{TORCH}/_tensor.py", 581, "backward"), main]
+    fx_frame = dict(frame("/tmp/torchinductor_user/ab/cabc123.py", 88, "call"), fx_node_op="call_function", fx_node_name="mm_default", fx_node_target="aten.mm.default", fx_original_trace="/work/train/model.py:12 forward")
     adam = [frame(f"{TORCH}/optim/adam.py", 400, "_single_tensor_adam"), frame(f"{TORCH}/optim/adam.py", 240, "step"), frame(f"{TORCH}/optim/optimizer.py", 487, "wrapper"), main]
     tags = {}  # addr -> category of the live block
     by_event = []  # category -> bytes after each event
@@ -242,7 +243,9 @@ def semantics_training(steps=4, params=3, leak=2 * MIB):
         for g in grads:
             free(g, zero)
         ctx = {"compile_context": "0/0"} if step == steps else {}
-        acts = [malloc(("act", i), 10 * MIB, fwd, "activation", **ctx) for i in range(3)]
+        # The compiled step runs generated code: its frames carry the FX node (augment_with_fx_traces).
+        stack = [fx_frame] + fwd if ctx else fwd
+        acts = [malloc(("act", i), 10 * MIB, stack, "activation", **ctx) for i in range(3)]
         free(malloc("tmp", 2 * MIB, fwd, "temporary", **ctx), fwd)
         malloc(("kept", step), leak, keep, "activation", user_metadata="history")
         s0 = malloc("seed", 512, seed, "autograd temporary")

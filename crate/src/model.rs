@@ -115,6 +115,18 @@ pub struct Frame {
     pub filename: String,
     pub line: i64,
     pub name: String,
+    /// The FX node a frame of generated code ran (`augment_with_fx_traces=True`), rare.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fx: Option<Box<FxNode>>,
+}
+
+/// `fx_node_op`, `fx_node_name`, `fx_node_target`, `fx_original_trace` of a frame.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct FxNode {
+    pub op: Option<String>,
+    pub name: Option<String>,
+    pub target: Option<String>,
+    pub original_trace: Option<String>,
 }
 
 impl Frame {

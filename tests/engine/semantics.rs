@@ -256,6 +256,17 @@ fn newer_fields_are_shown_and_queryable() {
     assert_eq!(by(&mut e, "user_metadata")["history"], 4 * 2 * 1024 * 1024, "the kept tensors carry user_metadata");
     assert_eq!(by(&mut e, "compile_context")["0/0"], 3 * 10 * 1024 * 1024, "the last step's activations ran compiled");
     assert_eq!(by(&mut e, "category"), serde_json::from_value::<BTreeMap<String, i64>>(expected()["categories_at_peak"].clone()).unwrap());
+    // FX node fields of generated code: in the frames table and in the event's frames.
+    let act = e
+        .sql(
+            "SELECT t.trace_index FROM traces t JOIN stack_frames sf ON sf.stack_id = t.stack_id JOIN frames f ON f.id = sf.frame_id
+             WHERE f.fx_node_name = 'mm_default' AND t.action = 'alloc' LIMIT 1",
+            Default::default(),
+        )
+        .unwrap();
+    let index = serde_json::to_value(&act.rows[0][0]).unwrap().as_i64().unwrap();
+    let fx = e.event(0, index).unwrap().frames.into_iter().find_map(|f| f.fx).unwrap();
+    assert_eq!((fx.op.as_deref(), fx.target.as_deref()), (Some("call_function"), Some("aten.mm.default")));
     let w = &e.overview().unwrap().devices[0].window;
     assert_eq!((w.max_entries, w.overflowed), (Some(10000), Some(false)));
     // A cut ring buffer (trace_alloc_max_entries = the events kept): the finding says so.

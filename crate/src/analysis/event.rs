@@ -42,6 +42,17 @@ pub struct EventFrame {
     pub kind: String,
     /// `name (short/path.py:line)`
     pub display: String,
+    /// The FX node of a frame of generated code (`augment_with_fx_traces`): op, name, target,
+    /// original trace; None for other frames.
+    pub fx: Option<FxFrame>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FxFrame {
+    pub op: Option<String>,
+    pub name: Option<String>,
+    pub target: Option<String>,
+    pub original_trace: Option<String>,
 }
 
 pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventDetail> {
@@ -92,11 +103,21 @@ pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventD
     if let Some(stack) = stack {
         d.frames = conn
             .prepare_cached(
-                "SELECT f.filename, f.line, f.name, f.kind, f.display FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id
+                "SELECT f.filename, f.line, f.name, f.kind, f.display, f.fx_node_op, f.fx_node_name, f.fx_node_target, f.fx_original_trace
+                 FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id
                  WHERE sf.stack_id = ?1 ORDER BY sf.position",
             )?
             .query_map([stack], |r| {
-                Ok(EventFrame { filename: r.get(0)?, line: r.get(1)?, name: r.get(2)?, kind: r.get(3)?, display: r.get(4)? })
+                let fx = FxFrame { op: r.get(5)?, name: r.get(6)?, target: r.get(7)?, original_trace: r.get(8)? };
+                let any = fx.op.is_some() || fx.name.is_some() || fx.target.is_some() || fx.original_trace.is_some();
+                Ok(EventFrame {
+                    filename: r.get(0)?,
+                    line: r.get(1)?,
+                    name: r.get(2)?,
+                    kind: r.get(3)?,
+                    display: r.get(4)?,
+                    fx: any.then_some(fx),
+                })
             })?
             .collect::<std::result::Result<_, _>>()?;
     }

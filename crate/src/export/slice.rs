@@ -40,7 +40,21 @@ fn frames(snap: &Snapshot, stack: Option<u32>) -> V {
         list.iter()
             .map(|&f| {
                 let fr = &snap.interner.frames[f as usize];
-                V::Dict(BTreeMap::from([(k("filename"), s(&fr.filename)), (k("line"), i(fr.line)), (k("name"), s(&fr.name))]))
+                let mut d = BTreeMap::from([(k("filename"), s(&fr.filename)), (k("line"), i(fr.line)), (k("name"), s(&fr.name))]);
+                if let Some(fx) = fr.fx.as_deref() {
+                    let keys = [
+                        ("fx_node_op", &fx.op),
+                        ("fx_node_name", &fx.name),
+                        ("fx_node_target", &fx.target),
+                        ("fx_original_trace", &fx.original_trace),
+                    ];
+                    for (key, v) in keys {
+                        if let Some(v) = v {
+                            d.insert(k(key), s(v));
+                        }
+                    }
+                }
+                V::Dict(d)
             })
             .collect(),
     )

@@ -385,15 +385,22 @@ impl Decoder<'_> {
             }
         }
         let id = if self.a.as_dict(f).is_some() {
+            let fx = FxNode {
+                op: self.string(f, "fx_node_op"),
+                name: self.string(f, "fx_node_name"),
+                target: self.string(f, "fx_node_target"),
+                original_trace: self.string(f, "fx_original_trace"),
+            };
             let frame = Frame {
                 filename: self.string(f, "filename").unwrap_or_else(|| "??".into()),
                 line: self.int(f, "line").map(|l| l as i64).unwrap_or(0),
                 name: self.string(f, "name").unwrap_or_else(|| "??".into()),
+                fx: (fx != FxNode::default()).then(|| Box::new(fx)),
             };
             Some(self.st.snap.interner.frame(frame))
         } else if let Some(s) = self.a.as_str(f) {
             // Some re-encodings store preformatted "file:line:name" strings.
-            Some(self.st.snap.interner.frame(Frame { filename: s.to_string(), line: 0, name: String::new() }))
+            Some(self.st.snap.interner.frame(Frame { filename: s.to_string(), line: 0, name: String::new(), fx: None }))
         } else {
             self.st.bad_frames += 1;
             None

@@ -198,7 +198,19 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         let shown: Vec<String> = s.interner.frames.iter().map(|f| frames::display(f, &root)).collect();
         let mut f = tx.prepare(&FRAMES.insert_sql())?;
         for (i, fr) in s.interner.frames.iter().enumerate() {
-            f.execute(params![i as i64, fr.filename, fr.line, fr.name, kinds[i].name(), shown[i]])?;
+            let fx = fr.fx.as_deref();
+            f.execute(params![
+                i as i64,
+                fr.filename,
+                fr.line,
+                fr.name,
+                kinds[i].name(),
+                shown[i],
+                fx.and_then(|x| x.op.as_deref()),
+                fx.and_then(|x| x.name.as_deref()),
+                fx.and_then(|x| x.target.as_deref()),
+                fx.and_then(|x| x.original_trace.as_deref())
+            ])?;
         }
         let mut cs = tx.prepare(&CALL_STACKS.insert_sql())?;
         let mut sf = tx.prepare(&STACK_FRAMES.insert_sql())?;

@@ -206,6 +206,10 @@ pub const FRAMES: Table = table(
             "",
             "`name (short/path.py:line)`: the path relative to site-packages/ or to the user's common folder",
         ),
+        col("fx_node_op", "TEXT", "", "the FX node's op, for frames of generated code (`augment_with_fx_traces`)"),
+        col("fx_node_name", "TEXT", "", "the FX node's name"),
+        col("fx_node_target", "TEXT", "", "the FX node's target"),
+        col("fx_original_trace", "TEXT", "", "the user code the FX node came from"),
     ],
     false,
 );
