@@ -74,10 +74,6 @@ pub struct PeakPlace {
     pub phase: String,
 }
 
-fn snake<T: Serialize>(v: &T) -> String {
-    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-}
-
 pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
     let mut spans: Vec<PhaseSpan> = phases
         .runs
@@ -96,7 +92,7 @@ pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
     spans.extend(phases.ranges.iter().map(|r| PhaseSpan {
         name: r.name.clone(),
         kind: "range".into(),
-        group: snake(&r.group),
+        group: crate::semantics::snake_name(&r.group),
         start_event: r.start_event,
         end_event: r.end_event,
         start_us: r.start_us,

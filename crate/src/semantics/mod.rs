@@ -12,6 +12,12 @@ pub use categories::{DeviceCategories, NO_RULE};
 pub use phases::{DevicePhases, NamedRange, PhaseRun, RangeGroup};
 pub use rules::{Phase, RuleSet};
 
+/// The name a unit enum serializes to (`outlives_phase`, `framework`): the text tables and
+/// answers show.
+pub fn snake_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
 pub struct Semantics {
     pub rules: RuleSet,
     /// Parallel to `Loaded::devices`.

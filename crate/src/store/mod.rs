@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::Frame;
+use crate::semantics::snake_name;
 use crate::{frames, Loaded};
 use cells::pool_name;
 #[cfg(not(target_arch = "wasm32"))]
@@ -153,11 +154,6 @@ fn cut(s: &str) -> std::borrow::Cow<'_, str> {
         Some((i, _)) => format!("{}…", &s[..i]).into(),
         None => s.into(),
     }
-}
-
-/// The name a unit enum serializes to (`outlives_phase`).
-fn snake_name<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 fn frame_json(f: &Frame) -> serde_json::Value {
