@@ -238,6 +238,13 @@ const ROOTS = {
       `devices[${i}]`,
       false,
     ]),
+  "analyze --mode streams → devices[i]: StreamsAnalysis": (f) =>
+    cli("analyze", f, "--mode", "streams", "--json").devices.map((d, i) => [
+      "StreamsAnalysis",
+      d,
+      `devices[${i}]`,
+      false,
+    ]),
   "sql → Rows": (f) => [
     [
       "Rows",
@@ -337,6 +344,7 @@ test(
       "CategoryBreakdown",
       "RuleInfo",
       "StepsAnalysis",
+      "StreamsAnalysis",
     ]) {
       reach.add(name);
       walk(DECLS.get(name));

@@ -29,7 +29,8 @@ export type EngineMethod =
   | 'steps'
   | 'categorySeries'
   | 'categoryRules'
-  | 'setCategoryRules';
+  | 'setCategoryRules'
+  | 'streams';
 
 export type Envelope = { id: number } & Request;
 

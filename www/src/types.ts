@@ -126,6 +126,14 @@ export interface Frame {
   kind: FrameKind;
   /** `name (short/path.py:line)`. */
   display: string;
+  /** The FX node a frame of generated code ran (`augment_with_fx_traces`); null otherwise. */
+  fx?: FxFrame | null;
+}
+export interface FxFrame {
+  op: string | null;
+  name: string | null;
+  target: string | null;
+  original_trace: string | null;
 }
 export interface EventDetail {
   device: number;
@@ -299,7 +307,27 @@ export interface DeviceAnalysis {
   categories: CategoryBreakdown;
   /** Phases, ranges and steps (null for a SnapshotDB file: they need the replay). */
   steps: StepsAnalysis | null;
+  /** Per-stream figures (null for a dump-only device or a SnapshotDB file). */
+  streams: StreamsAnalysis | null;
   findings: Finding[];
+}
+/** One CUDA/NPU stream of a device (crate/src/analysis/streams.rs). */
+export interface StreamInfo {
+  /** The stream id as recorded (shown in hex). */
+  stream: number;
+  allocations: number;
+  /** The largest active bytes allocated on this stream, and the event where it was. */
+  peak_active: Peak;
+  /** Active bytes of this stream at the device's allocated peak. */
+  at_allocated_peak: number;
+  /** The most bytes freed by the program but waiting on other streams, and when. */
+  peak_pending_free: Peak;
+  pending_free_at_dump: number;
+}
+/** The engine's `streams(device)`, also `analyze(...).streams`. */
+export interface StreamsAnalysis {
+  device: number;
+  streams: StreamInfo[];
 }
 export interface BandBlock {
   lifetime: number;

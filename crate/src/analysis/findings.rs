@@ -234,21 +234,21 @@ pub fn findings(
     if let Some((c, top)) =
         cats.and_then(|c| c.categories.first().map(|t| (c, t))).filter(|(_, t)| t.bytes > 0 && t.category != "unaccounted")
     {
+        let at = if c.at_dump { "the dump".to_string() } else { event(c.event) };
         let rules: Vec<String> = top.rules.iter().take(2).map(|r| format!("rule {}: {}", r.rule, r.why)).collect();
         let sites: Vec<String> = top.top_sites.iter().take(2).map(|s| format!("{} {}", bytes(s.bytes), s.label)).collect();
         add(
             if top.share >= 0.4 && top.category != "unknown" { "medium" } else { "info" },
             "categories",
             format!(
-                "{} is the largest share at {}: {} ({})",
+                "{} is the largest share at {at}: {} ({})",
                 capitalize(&top.category),
-                event(c.event),
                 super::categories::percent(top.share),
                 bytes(top.bytes)
             ),
             format!("{}; largest sites: {}", rules.join("; "), sites.join(", ")),
             super::categories::advice(&top.category),
-            format!("up to {} at the peak", bytes(top.bytes)),
+            format!("up to {} at {at}", bytes(top.bytes)),
         );
     }
     let rank = |p: &str| ["high", "medium", "low", "info"].iter().position(|x| *x == p).unwrap_or(4);

@@ -243,7 +243,13 @@ fn growth(steps: &[Step]) -> Growth {
     let per = total / diffs.len() as i64;
     let span = format!("steps {}–{}", compared[0].step, compared.last().unwrap().step);
     let (verdict, text) = if diffs.iter().all(|&d| d > 0) {
-        ("growing", format!("Allocated at the end of each step grows by {} per step over {span}: memory is kept across steps (a leak signal; see Leaks).", format::bytes(per)))
+        (
+            "growing",
+            format!(
+                "Allocated at the end of each step grows by {} per step over {span}: memory is kept across steps (a leak signal).",
+                format::bytes(per)
+            ),
+        )
     } else if diffs.iter().all(|&d| d < 0) {
         ("shrinking", format!("Allocated at the end of each step shrinks by {} per step over {span}.", format::bytes(-per)))
     } else {

@@ -1,6 +1,6 @@
 // The details of one event: action, counters right after it, the block's lifetime, the stack.
 import type { ViewContext } from '../app-types';
-import type { EventDetail, Frame } from '../types';
+import type { EventDetail, Frame, FxFrame } from '../types';
 import {
   DEFS,
   bytes,
@@ -16,6 +16,7 @@ import {
   splitFrameDisplay,
   utcTime,
 } from './format';
+import { categoryColor } from './categories-palette';
 
 const PYTHON = new Set(['user', 'generated', 'library']);
 
@@ -34,7 +35,15 @@ function frameItem(f: Frame, showKind: boolean): HTMLElement {
     },
     frameText(clip(f.display)),
     showKind ? el('span', { class: 'kind', text: f.kind }) : '',
+    f.fx ? el('div', { class: 'fx muted', text: clip(fxText(f.fx), 400) }) : '',
   );
+}
+
+/** `FX mm_default: call_function aten.mm.default ← model.py:12 forward`. */
+function fxText(fx: FxFrame): string {
+  const what = [fx.op, fx.target].filter((x) => x).join(' ');
+  const from = fx.original_trace ? ` ← ${fx.original_trace}` : '';
+  return `FX ${fx.name ?? 'node'}: ${what}${from}`;
 }
 
 /**
@@ -109,7 +118,16 @@ export function eventPanel(d: EventDetail, c: ViewContext, peak?: () => void): H
   if (!isAbsent(d.user_metadata)) rows.push(['user metadata', clip(d.user_metadata as string, 2000)]);
   rows.push(['phase', d.phase]);
   if (d.lifetime?.category)
-    rows.push(['category', `${d.lifetime.category} (rule ${d.lifetime.category_rule ?? 'no-rule'})`]);
+    rows.push([
+      'category',
+      el(
+        'span',
+        { class: 'event-category' },
+        el('i', { class: 'swatch', style: `background:${categoryColor(String(d.lifetime.category))}` }),
+        `${d.lifetime.category} `,
+        el('span', { class: 'muted', text: `(rule ${d.lifetime.category_rule ?? 'no-rule'})` }),
+      ),
+    ]);
   if (!isAbsent(d.forward_frames))
     rows.push(['forward stack', el('pre', { class: 'forward-frames' }, clip(d.forward_frames as string, 4000))]);
   const after: [string, number][] = [

@@ -35,3 +35,22 @@ export function shareSegments(
   }
   return out;
 }
+
+/**
+ * Each part's fraction of `total` (the engine's exact bytes over the figure they sum to), for a
+ * bar's widths; every share is 0 when the total is not positive. Order is kept.
+ */
+export function byteShares<T extends { category: string; bytes: number }>(
+  parts: T[],
+  total: number,
+): (T & { share: number })[] {
+  return parts.map((p) => ({ ...p, share: total > 0 ? p.bytes / total : 0 }));
+}
+
+/**
+ * The row of a comparison to put in a one-line summary: the first with a change (the engine sorts
+ * the rows by |delta|, largest first), or null when no category changed.
+ */
+export function largestChange<T extends { delta: number }>(rows: T[]): T | null {
+  return rows.find((r) => r.delta !== 0) ?? null;
+}

@@ -1,10 +1,13 @@
 // Compare: two opened snapshots side by side (another run, another rank), device by device. The
 // engine computes everything: the other file's engine answers its side (`compareSide`), this
 // file's engine compares with it (`compareWith`): figures and stacks of a (this file) and b (the
-// other) with b − a. The page only lays the answer out.
+// other) with b − a: the figures, what the memory is by category (the largest change in one
+// line), and the stacks. The page only lays the answer out.
 import type { ViewContext } from '../app-types';
-import type { ComparedFigure, Comparison, DeviceComparison, StackDelta } from '../types';
+import type { CategoryDelta, ComparedFigure, Comparison, DeviceComparison, StackDelta } from '../types';
 import { bytes, bytesSpan, clip, clipLines, distinctNames, el, exact, gridTable, int } from '../ui/format';
+import { categoryColor } from '../ui/categories-palette';
+import { largestChange } from './categories-layout';
 
 /**
  * A difference with its sign, exact on hover; byte figures red when b is larger (more memory),
@@ -46,6 +49,63 @@ function stackRow(s: StackDelta) {
 /** Both files traced this device: its peaks (and the stacks holding them) mean something. */
 const traced = (d: DeviceComparison) => d.figures.some((f) => f.label === 'events' && !!f.a && !!f.b);
 
+/** "optimizer state +2.10 GiB between the runs": the engine's largest category change, in words. */
+function categorySummary(rows: CategoryDelta[], a: string, b: string): HTMLElement {
+  const top = largestChange(rows);
+  if (!top)
+    return el('p', { class: 'cat-change', text: 'No category changed between the runs: the same bytes in each.' });
+  return el(
+    'p',
+    { class: 'cat-change' },
+    el('i', { class: 'swatch', style: `background:${categoryColor(top.category)}` }),
+    el('b', { text: top.category }),
+    ' ',
+    el(
+      'b',
+      { class: top.delta > 0 ? 'worse' : 'better', title: exact(top.delta) },
+      `${top.delta > 0 ? '+' : ''}${bytes(top.delta)}`,
+    ),
+    ' between the runs',
+    el('span', {
+      class: 'muted',
+      text: `: ${top.delta > 0 ? 'more' : 'less'} in ${clip(b, 80)} than in ${clip(a, 80)}`,
+    }),
+  );
+}
+
+function categoryRow(x: CategoryDelta) {
+  return el(
+    'tr',
+    { 'data-category': x.category },
+    el(
+      'td',
+      { class: 'cat' },
+      el('i', { class: 'swatch', style: `background:${categoryColor(x.category)}` }),
+      x.category,
+    ),
+    el('td', { class: 'num' }, bytesSpan(x.bytes_a)),
+    el('td', { class: 'num' }, bytesSpan(x.bytes_b)),
+    deltaCell(x.delta, 'bytes'),
+  );
+}
+
+/** Per device both files traced: what the memory is at each file's allocated peak. */
+function categorySection(d: DeviceComparison, a: string, b: string): HTMLElement[] {
+  // A file without trace events has no stacks to categorize its blocks by: all would read "unknown".
+  if (!d.categories.length || !traced(d)) return [];
+  return [
+    el(
+      'section',
+      { class: 'compare-categories', 'data-device': d.device },
+      el('h4', {
+        text: `device ${d.device}: live memory by category at each file's allocated peak (largest change first)`,
+      }),
+      categorySummary(d.categories, a, b),
+      gridTable(['category', a, b, 'difference'], d.categories.map(categoryRow), 'grid compact categories-delta'),
+    ),
+  ];
+}
+
 function render(cmp: Comparison, a: string, b: string): HTMLElement[] {
   const figures = cmp.devices.map((d) =>
     el(
@@ -55,6 +115,7 @@ function render(cmp: Comparison, a: string, b: string): HTMLElement[] {
       gridTable(['', a, b, 'difference'], d.figures.map(figureRow)),
     ),
   );
+  const categories = cmp.devices.flatMap((d) => categorySection(d, a, b));
   const stacks = cmp.devices
     .filter(traced)
     .flatMap((d) => [
@@ -69,13 +130,13 @@ function render(cmp: Comparison, a: string, b: string): HTMLElement[] {
     .filter((d) => !traced(d))
     .map((d) => {
       const ev = d.figures.find((f) => f.label === 'events');
-      const missing = !ev?.a && !ev?.b ? 'neither file has' : !ev?.a ? `${a} has` : `${b} has`;
+      const missing = !ev?.a && !ev?.b ? 'neither file has' : !ev?.a ? `${a} has no` : `${b} has no`;
       return el('p', {
         class: 'muted no-stacks',
-        text: `device ${d.device}: no by-stack comparison: ${missing} trace events (the peak and its stacks need both traced with torch.cuda.memory._record_memory_history).`,
+        text: `device ${d.device}: no comparison by category or by stack: ${missing} trace events (the peak, its stacks and the categories they decide need both traced with torch.cuda.memory._record_memory_history).`,
       });
     });
-  return [...figures, ...stacks, ...why];
+  return [...figures, ...categories, ...stacks, ...why];
 }
 
 export async function renderCompare(c: ViewContext) {

@@ -1,11 +1,32 @@
 // Leaks: what was allocated in the window and is still allocated at the dump, whether the
 // allocated floor keeps rising, and by which stacks. Without trace events there is no history to
-// judge: the view says so and shows what the dump itself holds pending free.
+// judge: the view says so and shows what the dump itself holds pending free. When the engine finds
+// allocated memory growing from training step to step, its sentence comes first; the candidates
+// are shown by category (what the kept memory is) and by allocation site.
 import type { ViewContext } from '../app-types';
-import type { DeviceAnalysis, LeakAnalysis } from '../types';
+import type { DeviceAnalysis, LeakAnalysis, StepsAnalysis } from '../types';
 import { DEFS, bytes, bytesSpan, card, el, plural } from '../ui/format';
 import { groupTable } from '../ui/groups';
 import { byteTicks } from '../ui/plot';
+import { categoryStrip } from './category-strip';
+
+/** The engine's growth-across-steps sentence, when it finds growth, with a way to the Steps view. */
+function stepGrowth(c: ViewContext, steps: StepsAnalysis | null): HTMLElement | '' {
+  if (steps?.growth.verdict !== 'growing') return '';
+  const a = el('a', { href: '#', class: 'steps-link', text: 'See the steps' });
+  a.addEventListener('click', (e) => {
+    e.preventDefault();
+    c.app.show('steps');
+  });
+  return el(
+    'div',
+    { class: 'health warn step-growth' },
+    el('strong', { text: 'Memory grows from step to step. ' }),
+    el('span', { class: 'growth-text', text: steps.growth.text }),
+    ' ',
+    a,
+  );
+}
 
 /** The change of the floor in words: "rose by 3.76 GiB", "fell by 49.77 MiB", "stayed level". */
 export function floorChange(growth: number): (Node | string)[] {
@@ -37,7 +58,7 @@ function floorChart(floor: number[]): HTMLElement {
   return el('div', { class: 'floor-chart' }, axis, bars, x);
 }
 
-function headline(l: LeakAnalysis): HTMLElement {
+function headline(l: LeakAnalysis, stepsGrow: boolean): HTMLElement {
   const rose = l.floor_growth > 0;
   const steady = rose && l.floor_rises_steadily;
   const change = floorChange(l.floor_growth);
@@ -57,7 +78,9 @@ function headline(l: LeakAnalysis): HTMLElement {
     bytesSpan(l.candidate_bytes),
     ') allocated inside the window are still allocated at the dump.',
     rose && !steady
-      ? ' The lowest allocated level did not rise from tenth to tenth of the window: more likely memory in use than a leak.'
+      ? stepsGrow
+        ? ' The lowest allocated level did not rise from tenth to tenth of the window, but the steps above keep memory from one to the next.'
+        : ' The lowest allocated level did not rise from tenth to tenth of the window: more likely memory in use than a leak.'
       : '',
     ' (The floor is the lowest allocated level in each tenth of the window; its change is from the first tenth to the last.)',
   );
@@ -98,7 +121,8 @@ export async function renderLeaks(c: ViewContext) {
     return;
   }
   c.root.append(
-    headline(l),
+    stepGrowth(c, a.steps),
+    headline(l, a.steps?.growth.verdict === 'growing'),
     el(
       'div',
       { class: 'cards' },
@@ -128,6 +152,15 @@ export async function renderLeaks(c: ViewContext) {
     ),
     el('h3', { text: 'Lowest allocated level per tenth of the window' }),
     floorChart(l.floor),
+    ...(l.candidates_by_category.length
+      ? [
+          el('h3', { text: 'What the kept memory is: leak candidates by category' }),
+          categoryStrip(l.candidates_by_category, l.candidate_bytes, {
+            label: 'leak candidates by category',
+            width: (c.root.clientWidth || 1200) - 40,
+          }),
+        ]
+      : []),
     el('h3', { text: 'Leak candidates by allocation site' }),
     l.candidates_by_stack.length
       ? groupTable(l.candidates_by_stack, l.candidate_bytes)

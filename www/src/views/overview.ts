@@ -1,7 +1,8 @@
 // Overview: health first, then the headline figures of the selected device, then every device.
 import type { ViewContext } from '../app-types';
-import type { DeviceAnalysis, DeviceOverview, PeakPlace, StepsAnalysis } from '../types';
+import type { DeviceAnalysis, DeviceOverview, PeakPlace, StepsAnalysis, StreamsAnalysis } from '../types';
 import { DEFS, bytes, bytesSpan, card, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
+import { streamHex, streamsShape } from './streams-layout';
 
 function eventLink(c: ViewContext, e: number | null) {
   const a = el('a', { href: '#', class: 'event-link', text: eventLabel(e) });
@@ -19,6 +20,61 @@ function peakPlace(at: PeakPlace | null, event: number | null): HTMLElement | st
   const text =
     at.step !== null ? `in step ${int(at.step)}${phase ? `, ${phase}` : ''}` : phase ? `in the ${phase} phase` : '';
   return text ? el('span', { class: 'peak-place', text }) : '';
+}
+
+/**
+ * The device's streams: a table when there are several or a free waited on another stream (a
+ * `record_stream`), else one line; nothing without the figures (dump only, SnapshotDB file).
+ */
+function streamsSection(c: ViewContext, s: StreamsAnalysis | null): HTMLElement[] {
+  const list = s?.streams ?? [];
+  const shape = streamsShape(list);
+  if (shape === 'none') return [];
+  if (shape === 'line')
+    return [
+      el(
+        'p',
+        { class: 'streams-line muted' },
+        `Streams: one stream (${streamHex(list[0].stream)}), no frees waited on other streams.`,
+      ),
+    ];
+  // Where a figure was reached: an event, or already before the first one (event null).
+  const at = (e: number | null, bytes: number): (Node | string)[] =>
+    bytes === 0
+      ? []
+      : e === null
+        ? [el('span', { class: 'muted', text: ' at window start' })]
+        : [' at ', eventLink(c, e)];
+  const rows = list.map((x) =>
+    el(
+      'tr',
+      { 'data-stream': x.stream },
+      el('td', {}, el('code', { text: streamHex(x.stream) })),
+      el('td', { class: 'num', text: int(x.allocations) }),
+      el('td', { class: 'num' }, bytesSpan(x.peak_active.bytes), ...at(x.peak_active.event, x.peak_active.bytes)),
+      el('td', { class: 'num' }, bytesSpan(x.at_allocated_peak)),
+      el(
+        'td',
+        { class: 'num' },
+        bytesSpan(x.peak_pending_free.bytes),
+        ...at(x.peak_pending_free.event, x.peak_pending_free.bytes),
+      ),
+      el('td', { class: 'num' }, bytesSpan(x.pending_free_at_dump)),
+    ),
+  );
+  return [
+    el('h3', { text: `Streams (${int(list.length)})` }),
+    gridTable(
+      ['stream', 'allocations', 'peak active', 'at the allocated peak', 'pending-free peak', 'pending free at dump'],
+      rows,
+      'grid compact streams',
+    ),
+    el('p', {
+      class: 'muted',
+      title: DEFS.pendingFree,
+      text: 'Active bytes allocated on each stream; pending free: freed by the program but waiting on work queued on other streams (record_stream).',
+    }),
+  ];
 }
 
 function health(c: ViewContext, d: DeviceOverview): HTMLElement {
@@ -211,6 +267,8 @@ export async function renderOverview(c: ViewContext) {
     }
     root.append(actions);
   }
+
+  root.append(...streamsSection(c, analysis.streams));
 
   if (ov.devices.length > 1) {
     const headers = [

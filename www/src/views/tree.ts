@@ -2,8 +2,9 @@
 // allocated peak). Width = live bytes. Click zooms, search highlights, the keyboard walks the tree
 // (↑ parent, ↓ largest child, ←/→ siblings, Enter zoom, Esc reset), and the side list reaches
 // frames too thin to click. Geometry: ./tree-layout; drawing: ./tree-draw; side: ./tree-side.
+// Above the tree, a thin bar of what the same live memory is, by category.
 import type { ViewContext } from '../app-types';
-import type { MemoryTree } from '../types';
+import type { CategoryBreakdown, MemoryTree } from '../types';
 import { bytesSpan, el, eventLabel, int, plural } from '../ui/format';
 import { peakButton } from '../ui/event-panel';
 import { fitCanvas } from '../ui/canvas';
@@ -24,12 +25,16 @@ import {
   type Focus,
 } from './tree-layout';
 import { crumbs, nodeTip, sidePanel } from './tree-side';
+import { categoryStrip } from './category-strip';
 
 export async function renderTree(c: ViewContext) {
   const d = c.deviceOverview;
   if (!d) return;
   const event = focusEvent(c);
-  const { nodes } = await c.file.client.call<MemoryTree>('tree', c.device, event ?? -1);
+  const [{ nodes }, cats] = await Promise.all([
+    c.file.client.call<MemoryTree>('tree', c.device, event ?? -1),
+    c.file.client.call<CategoryBreakdown>('categories', c.device, event ?? -1),
+  ]);
   const kids = childrenOf(nodes);
   let focus: Focus = { selected: 0, zoom: 0 };
   let query = '';
@@ -79,7 +84,21 @@ export async function renderTree(c: ViewContext) {
     el(
       'div',
       { class: 'tree-view' },
-      el('div', { class: 'flame-col' }, head, crumbBar, el('div', { class: 'flame-box' }, canvas, tip.el)),
+      el(
+        'div',
+        { class: 'flame-col' },
+        head,
+        cats.categories.length
+          ? categoryStrip(cats.categories, cats.active, {
+              label: 'the same live memory by category',
+              width: Math.max(300, (c.root.clientWidth || 1200) - 440),
+              pick: () => c.app.select(cats.event, 'categories'),
+              pickHint: 'click for the Categories view at this event',
+            })
+          : '',
+        crumbBar,
+        el('div', { class: 'flame-box' }, canvas, tip.el),
+      ),
       side,
     ),
   );

@@ -1,0 +1,67 @@
+// The newer trace fields in the event panel, on the project's fixture with known answers
+// (scripts/gen_fixtures.py `semantics_training`): a backward allocation's phase, category and
+// forward stack, and the FX node of a frame of generated code.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { serve, launch, openFiles, ROOT } from "./harness.mjs";
+
+const CLI = join(ROOT, "target/release/snapscope");
+const FIXTURE = join(ROOT, "fixtures/semantics_training.pickle");
+const firstRow = (sql) =>
+  JSON.parse(
+    execFileSync(CLI, ["sql", FIXTURE, sql, "--json", "--rows", "arrays"], {
+      encoding: "utf8",
+    }),
+  ).rows[0][0];
+
+let server, ctx, page;
+before(async () => {
+  let origin;
+  ({ server, origin } = await serve());
+  ctx = await launch();
+  page = await ctx.newPage();
+  await page.goto(origin + "/");
+  assert.equal(await openFiles(page, [FIXTURE]), "ready");
+});
+after(async () => {
+  await ctx?.close();
+  server?.close();
+});
+
+async function panelText(event) {
+  await page.evaluate((e) => window.snapscope.select(e, "timeline"), event);
+  await page.waitForFunction(
+    (e) =>
+      document
+        .querySelector(".event-panel h3")
+        ?.textContent.includes(String(e)),
+    event,
+    { timeout: 60000 },
+  );
+  return page.$eval(".event-panel", (p) => p.textContent);
+}
+
+test("a backward allocation shows its phase, category and forward stack", async () => {
+  const grad = firstRow(
+    "SELECT trace_index FROM traces WHERE action = 'alloc' AND extra_json LIKE '%forward_frames%' LIMIT 1",
+  );
+  const text = await panelText(grad);
+  assert.match(text, /phase\s*backward/);
+  assert.match(text, /gradient/);
+  assert.match(text, /forward stack/);
+  assert.match(text, /model\.py:12:forward/);
+});
+
+test("a frame of generated code shows its FX node", async () => {
+  const act = firstRow(
+    "SELECT t.trace_index FROM traces t JOIN stack_frames sf ON sf.stack_id = t.stack_id JOIN frames f ON f.id = sf.frame_id WHERE f.fx_node_name = 'mm_default' AND t.action = 'alloc' LIMIT 1",
+  );
+  const text = await panelText(act);
+  assert.match(
+    text,
+    /FX mm_default: call_function aten\.mm\.default ← \/work\/train\/model\.py:12 forward/,
+  );
+  assert.match(text, /activation/);
+});
