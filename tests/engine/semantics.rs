@@ -295,3 +295,17 @@ fn cli_sql_follows_the_category_rules() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["rows"][0]["n"], 4);
 }
+
+/// A run that ran out of memory in the forward pass: what held the memory at the OOM is the
+/// pass's activations, not "temporaries" (freed only by the exception's unwinding).
+#[test]
+fn corpus_forward_oom_holders_are_activations() {
+    let Some(dir) = common::corpus() else {
+        return;
+    };
+    let e = open(&dir.join("cuda/Constructor-Sun__code_location/memory_snapshot.pickle"));
+    let c = e.categories(1, At::Peak(snapscope::analysis::basis::Counter::Allocated)).unwrap();
+    assert_eq!(c.categories[0].category, "activation");
+    assert_eq!(c.categories[0].rules[0].rule, "activation-at-oom");
+    assert!(c.categories[0].share > 0.95);
+}

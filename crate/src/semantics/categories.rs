@@ -49,6 +49,9 @@ pub fn classify(
     by_stack: &[u128],
 ) -> DeviceCategories {
     let backward_starts: Vec<u32> = phases.runs.iter().filter(|r| r.phase == Phase::Backward).map(|r| r.first).collect();
+    let ooms: Vec<u32> = trace
+        .map(|t| t.events.iter().enumerate().filter(|(_, e)| e.action() == crate::model::Action::Oom).map(|(i, _)| i as u32).collect())
+        .unwrap_or_default();
     let no_forward_rules = !rules.rules.iter().any(|r| matches!(r.frames, FrameSource::Forward | FrameSource::Any));
     let unknown = rules.unknown();
     let mut out = DeviceCategories { category: Vec::with_capacity(d.lifetimes.len()), rule: Vec::with_capacity(d.lifetimes.len()) };
@@ -80,6 +83,10 @@ pub fn classify(
             LifetimeRule::Any => true,
             LifetimeRule::BeforeWindow => alloc.is_none(),
             LifetimeRule::PairsWithGradient => false,
+            LifetimeRule::AtOom => {
+                let after = alloc.map_or(0, |a| ooms.partition_point(|&o| o <= a));
+                ooms.get(after).is_some_and(|&o| freed.is_none_or(|f| f > o))
+            }
             LifetimeRule::WithinPhase => alloc_run.is_some() && alloc_run == free_run,
             LifetimeRule::OutlivesPhase => alloc_run.is_none() || freed.is_none() || alloc_run != free_run,
             LifetimeRule::IntoBackward => match alloc {

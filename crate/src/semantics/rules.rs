@@ -68,6 +68,9 @@ pub enum LifetimeRule {
     IntoBackward,
     /// Allocated before the trace window.
     BeforeWindow,
+    /// Alive at an OOM event (allocated before it, freed after it or never): what held the
+    /// memory when it ran out.
+    AtOom,
     /// Not freed in the window and of the same size as a block categorized `gradient` (one to
     /// one): a parameter whose gradient it is. Tried after every other rule.
     PairsWithGradient,

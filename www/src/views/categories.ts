@@ -20,7 +20,7 @@ name = "adam"
 category = "adam state"
 file = 'my_project/optim'      # regex on a frame's file
 function = '^step$'            # regex on the same frame's function
-lifetime = "outlives_phase"    # any | within_phase | outlives_phase | into_backward | before_window | pairs_with_gradient
+lifetime = "outlives_phase"    # any | within_phase | outlives_phase | into_backward | before_window | at_oom | pairs_with_gradient
 why = "Adam's moments"
 # replace_defaults = true      # (top level) use only these rules`;
 
