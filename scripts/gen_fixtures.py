@@ -384,6 +384,25 @@ def main():
     snap = {"segments": t.dump_segments(), "device_traces": [t.events], "external_annotations": ann, "trace_alloc_max_entries": 10000}
     write("semantics_training.pickle", snap, dict({"format": "dict", "consistent": True, "devices": [t.expected()]}, semantics=exp))
 
+    # 9. Pinned host memory (2.14+, record_pinned_host_memory=True): `host_segments` and
+    #    `host_traces` in the shapes of `segments` and of one device's trace. The pinned-host
+    #    allocator gives each request a block of its own (power-of-two sizes here, so the block is
+    #    the request); it becomes the entry after the last device.
+    t = training_like(fr)
+    h = Trace(0)
+    hb = 0x7E0000000000
+    pin = fr.stack("pin_memory", "loader", "main")
+    for k, size in enumerate([4 * MIB, 8 * MIB, 4 * MIB]):
+        a = hb + k * 16 * MIB
+        h.segment_alloc(a, size, "large", pin)
+        h.malloc(a, size, size, pin)
+    h.free(hb)
+    h.malloc(hb, 4 * MIB, 4 * MIB, pin)
+    host_segs = [dict(s, device=0) for s in h.dump_segments()]
+    snap = {"segments": t.dump_segments(), "device_traces": [t.events], "host_segments": host_segs, "host_traces": h.events}
+    host = dict(h.expected(), device=1, pinned_host=True)
+    write("pinned_host.pickle", snap, {"format": "dict", "consistent": True, "devices": [t.expected(), host]})
+
     with open(os.path.join(OUT, "expected.json"), "w") as f:
         json.dump(EXPECTED, f, indent=1, sort_keys=True)
     print(f"wrote {len(EXPECTED)} fixtures to {os.path.normpath(OUT)}")

@@ -423,6 +423,8 @@ pub struct Snapshot {
     /// (`trace_alloc_max_entries`, `trace_alloc_overflowed`).
     pub trace_max_entries: Option<u64>,
     pub trace_overflowed: Option<bool>,
+    /// The device entry that holds pinned host memory (`host_segments` / `host_traces`).
+    pub host_device: Option<i64>,
     pub annotations: Vec<Annotation>,
     pub interner: Interner,
     pub warnings: Vec<Warning>,

@@ -309,3 +309,22 @@ fn corpus_forward_oom_holders_are_activations() {
     assert_eq!(c.categories[0].rules[0].rule, "activation-at-oom");
     assert!(c.categories[0].share > 0.95);
 }
+
+/// Pinned host memory (`host_segments` / `host_traces`) is its own entry after the devices,
+/// marked as host memory, with the fixture's known peak; the categories work on it too.
+#[test]
+fn pinned_host_memory_is_its_own_entry() {
+    let all: Value = serde_json::from_slice(&std::fs::read(common::fixtures().join("expected.json")).unwrap()).unwrap();
+    let want = &all["pinned_host.pickle"]["devices"][1];
+    let e = open(&common::fixtures().join("pinned_host.pickle"));
+    let ov = e.overview().unwrap();
+    let host = ov.devices.iter().find(|d| d.pinned_host).expect("a pinned-host entry");
+    assert_eq!(host.device, 1, "numbered after the last device");
+    assert_eq!(host.events as i64, want["events"].as_i64().unwrap());
+    assert_eq!(host.peaks.allocated.bytes, want["peaks"]["allocated"]["bytes"].as_i64().unwrap());
+    assert!(host.consistency.ok);
+    assert!(!ov.devices[0].pinned_host);
+    let c = e.categories(1, At::Dump).unwrap();
+    assert_eq!(c.categories.iter().map(|x| x.bytes).sum::<i64>(), c.active);
+    assert!(ov.warnings.iter().all(|w| w.code != "HOST_MEMORY_IGNORED"));
+}

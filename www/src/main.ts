@@ -274,7 +274,7 @@ class App {
       ...devices.map((d) =>
         el('option', {
           value: d.device,
-          text: `device ${d.device} · ${int(d.events)} events`,
+          text: `${d.pinned_host ? `pinned host memory (entry ${d.device})` : `device ${d.device}`} · ${int(d.events)} events`,
           selected: d.device === this.route.device,
         }),
       ),

@@ -17,6 +17,8 @@ export interface Issue {
 }
 export interface DeviceOverview {
   device: number;
+  /** This entry is pinned host memory (`host_segments` / `host_traces`), not a device. */
+  pinned_host?: boolean;
   events: number;
   segments_at_dump: number;
   expandable_segments_at_dump: number;

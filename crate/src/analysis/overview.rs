@@ -19,6 +19,9 @@ pub struct Overview {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceOverview {
     pub device: i64,
+    /// This entry is pinned host memory (`host_segments` / `host_traces`), not a device.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pinned_host: bool,
     pub events: usize,
     pub segments_at_dump: u64,
     pub expandable_segments_at_dump: u64,
@@ -84,6 +87,7 @@ fn device_overview(l: &Loaded, d: &DeviceReplay) -> DeviceOverview {
     let has_events = d.events > 0;
     DeviceOverview {
         device: d.device,
+        pinned_host: s.host_device == Some(d.device),
         events: d.events,
         segments_at_dump: dump.segments,
         allocator_rules: d.rules.source.clone(),

@@ -247,12 +247,53 @@ impl Decoder<'_> {
         if let Some(ann) = self.a.get(root, "external_annotations") {
             self.annotations(ann);
         }
-        for host_key in ["host_segments", "host_traces"] {
-            if let Some(v) = self.a.get(root, host_key) {
-                if self.a.as_seq(v).is_some_and(|s| !s.is_empty()) {
-                    self.warn("HOST_MEMORY_IGNORED", format!("'{host_key}' (pinned host memory) is present and not analysed"), None, None);
+        self.host_memory(root)?;
+        Ok(())
+    }
+
+    /// `host_segments` / `host_traces` (2.14+, `record_pinned_host_memory=True`): the pinned-host
+    /// caching allocator's segments and trace, in the shapes of `segments` and of one device's
+    /// trace (a list of lists is read as well, its lists one after the other). They become one
+    /// more device entry, numbered after the last device, and marked as host memory.
+    fn host_memory(&mut self, root: Node) -> Result<()> {
+        // A trace list's entries were folded into events as it streamed in: its slot is empty.
+        let non_empty = |n: Option<Node>| {
+            n.filter(|&v| self.a.as_seq(v).is_some_and(|s| !s.is_empty()) || matches!(v, Node::List(l) if self.st.folded.contains_key(&l)))
+        };
+        let (segs, traces) = (non_empty(self.a.get(root, "host_segments")), non_empty(self.a.get(root, "host_traces")));
+        if segs.is_none() && traces.is_none() {
+            return Ok(());
+        }
+        let last_device = self.st.snap.segments.iter().map(|s| s.device + 1).max().unwrap_or(0);
+        let host = last_device.max(self.st.snap.traces.len() as i64);
+        self.st.snap.host_device = Some(host);
+        if let Some(list) = segs {
+            let before = self.st.snap.segments.len();
+            self.segments(list)?;
+            for s in &mut self.st.snap.segments[before..] {
+                s.device = host;
+            }
+        }
+        if let Some(list) = traces {
+            let items = self.a.as_seq(list).unwrap_or(&[]).to_vec();
+            let nested = items.first().is_some_and(|&f| self.a.as_seq(f).is_some());
+            let lists = if nested { items } else { vec![list] };
+            let mut merged = DeviceTrace::default();
+            for l in lists {
+                let one = self.trace_list(l, host as usize);
+                let base = merged.extras.len() as u32;
+                merged.extras.extend(one.extras);
+                for mut e in one.events.iter().copied() {
+                    if e.extra() != NO_EXTRA {
+                        e.set_extra(e.extra() + base);
+                    }
+                    merged.events.push(e);
                 }
             }
+            if self.st.snap.traces.len() <= host as usize {
+                self.st.snap.traces.resize_with(host as usize + 1, DeviceTrace::default);
+            }
+            self.st.snap.traces[host as usize] = merged;
         }
         Ok(())
     }
@@ -429,36 +470,40 @@ impl Decoder<'_> {
             if self.st.snap.traces.len() <= dev {
                 self.st.snap.traces.resize_with(dev + 1, DeviceTrace::default);
             }
-            if let Some(folded) = match list {
-                Node::List(l) => self.st.folded.remove(&l),
-                _ => None,
-            } {
-                for w in folded.warnings {
-                    self.st.snap.warnings[w].device = Some(dev as i64);
-                }
-                let mut trace = folded.trace;
-                // The list grew by doubling; millions of events leave up to half of it unused.
-                trace.events.shrink_to_fit();
-                self.st.snap.traces[dev] = trace;
-                continue;
-            }
-            let Some(entries) = self.a.as_seq(list) else {
-                self.warn(
-                    "TRACE_INVALID",
-                    format!("device_traces[{dev}] is a {}, not a list; ignored", self.a.type_name(list)),
-                    Some(dev as i64),
-                    None,
-                );
-                continue;
-            };
-            let mut trace = DeviceTrace::default();
-            for (i, &e) in entries.iter().enumerate() {
-                let ev = self.event(e, dev as i64, i, &mut trace.extras);
-                trace.events.push(ev);
-            }
-            self.st.snap.traces[dev] = trace;
+            self.st.snap.traces[dev] = self.trace_list(list, dev);
         }
         Ok(())
+    }
+
+    /// One trace list (folded into events while it streamed in, or read now).
+    fn trace_list(&mut self, list: Node, dev: usize) -> DeviceTrace {
+        if let Some(folded) = match list {
+            Node::List(l) => self.st.folded.remove(&l),
+            _ => None,
+        } {
+            for w in folded.warnings {
+                self.st.snap.warnings[w].device = Some(dev as i64);
+            }
+            let mut trace = folded.trace;
+            // The list grew by doubling; millions of events leave up to half of it unused.
+            trace.events.shrink_to_fit();
+            return trace;
+        }
+        let Some(entries) = self.a.as_seq(list).map(<[Node]>::to_vec) else {
+            self.warn(
+                "TRACE_INVALID",
+                format!("device_traces[{dev}] is a {}, not a list; ignored", self.a.type_name(list)),
+                Some(dev as i64),
+                None,
+            );
+            return DeviceTrace::default();
+        };
+        let mut trace = DeviceTrace::default();
+        for (i, &e) in entries.iter().enumerate() {
+            let ev = self.event(e, dev as i64, i, &mut trace.extras);
+            trace.events.push(ev);
+        }
+        trace
     }
 
     fn event(&mut self, e: Node, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> Event {
