@@ -384,6 +384,25 @@ def main():
     snap = {"segments": t.dump_segments(), "device_traces": [t.events], "external_annotations": ann, "trace_alloc_max_entries": 10000}
     write("semantics_training.pickle", snap, dict({"format": "dict", "consistent": True, "devices": [t.expected()]}, semantics=exp))
 
+    # 9a. A compiled model's trace: thousands of dynamo / inductor / AOT ranges around three
+    #     ProfilerStep ranges. The framework ranges are grouped and hidden by default.
+    t = training_like(fr)
+    ann, names = [], ["## Call CompiledFxGraph fabc ##", "TorchDynamo Cache Lookup", "Torch-Compiled Region: 0/0", "CompiledFunction", "## inductor kernel ##"]
+    first, last = t.events[0]["time_us"], t.events[-1]["time_us"]
+    framework = 0
+    for k in range(3000):
+        start = first + (k * (last - first)) // 3000
+        ann.append({"name": names[k % len(names)], "stage": "START", "device": 0, "time_us": start})
+        ann.append({"name": names[k % len(names)], "stage": "END", "device": 0, "time_us": start + 1})
+        framework += 1
+    third = (last - first) // 3
+    for step in range(3):
+        ann.append({"name": f"ProfilerStep#{step}", "stage": "START", "device": 0, "time_us": first + step * third})
+        ann.append({"name": f"ProfilerStep#{step}", "stage": "END", "device": 0, "time_us": first + (step + 1) * third - 1})
+    ann.sort(key=lambda a: a["time_us"])
+    snap = {"segments": t.dump_segments(), "device_traces": [t.events], "external_annotations": ann}
+    write("compiled_ranges.pickle", snap, {"format": "dict", "consistent": True, "devices": [t.expected()], "framework_ranges": framework, "steps": 3})
+
     # 9. Pinned host memory (2.14+, record_pinned_host_memory=True): `host_segments` and
     #    `host_traces` in the shapes of `segments` and of one device's trace. The pinned-host
     #    allocator gives each request a block of its own (power-of-two sizes here, so the block is

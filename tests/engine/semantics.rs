@@ -328,3 +328,24 @@ fn pinned_host_memory_is_its_own_entry() {
     assert_eq!(c.categories.iter().map(|x| x.bytes).sum::<i64>(), c.active);
     assert!(ov.warnings.iter().all(|w| w.code != "HOST_MEMORY_IGNORED"));
 }
+
+/// A compiled model's thousands of dynamo / inductor ranges are grouped as framework ranges (and
+/// hidden by default); the ProfilerStep ranges still give the steps.
+#[test]
+fn framework_ranges_are_grouped_and_steps_still_found() {
+    let all: Value = serde_json::from_slice(&std::fs::read(common::fixtures().join("expected.json")).unwrap()).unwrap();
+    let want = &all["compiled_ranges.pickle"];
+    let e = open(&common::fixtures().join("compiled_ranges.pickle"));
+    let s = e.steps(0).unwrap();
+    assert_eq!(s.framework_ranges as i64, want["framework_ranges"].as_i64().unwrap());
+    assert_eq!(s.steps.len() as i64, want["steps"].as_i64().unwrap());
+    assert_eq!(s.step_source.as_deref(), Some("ProfilerStep annotations"));
+    assert_eq!(s.growth.verdict, "stable", "{}", s.growth.text);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_snapscope"))
+        .args(["analyze", common::fixtures().join("compiled_ranges.pickle").to_str().unwrap(), "--mode", "steps"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("3,000 framework ranges (dynamo / inductor / AOT) hidden"), "{text}");
+    assert!(text.lines().count() < 20, "the text lists the steps, not the framework ranges");
+}

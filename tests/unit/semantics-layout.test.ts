@@ -313,3 +313,27 @@ test("category colors: fixed, distinct for the built-in categories, grey for unk
   assert.equal(categoryColor("adam state"), categoryColor("adam state"));
   assert.ok(![...colors, UNKNOWN_COLOR].includes(categoryColor("adam state")));
 });
+
+test("dense ranges of one name are grouped into one counted band that covers them all", () => {
+  const spans: PhaseSpan[] = [run("forward", 0, 999)];
+  // 500 compiled-graph calls one event apart, 1 px wide each.
+  for (let i = 0; i < 1000; i += 2)
+    spans.push(range("## Call CompiledFxGraph f1 ##", "user", i, i));
+  spans.push(range("my_block", "user", 100, 400));
+  const l = layoutBands(spans, 0, 999, xOf, 100, 1100, measure);
+  const calls = l.bands.filter((b) => b.span.name.startsWith("## Call"));
+  assert.ok(calls.length <= 3, `${calls.length} bands for 500 dense ranges`);
+  assert.equal(
+    calls.reduce((n, b) => n + b.count, 0),
+    500,
+    "every range is counted in a group",
+  );
+  const widest = calls.sort((a, b) => b.x1 - b.x0 - (a.x1 - a.x0))[0];
+  assert.match(widest.label, /×\d+/);
+  assert.ok(
+    (widest.span.end_event as number) >
+      (widest.span.start_event as number) + 100,
+    "the group's span covers its ranges",
+  );
+  assertLabelsFit(l.bands);
+});

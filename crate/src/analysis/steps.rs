@@ -224,15 +224,16 @@ fn growth(steps: &[Step]) -> Growth {
             text: "No steps found: the trace has no ProfilerStep ranges, optimizer steps or repeated backward passes.".into(),
         };
     }
-    // The first step allocates the optimizer state and warms the caches: compare the rest.
-    let compared: Vec<&Step> = if complete.len() >= 3 { complete[1..].to_vec() } else { complete.clone() };
-    if compared.len() < 2 {
+    // The first step allocates the optimizer state and warms the caches: with four or more
+    // complete steps it is left out. A trend needs two changes (three steps) at least.
+    let compared: Vec<&Step> = if complete.len() >= 4 { complete[1..].to_vec() } else { complete.clone() };
+    if compared.len() < 3 {
         return Growth {
             verdict: "too_few_steps".into(),
             bytes_per_step: None,
             steps_compared: compared.iter().map(|s| s.step).collect(),
             text: format!(
-                "{} complete step{} in the window: growth across steps needs at least two to compare.",
+                "{} complete step{} in the window: a trend across steps needs at least three.",
                 complete.len(),
                 if complete.len() == 1 { "" } else { "s" }
             ),

@@ -22,7 +22,12 @@ export interface Band {
   /** Where the label starts and its text ('' when it does not fit). */
   labelX: number;
   label: string;
+  /** Ranges of one name this band stands for (dense ones are grouped into one band). */
+  count: number;
 }
+
+/** Ranges of the same name closer than this (px) are drawn as one group band. */
+export const GROUP_GAP = 2;
 
 export interface BandLayout {
   bands: Band[];
@@ -72,7 +77,7 @@ export function layoutBands(
   );
   const bands: Band[] = [];
   for (const p of visible.filter((p) => p.kind === 'run'))
-    bands.push({ span: p, row: 0, ...place(p), labelX: 0, label: '' });
+    bands.push({ span: p, row: 0, ...place(p), labelX: 0, label: '', count: 1 });
   // Ranges: longest first into the first lane where they fit, then drawn in x order.
   const ranges = visible
     .filter((p) => p.kind === 'range')
@@ -88,16 +93,18 @@ export function layoutBands(
       continue;
     }
     lanes[lane].push(r);
-    bands.push({ span: r.p, row: lane + 1, x0: r.x0, x1: r.x1, labelX: 0, label: '' });
+    bands.push({ span: r.p, row: lane + 1, x0: r.x0, x1: r.x1, labelX: 0, label: '', count: 1 });
   }
   bands.sort((a, b) => a.row - b.row || a.x0 - b.x0);
+  grouped(bands);
   // Labels: inside the band, after the previous label of the row.
   const lastEnd = new Map<number, number>();
   for (const b of bands) {
     const start = Math.max(b.x0 + 3, (lastEnd.get(b.row) ?? -Infinity) + 6);
     const room = b.x1 - 3 - start;
-    const text = room > 0 ? fitLabel(spanName(b.span), room, measure) : '';
-    if (text.replace('…', '').length >= Math.min(MIN_CHARS, spanName(b.span).length) && text) {
+    const name = b.count > 1 ? `${spanName(b.span)} ×${b.count}` : spanName(b.span);
+    const text = room > 0 ? fitLabel(name, room, measure) : '';
+    if (text.replace('…', '').length >= Math.min(MIN_CHARS, name.length) && text) {
       b.label = text;
       b.labelX = start;
       lastEnd.set(b.row, start + measure(text));
@@ -105,6 +112,31 @@ export function layoutBands(
   }
   const rows = bands.length ? 1 + lanes.length : 0;
   return { bands, rows, hidden };
+}
+
+/**
+ * Dense ranges of one name in one lane (a compiled model's thousands) become one band spanning
+ * them, counted, whose span covers their events (a click zooms to all of them). In place; bands
+ * sorted by row, then x.
+ */
+function grouped(bands: Band[]): void {
+  let w = 0;
+  for (const b of bands) {
+    const prev = w > 0 ? bands[w - 1] : null;
+    const same = prev && prev.row === b.row && b.row > 0 && spanName(prev.span) === spanName(b.span);
+    if (prev && same && b.x0 - prev.x1 < GROUP_GAP) {
+      prev.x1 = Math.max(prev.x1, b.x1);
+      prev.count += b.count;
+      prev.span = {
+        ...prev.span,
+        end_event: Math.max(prev.span.end_event as number, b.span.end_event as number),
+        end_us: b.span.end_us ?? prev.span.end_us,
+      };
+    } else {
+      bands[w++] = b;
+    }
+  }
+  bands.length = w;
 }
 
 /** Canvas height for `rows` rows of bands. */
