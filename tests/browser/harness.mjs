@@ -116,6 +116,42 @@ export async function openFiles(page, paths) {
   return waitReady(page);
 }
 
+/**
+ * A served page in its own browser with `files` opened and ready; page errors are collected in
+ * `errors`. `close()` ends both.
+ */
+export async function openPage(files) {
+  const { server, origin } = await serve();
+  const ctx = await launch();
+  const page = await ctx.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(origin + "/");
+  const state = await openFiles(page, files);
+  const close = async () => {
+    await ctx.close();
+    server.close();
+  };
+  return { page, errors, state, close };
+}
+
+/** Resolves once the current view says it is drawn. */
+export function viewDone(page, timeout = 60000) {
+  return page.waitForFunction(
+    () => document.documentElement.dataset.view === "done",
+    null,
+    { timeout },
+  );
+}
+
+/** Selects file `file` (its index) and view `view`, and waits until it is drawn. */
+export async function showView(page, file, view) {
+  await page.selectOption("#file-select", String(file));
+  await viewDone(page);
+  await page.click(`[data-view=${view}]`);
+  await viewDone(page);
+}
+
 export async function shot(page, name) {
   await page.waitForTimeout(250);
   await page.screenshot({ path: join(SHOTS, `${name}.png`) });

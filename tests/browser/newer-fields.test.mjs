@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { serve, launch, openFiles, ROOT } from "./harness.mjs";
+import { openPage, ROOT } from "./harness.mjs";
 
 const CLI = join(ROOT, "target/release/snapscope");
 const FIXTURE = join(ROOT, "fixtures/semantics_training.pickle");
@@ -16,18 +16,14 @@ const firstRow = (sql) =>
     }),
   ).rows[0][0];
 
-let server, ctx, page;
+let page, close;
 before(async () => {
-  let origin;
-  ({ server, origin } = await serve());
-  ctx = await launch();
-  page = await ctx.newPage();
-  await page.goto(origin + "/");
-  assert.equal(await openFiles(page, [FIXTURE]), "ready");
+  let state;
+  ({ page, state, close } = await openPage([FIXTURE]));
+  assert.equal(state, "ready");
 });
 after(async () => {
-  await ctx?.close();
-  server?.close();
+  await close?.();
 });
 
 async function panelText(event) {

@@ -6,7 +6,14 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { serve, launch, openFiles, shot, CORPUS, ROOT } from "./harness.mjs";
+import {
+  openPage,
+  viewDone,
+  showView,
+  shot,
+  CORPUS,
+  ROOT,
+} from "./harness.mjs";
 
 const CLI = join(ROOT, "target/release/snapscope");
 const cli = (...args) =>
@@ -24,36 +31,19 @@ const SKIP = [HANMIN, NPU, DUMP_ONLY].every(existsSync)
   ? false
   : "needs the corpus in ../shared/snapshots";
 
-let server, origin, ctx, page, errors;
+let page, errors, close;
 before(async () => {
   if (SKIP) return;
-  ({ server, origin } = await serve());
-  ctx = await launch();
-  page = await ctx.newPage();
-  errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(origin + "/");
-  assert.equal(await openFiles(page, [HANMIN, NPU, DUMP_ONLY]), "ready");
+  let state;
+  ({ page, errors, state, close } = await openPage([HANMIN, NPU, DUMP_ONLY]));
+  assert.equal(state, "ready");
 });
 after(async () => {
-  await ctx?.close();
-  server?.close();
+  await close?.();
 });
 
-const done = () =>
-  page.waitForFunction(
-    () => document.documentElement.dataset.view === "done",
-    null,
-    {
-      timeout: 60000,
-    },
-  );
-async function show(file, view) {
-  await page.selectOption("#file-select", String(file));
-  await done();
-  await page.click(`[data-view=${view}]`);
-  await done();
-}
+const done = () => viewDone(page);
+const show = (file, view) => showView(page, file, view);
 const categoryRows = () =>
   page.$$eval("table.categories tbody tr", (rows) =>
     rows.map((r) => ({
