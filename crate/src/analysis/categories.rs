@@ -68,6 +68,19 @@ pub fn totals(conn: &Connection, device: i64, event: Option<i64>) -> Result<Vec<
         .collect())
 }
 
+/// What reduces a category's share, for the finding. For uncategorized blocks it depends on
+/// whether their largest site has a stack: without one, recording earlier gives them one; with
+/// one, no rule knows that code, and a rule of the user's own will.
+pub fn advice_for(c: &CategoryShare) -> &'static str {
+    let stackless = c.top_sites.first().is_none_or(|s| s.label.starts_with('['));
+    match c.category.as_str() {
+        "unknown" if !stackless => {
+            "a category rule for these sites would name them (snapscope --categories rules.toml, or the rules editor; docs/categories.md)"
+        }
+        other => advice(other),
+    }
+}
+
 /// What reduces each category, for the finding.
 pub fn advice(category: &str) -> &'static str {
     match category {
@@ -81,7 +94,7 @@ pub fn advice(category: &str) -> &'static str {
         "cache" => "a smaller or quantized KV cache (shorter maximum length, paged cache) would help most",
         "input/data" => "smaller batches, or keeping data on the host until it is needed, would help most",
         "communication" => "smaller communication buckets (bucket_cap_mb) or limiting concurrent all-gathers would help most",
-        _ => "recording memory history earlier (before the model is built) would give these blocks stacks and categories",
+        _ => "recording memory history from before the model is built would give these blocks stacks and categories",
     }
 }
 
@@ -155,7 +168,7 @@ pub fn categories_at(conn: &Connection, device: i64, event: Option<i64>) -> Resu
             are(&c.category),
             percent(c.share),
             format::bytes(c.bytes),
-            advice(&c.category)
+            advice_for(c)
         )
     });
     Ok(CategoryBreakdown { device, event, at_dump: !traced, active, categories: cats, finding })

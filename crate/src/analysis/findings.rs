@@ -247,7 +247,7 @@ pub fn findings(
                 bytes(top.bytes)
             ),
             format!("{}; largest sites: {}", rules.join("; "), sites.join(", ")),
-            super::categories::advice(&top.category),
+            super::categories::advice_for(top),
             format!("up to {} at {at}", bytes(top.bytes)),
         );
     }
