@@ -5,10 +5,11 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { openPage, ROOT } from "./harness.mjs";
+import { openPage, showView, viewDone, ROOT } from "./harness.mjs";
 
 const CLI = join(ROOT, "target/release/snapscope");
 const FIXTURE = join(ROOT, "fixtures/semantics_training.pickle");
+const PINNED = join(ROOT, "fixtures/pinned_host.pickle");
 const firstRow = (sql) =>
   JSON.parse(
     execFileSync(CLI, ["sql", FIXTURE, sql, "--json", "--rows", "arrays"], {
@@ -19,7 +20,7 @@ const firstRow = (sql) =>
 let page, close;
 before(async () => {
   let state;
-  ({ page, state, close } = await openPage([FIXTURE]));
+  ({ page, state, close } = await openPage([FIXTURE, PINNED]));
   assert.equal(state, "ready");
 });
 after(async () => {
@@ -27,6 +28,7 @@ after(async () => {
 });
 
 async function panelText(event) {
+  await showView(page, 0, "timeline");
   await page.evaluate((e) => window.snapscope.select(e, "timeline"), event);
   await page.waitForFunction(
     (e) =>
@@ -60,4 +62,18 @@ test("a frame of generated code shows its FX node", async () => {
     /FX mm_default: call_function aten\.mm\.default ← \/work\/train\/model\.py:12 forward/,
   );
   assert.match(text, /activation/);
+});
+
+test("pinned host memory is an entry of its own, named as such", async () => {
+  await showView(page, 1, "overview");
+  const label = await page.$eval(
+    "#device-select option[value='1']",
+    (o) => o.textContent,
+  );
+  assert.match(label, /^pinned host memory \(entry 1\) · 9 events$/);
+  await page.selectOption("#device-select", "1");
+  await viewDone(page);
+  const text = await page.$eval(".overview", (o) => o.textContent);
+  assert.match(text, /Entry 1 is pinned host memory/);
+  await showView(page, 0, "overview");
 });

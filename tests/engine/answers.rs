@@ -93,6 +93,14 @@ fn memory_known_only_by_its_free_is_not_an_allocation_site() {
         assert_eq!(g.label, "[allocated before the window]");
         assert!(g.site.is_none(), "no allocation site for it");
     }
+    // Allocated inside the window on autograd's thread (no stack) and known by its free: not
+    // "before the window".
+    let e = open(&dir.join("npu/snapshot_with_empty_cache.pkl"));
+    let p = e.analyze(0, PEAK).unwrap().peak.unwrap();
+    let g = p.by_stack.iter().find(|g| g.label == "[allocation stack not recorded]").expect("in-window memory known by its free");
+    assert_eq!(g.origin, "dynamic");
+    assert!(g.detail.as_deref().unwrap().starts_with("freed at train_one_step"));
+    assert!(!p.by_stack.iter().any(|g| g.label == "[allocated before the window]" && g.blocks == 161));
 }
 
 #[test]

@@ -85,7 +85,8 @@ pub fn bands(loaded: &Loaded, device: i64, from: u32, to: u32, columns: u32, max
                 site: match l.stack().and_then(|s| crate::frames::site(interner, &interner.stacks[s as usize])) {
                     // A stack known only from the free does not say where the block was allocated.
                     Some(f) if l.stack_source == crate::replay::StackSource::Free => {
-                        format!("allocated before the window; freed at {}", crate::frames::display(f, &root))
+                        let what = if l.before_window() { "allocated before the window" } else { "allocation stack not recorded" };
+                        format!("{what}; freed at {}", crate::frames::display(f, &root))
                     }
                     Some(f) => crate::frames::display(f, &root),
                     None => String::new(),

@@ -13,6 +13,19 @@ pub const BEFORE_WINDOW_NO_STACK: &str = "[allocated before the window, no stack
 pub const BEFORE_WINDOW: &str = "[allocated before the window]";
 /// Label of live memory with no stack at all.
 pub const NO_STACK: &str = "[no stack recorded]";
+/// Label of live memory allocated in the window without a stack (autograd's threads record no
+/// Python frames) whose only known stack is its free's.
+pub const NO_ALLOC_STACK: &str = "[allocation stack not recorded]";
+
+/// The group label of memory known only by where it was freed: allocated before the window, or
+/// inside it without a stack.
+pub fn freed_only_label(before_window: bool) -> &'static str {
+    if before_window {
+        BEFORE_WINDOW
+    } else {
+        NO_ALLOC_STACK
+    }
+}
 
 /// One of the four device counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,7 +254,7 @@ pub fn live_groups(conn: &Connection, device: i64, event: Option<i64>, by: &str,
            SELECT {key} AS k, (l.alloc_event IS NULL) AS before, (l.stack_source = 'free') AS freed, COUNT(*) AS n,
                   SUM(l.size) AS bytes, SUM(l.requested_size) AS req
            FROM {live} l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
-           GROUP BY k, freed, CASE WHEN {key} IS NULL THEN (l.alloc_event IS NULL) ELSE 0 END) g {join}
+           GROUP BY k, freed, CASE WHEN {key} IS NULL OR l.stack_source = 'free' THEN (l.alloc_event IS NULL) ELSE 0 END) g {join}
          ORDER BY g.bytes DESC, g.k, g.freed",
         live = live_lifetimes_sql("?1", "?2")
     );
@@ -265,7 +278,9 @@ pub fn live_groups(conn: &Connection, device: i64, event: Option<i64>, by: &str,
         let (k, before, freed, (n, bytes, req), label, caller, site, stack) = row?;
         let before = before && traced;
         let (label, detail, origin) = match (k, label) {
-            (Some(_), Some(shown)) if freed => (BEFORE_WINDOW.to_string(), Some(format!("freed at {shown}")), "before_window"),
+            (Some(_), Some(shown)) if freed => {
+                (freed_only_label(before).to_string(), Some(format!("freed at {shown}")), if before { "before_window" } else { "dynamic" })
+            }
             (Some(_), Some(shown)) => (shown, caller, "dynamic"),
             _ if before => (BEFORE_WINDOW_NO_STACK.to_string(), None, "before_window"),
             _ => (NO_STACK.to_string(), None, "dynamic"),

@@ -178,9 +178,9 @@ pub fn categories_at(conn: &Connection, device: i64, event: Option<i64>) -> Resu
 pub fn percent(share: f64) -> String {
     let p = share * 100.0;
     if (99.5..100.0).contains(&p) || (p > 0.0 && p < 0.5) {
-        format!("{p:.1} %")
+        format!("{p:.1}%")
     } else {
-        format!("{p:.0} %")
+        format!("{p:.0}%")
     }
 }
 

@@ -85,7 +85,8 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
     let traced: bool = conn.query_row("SELECT events > 0 FROM devices WHERE device_index = ?1", [device], |r| r.get(0))?;
     for (size, req, stack, before, freed_stack) in live_blocks(conn, device, event, opts)? {
         let before = before && traced;
-        let key = (stack, stack.is_none() && before, freed_stack && stack.is_some());
+        // `before` is kept for stackless blocks and for those known only by their free.
+        let key = (stack, (stack.is_none() || freed_stack) && before, freed_stack && stack.is_some());
         let e = per_stack.entry(key).or_default();
         e.0 += size;
         e.1 += req;
@@ -115,7 +116,7 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
     for key in keys {
         let (bytes, req, count) = per_stack[&key];
         let path: Vec<PathStep> = match key {
-            (Some(stack), _, freed) => {
+            (Some(stack), before, freed) => {
                 // Innermost first, as stored.
                 let frames: Vec<(String, i64, String, String, String)> = frames_of
                     .query_map([stack], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
@@ -129,7 +130,7 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
                 if freed {
                     // Known only by where it was freed: under its own group, not as an allocation site.
                     let site = frames_of_label(&frames, &kinds);
-                    vec![(BEFORE_WINDOW.to_string(), None), (format!("freed at {site}"), None)]
+                    vec![(super::basis::freed_only_label(before).to_string(), None), (format!("freed at {site}"), None)]
                 } else {
                     steps.collect()
                 }

@@ -143,6 +143,13 @@ export async function renderOverview(c: ViewContext) {
     );
     return;
   }
+  if (d.pinned_host)
+    root.append(
+      el('div', {
+        class: 'health info',
+        text: `Entry ${d.device} is pinned host memory (the CUDA host allocator's page-locked buffers, recorded with record_pinned_host_memory=True), not device memory: its figures are host RAM.`,
+      }),
+    );
   root.append(health(c, d));
   const p = d.peaks;
   // Every derived figure comes from the engine, each taken at one event.
