@@ -10,6 +10,7 @@ import { openPage, showView, viewDone, ROOT } from "./harness.mjs";
 const CLI = join(ROOT, "target/release/snapscope");
 const FIXTURE = join(ROOT, "fixtures/semantics_training.pickle");
 const PINNED = join(ROOT, "fixtures/pinned_host.pickle");
+const COMPILED = join(ROOT, "fixtures/compiled_ranges.pickle");
 const firstRow = (sql) =>
   JSON.parse(
     execFileSync(CLI, ["sql", FIXTURE, sql, "--json", "--rows", "arrays"], {
@@ -20,7 +21,7 @@ const firstRow = (sql) =>
 let page, close;
 before(async () => {
   let state;
-  ({ page, state, close } = await openPage([FIXTURE, PINNED]));
+  ({ page, state, close } = await openPage([FIXTURE, PINNED, COMPILED]));
   assert.equal(state, "ready");
 });
 after(async () => {
@@ -76,4 +77,16 @@ test("pinned host memory is an entry of its own, named as such", async () => {
   const text = await page.$eval(".overview", (o) => o.textContent);
   assert.match(text, /Entry 1 is pinned host memory/);
   await showView(page, 0, "overview");
+});
+
+test("framework ranges stay out of the timeline's markers; the steps' ranges stay in", async () => {
+  await showView(page, 2, "timeline");
+  const text = await page.$eval("#view", (v) => v.textContent);
+  assert.match(
+    text,
+    /annotation \(6\)/,
+    "the ProfilerStep START/END markers only",
+  );
+  assert.doesNotMatch(text, /6,006/);
+  assert.match(text, /show 3,000 framework ranges/);
 });

@@ -73,14 +73,24 @@ pub fn findings(
         );
     }
     if let Some(l) = leak {
+        // A window that is one forward pass and nothing else: its floor rises as the pass's
+        // activations pile up; that is not yet a leak.
+        let one_forward_pass = steps.is_some_and(|s| {
+            s.steps.is_empty() && s.phases.iter().filter(|p| p.kind == "run").all(|p| p.name == "forward" || p.name == "data")
+        });
         if l.floor_rises_steadily && l.candidate_bytes > 0 {
             let top = l.candidates_by_stack.first().map(|s| s.label.clone()).unwrap_or_default();
+            let within = if one_forward_pass {
+                "; the window is one forward pass (no backward, no optimizer step): the rise may be its activations piling up rather than a leak"
+            } else {
+                ""
+            };
             add(
-                "high",
+                if one_forward_pass { "medium" } else { "high" },
                 "leak",
                 format!("Allocated memory floor grows by {} over the window", bytes(l.floor_growth)),
                 format!(
-                    "{} blocks ({}) allocated in the window are still allocated at the end; largest site: {top}",
+                    "{} blocks ({}) allocated in the window are still allocated at the end; largest site: {top}{within}",
                     count(l.candidates),
                     bytes(l.candidate_bytes)
                 ),

@@ -28,7 +28,10 @@ import {
 /** Time buckets for the annotation markers: about a pixel each on a wide chart. */
 const ANNOTATION_BUCKETS = 1000;
 
-/** OOM and snapshot events, and external annotations at the first event at or after their time. */
+/**
+ * OOM and snapshot events, and external annotations at the first event at or after their time
+ * (framework-internal ones left out: they are in the phase bands, on request).
+ */
 async function loadMarkers(c: ViewContext): Promise<Marker[]> {
   const markers: Marker[] = [];
   const mrows = await c.file.client.call<{ rows: [number, string][] }>(
@@ -45,7 +48,8 @@ async function loadMarkers(c: ViewContext): Promise<Marker[]> {
   const arows = await c.file.client.call<{ rows: [number | null, string, string, number][] }>(
     'sql',
     `WITH a AS (SELECT time_us, name, stage FROM annotations
-                WHERE time_us IS NOT NULL AND (device_index IS NULL OR device_index = ${c.device})),
+                WHERE time_us IS NOT NULL AND (device_index IS NULL OR device_index = ${c.device})
+                  AND name NOT IN (SELECT name FROM phases WHERE kind = 'range' AND grp = 'framework')),
           r AS (SELECT MIN(time_us) AS lo, MAX(time_us) * 1.0 - MIN(time_us) AS span FROM a),
           g AS (SELECT MIN(a.time_us) AS t, a.name AS name, a.stage AS stage, COUNT(*) AS n FROM a, r
                 GROUP BY CAST((a.time_us - r.lo * 1.0) * ${ANNOTATION_BUCKETS} / MAX(1, r.span) AS INTEGER))
@@ -139,12 +143,12 @@ export async function renderTimeline(c: ViewContext) {
   const frameworkCount = phases.phases.filter(isFramework).length;
   const frameworkToggle = el('button', {
     class: 'framework-toggle',
-    text: `show ${frameworkCount} framework range${frameworkCount === 1 ? '' : 's'}`,
+    text: `show ${int(frameworkCount)} framework range${frameworkCount === 1 ? '' : 's'}`,
     hidden: frameworkCount === 0,
   });
   frameworkToggle.addEventListener('click', () => {
     showFramework = !showFramework;
-    frameworkToggle.textContent = `${showFramework ? 'hide' : 'show'} ${frameworkCount} framework range${frameworkCount === 1 ? '' : 's'}`;
+    frameworkToggle.textContent = `${showFramework ? 'hide' : 'show'} ${int(frameworkCount)} framework range${frameworkCount === 1 ? '' : 's'}`;
     draw();
   });
   let bands: BandLayout = { bands: [], rows: 0, hidden: 0 };
