@@ -349,3 +349,19 @@ fn framework_ranges_are_grouped_and_steps_still_found() {
     assert!(text.contains("3,000 framework ranges (dynamo / inductor / AOT) hidden"), "{text}");
     assert!(text.lines().count() < 20, "the text lists the steps, not the framework ranges");
 }
+
+/// Without annotations or phases, a repeating allocation pattern gives the steps (the fixture's
+/// three iterations after one set-up allocation); layers repeating inside one forward pass do not.
+#[test]
+fn steps_from_a_repeating_allocation_pattern() {
+    let e = open(&common::fixtures().join("cuda_training.pickle"));
+    let s = e.steps(0).unwrap();
+    assert_eq!(s.step_source.as_deref(), Some("a repeating allocation pattern"));
+    let firsts: Vec<u32> = s.steps.iter().map(|x| x.first_event).collect();
+    assert_eq!(firsts, vec![3, 10, 17], "set-up events 0-2 are no step; one iteration is 7 events");
+    let Some(dir) = common::corpus() else {
+        return;
+    };
+    let e = open(&dir.join("cuda/Constructor-Sun__code_location/memory_snapshot.pickle"));
+    assert!(e.steps(2).unwrap().steps.is_empty(), "one forward pass through repeated layers is not a run of steps");
+}

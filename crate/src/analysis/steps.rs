@@ -100,7 +100,8 @@ pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
         open: r.open,
     }));
     let framework_ranges = phases.ranges.iter().filter(|r| r.group == RangeGroup::Framework).count();
-    let mut allocs: Vec<u32> = d.lifetimes.iter().filter_map(|l| l.alloc_event()).collect();
+    let mut allocs: Vec<Alloc> =
+        d.lifetimes.iter().filter_map(|l| l.alloc_event().map(|e| (e, l.size, l.free_completed_event().unwrap_or(u32::MAX)))).collect();
     allocs.sort_unstable();
     let (source, bounds) = step_bounds(phases, d.events as u32, &allocs);
     let steps = measure(d, phases, &bounds);
@@ -127,8 +128,11 @@ pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
 /// (number, first, last, complete) of each step.
 type Bound = (i64, u32, u32, bool);
 
-/// `allocs`: the events that allocate, ascending.
-fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[u32]) -> (Option<&'static str>, Vec<Bound>) {
+/// An allocation: its event, block size and the event that returned it (`u32::MAX`: never).
+type Alloc = (u32, u64, u32);
+
+/// `allocs`: the allocations in event order.
+fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[Alloc]) -> (Option<&'static str>, Vec<Bound>) {
     if events == 0 {
         return (None, Vec::new());
     }
@@ -147,8 +151,8 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[u32]) -> (Option<&'
     // A step ends with its optimizer step; what follows the last one is a partial step. An
     // optimizer run that allocates nothing is zero_grad (it only frees), not a step.
     let allocates = |first: u32, last: u32| {
-        let i = allocs.partition_point(|&e| e < first);
-        allocs.get(i).is_some_and(|&e| e <= last)
+        let i = allocs.partition_point(|a| a.0 < first);
+        allocs.get(i).is_some_and(|a| a.0 <= last)
     };
     let optimizer: Vec<&crate::semantics::PhaseRun> = phases.runs.iter().filter(|r| r.phase == Phase::Optimizer).collect();
     let stepping: Vec<u32> = optimizer.iter().filter(|r| allocates(r.first, r.last)).map(|r| r.last).collect();
@@ -168,7 +172,53 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[u32]) -> (Option<&'
         }
         return (Some("backward passes"), b);
     }
+    // Without annotations or phases: the allocation pattern repeats once per step, and a step
+    // returns most of what it allocated (layers repeating inside one pass keep theirs: no steps).
+    let sizes: Vec<u64> = allocs.iter().map(|a| a.1).collect();
+    if let Some((offset, period)) = periodicity(&sizes) {
+        let starts: Vec<usize> = (offset..sizes.len()).step_by(period).collect();
+        let bounds: Vec<Bound> = starts
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                let last = starts.get(k + 1).map_or(events - 1, |&next| allocs[next].0 - 1);
+                (k as i64 + 1, allocs[i].0, last, k + 1 < starts.len())
+            })
+            .collect();
+        let keeps_most = |b: &Bound| {
+            let mine = allocs.iter().filter(|a| a.0 >= b.1 && a.0 <= b.2);
+            let (all, kept) = mine.fold((0u64, 0u64), |(all, kept), a| (all + a.1, kept + if a.2 > b.2 { a.1 } else { 0 }));
+            kept * 2 > all
+        };
+        let keeping = bounds.iter().filter(|b| b.3 && keeps_most(b)).count();
+        if keeping * 2 <= bounds.iter().filter(|b| b.3).count() {
+            return (Some("a repeating allocation pattern"), bounds);
+        }
+    }
     (None, Vec::new())
+}
+
+/// The smallest period (in allocations) with which the sequence of block sizes repeats: at least
+/// 90 % of the sizes equal the one a period later, over at least three periods; and where the
+/// repetition starts. Looks at the first 6,000 allocations.
+fn periodicity(sizes: &[u64]) -> Option<(usize, usize)> {
+    let s = &sizes[..sizes.len().min(6000)];
+    let n = s.len();
+    for period in 2..=n / 3 {
+        // Where a whole period first repeats (set-up allocations may come before).
+        let Some(offset) = (0..period).find(|&i| (i..i + period).all(|j| s[j] == s[j + period])) else {
+            continue;
+        };
+        if n - offset < 3 * period {
+            continue;
+        }
+        let pairs = n - period - offset;
+        let same = (offset..n - period).filter(|&i| s[i] == s[i + period]).count();
+        if same * 10 >= pairs * 9 {
+            return Some((offset, period));
+        }
+    }
+    None
 }
 
 fn split_after(ends: &[u32], events: u32) -> Vec<Bound> {
@@ -221,7 +271,7 @@ fn growth(steps: &[Step]) -> Growth {
             verdict: "no_steps".into(),
             bytes_per_step: None,
             steps_compared: Vec::new(),
-            text: "No steps found: the trace has no ProfilerStep ranges, optimizer steps or repeated backward passes.".into(),
+            text: "No steps found: the trace has no ProfilerStep ranges, optimizer steps, repeated backward passes or repeating allocation pattern.".into(),
         };
     }
     // The first step allocates the optimizer state and warms the caches: with four or more
@@ -264,6 +314,14 @@ fn growth(steps: &[Step]) -> Growth {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repeating_allocation_pattern_is_found_with_its_start() {
+        // One set-up allocation, then three iterations of three allocations.
+        assert_eq!(periodicity(&[7, 1, 2, 3, 1, 2, 3, 1, 2, 3]), Some((1, 3)));
+        assert_eq!(periodicity(&[1, 2, 3, 4, 5, 6, 7, 8, 9]), None, "no repetition");
+        assert_eq!(periodicity(&[1, 2, 1, 2]), None, "two periods are not three");
+    }
 
     #[test]
     fn optimizer_ends_split_steps_and_keep_the_partial_tail() {
