@@ -142,7 +142,7 @@ export async function renderSteps(c: ViewContext) {
       class: 'muted step-source',
       text: s.step_source
         ? `${plural(s.steps.length, 'step')}, found from ${s.step_source}. Click a step to see its events in the timeline, a peak event for its details.`
-        : 'No steps were found: the trace has no ProfilerStep ranges, optimizer steps or repeated backward passes.',
+        : s.growth.text, // the engine's sentence on why no steps were found
     }),
   );
   if (s.steps.length) c.root.append(stepTable(c, s.steps));
