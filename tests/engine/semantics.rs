@@ -365,3 +365,20 @@ fn steps_from_a_repeating_allocation_pattern() {
     let e = open(&dir.join("cuda/Constructor-Sun__code_location/memory_snapshot.pickle"));
     assert!(e.steps(2).unwrap().steps.is_empty(), "one forward pass through repeated layers is not a run of steps");
 }
+
+/// Compare with a dump-only file: no peak figures or peak delta for the side without a trace.
+#[test]
+fn compare_with_a_dump_only_file_shows_no_peaks_for_it() {
+    let Some(dir) = common::corpus() else {
+        return;
+    };
+    let a = open(&dir.join("cuda/notHanmin__assignment2-systems/memory_snapshot.pickle"));
+    let b = open(&dir.join("cuda/kkaitlyn111__cs336-a2-systems/memory_snapshot.pickle"));
+    let c = a.compare_with(&b.compare_side().unwrap()).unwrap();
+    let d = &c.devices[0];
+    assert_eq!(d.allocated_peak_delta, None);
+    let peak = d.figures.iter().find(|f| f.label == "peak allocated").unwrap();
+    assert!(peak.a.is_some() && peak.b.is_none() && peak.delta.is_none());
+    let dump = d.figures.iter().find(|f| f.label == "allocated at dump").unwrap();
+    assert!(dump.b.is_some() && dump.delta.is_some());
+}

@@ -172,9 +172,13 @@ fn figures(a: Option<&DeviceOverview>, b: Option<&DeviceOverview>) -> Vec<Figure
         ("reserved at dump", "bytes", |d| d.at_dump.reserved as i64),
         ("segments at dump", "count", |d| d.segments_at_dump as i64),
     ];
+    // A file without trace events has no peaks over time: its peak rows stay empty rather than
+    // show the dump's figures under a peak's name.
+    let traced = |d: &&DeviceOverview| d.events > 0;
     rows.iter()
         .map(|&(label, unit, get)| {
-            let (x, y) = (a.map(get), b.map(get));
+            let side = |d: Option<&DeviceOverview>| if label.starts_with("peak") { d.filter(traced).map(get) } else { d.map(get) };
+            let (x, y) = (side(a), side(b));
             Figure { label: label.into(), unit: unit.into(), a: x, b: y, delta: x.zip(y).map(|(x, y)| y - x) }
         })
         .collect()
@@ -194,7 +198,11 @@ pub fn compare(a: &Side, b: &Side, top: usize) -> Comparison {
             let categories = diff_categories(pa.as_ref(), pb.as_ref());
             DeviceComparison {
                 device: d,
-                allocated_peak_delta: pa.as_ref().zip(pb.as_ref()).map(|(x, y)| y.peaks.allocated.bytes - x.peaks.allocated.bytes),
+                allocated_peak_delta: pa
+                    .as_ref()
+                    .zip(pb.as_ref())
+                    .filter(|(x, y)| x.overview.events > 0 && y.overview.events > 0)
+                    .map(|(x, y)| y.peaks.allocated.bytes - x.peaks.allocated.bytes),
                 figures: figures(pa.as_ref().map(|x| &x.overview), pb.as_ref().map(|x| &x.overview)),
                 peaks_a: pa.map(|x| x.peaks),
                 peaks_b: pb.map(|x| x.peaks),

@@ -35,15 +35,20 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         let c = engine.compare_with(&crate::rules::open(&other)?.compare_side()?)?;
         out.answer(serde_json::json!({"mode": "compare", "comparison": c}), |_| {
             for d in &c.devices {
-                let peak = |p: &Option<snapscope::analysis::basis::PeakSet>| p.as_ref().map_or("—".into(), |p| bytes(p.allocated.bytes));
+                let figure = |label: &str| d.figures.iter().find(|f| f.label == label);
+                let side = |v: Option<i64>| v.map_or("— (no trace)".to_string(), bytes);
+                let peak_row = figure("peak allocated");
                 say!(
                     "device {}: allocated peak {} → {} ({})",
                     d.device,
-                    peak(&d.peaks_a),
-                    peak(&d.peaks_b),
+                    side(peak_row.and_then(|f| f.a)),
+                    side(peak_row.and_then(|f| f.b)),
                     d.allocated_peak_delta.map_or("—".into(), bytes)
                 );
-                for c in d.categories.iter().filter(|c| c.delta != 0).take(5) {
+                // Categories of a dump without stacks are all "unknown": no comparison by category then.
+                let events = figure("events");
+                let both_traced = events.is_some_and(|f| f.a.unwrap_or(0) > 0 && f.b.unwrap_or(0) > 0);
+                for c in d.categories.iter().filter(|c| c.delta != 0 && both_traced).take(5) {
                     let sign = if c.delta > 0 { "+" } else { "−" };
                     say!("  {:>22} {sign}{} ({} → {})", c.category, bytes(c.delta.abs()), bytes(c.bytes_a), bytes(c.bytes_b));
                 }
