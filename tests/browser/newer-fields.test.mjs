@@ -81,6 +81,12 @@ test("pinned host memory is an entry of its own, named as such", async () => {
 
 test("framework ranges stay out of the timeline's markers; the steps' ranges stay in", async () => {
   await showView(page, 2, "timeline");
+  // The markers' legend comes with the chart, after the view's first paint.
+  await page.waitForFunction(
+    () => /annotation \(/.test(document.querySelector("#view").textContent),
+    null,
+    { timeout: 60000 },
+  );
   const text = await page.$eval("#view", (v) => v.textContent);
   assert.match(
     text,
