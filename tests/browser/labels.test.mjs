@@ -116,6 +116,10 @@ test(
   { skip: SKIP },
   async () => {
     await view("tree");
+    // The side list is filled once the tree and its category bar have both arrived.
+    await page.waitForSelector(".tree-side tbody td.label a", {
+      timeout: 60000,
+    });
     const kids = await page.$$eval(".tree-side tbody td.label a", (a) =>
       a.map((x) => x.textContent),
     );
