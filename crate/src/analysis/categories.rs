@@ -194,7 +194,12 @@ fn capitalized(s: &str) -> String {
         "unknown" => "uncategorized blocks",
         other => other,
     };
-    let mut c = plural.chars();
+    capitalize(plural)
+}
+
+/// `s` with its first letter in upper case.
+pub fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
     c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
 }
 

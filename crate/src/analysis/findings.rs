@@ -252,7 +252,7 @@ pub fn findings(
             "categories",
             format!(
                 "{} is the largest share at {at}: {} ({})",
-                capitalize(&top.category),
+                super::categories::capitalize(&top.category),
                 super::categories::percent(top.share),
                 bytes(top.bytes)
             ),
@@ -264,9 +264,4 @@ pub fn findings(
     let rank = |p: &str| ["high", "medium", "low", "info"].iter().position(|x| *x == p).unwrap_or(4);
     f.sort_by_key(|x| rank(&x.priority));
     f
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
 }

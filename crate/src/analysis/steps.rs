@@ -185,8 +185,11 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[Alloc]) -> (Option<
                 (k as i64 + 1, allocs[i].0, last, k + 1 < starts.len())
             })
             .collect();
+        // allocs is in event order: each step's allocations are one slice of it.
         let keeps_most = |b: &Bound| {
-            let mine = allocs.iter().filter(|a| a.0 >= b.1 && a.0 <= b.2);
+            let from = allocs.partition_point(|a| a.0 < b.1);
+            let to = allocs.partition_point(|a| a.0 <= b.2);
+            let mine = allocs[from..to].iter();
             let (all, kept) = mine.fold((0u64, 0u64), |(all, kept), a| (all + a.1, kept + if a.2 > b.2 { a.1 } else { 0 }));
             kept * 2 > all
         };

@@ -47,6 +47,11 @@ impl At {
 pub const ANALYSES: [&str; 11] =
     ["overview", "peak", "fragment", "leak", "oom", "tree", "compare", "categories", "steps", "streams", "all"];
 
+/// A device's position in the replay (semantics are stored by position) and its replay.
+fn device_of(l: &Loaded, device: i64) -> Result<(usize, &crate::replay::DeviceReplay)> {
+    l.devices.iter().enumerate().find(|(_, d)| d.device == device).ok_or_else(|| Error::no_device(device))
+}
+
 pub struct Engine {
     /// The replay, shared with the SnapshotDB's virtual tables (None for a .db file).
     loaded: Option<Arc<Loaded>>,
@@ -196,7 +201,7 @@ impl Engine {
     /// Phases, named ranges, steps and growth across steps.
     pub fn steps(&self, device: i64) -> Result<steps::StepsAnalysis> {
         let l = self.loaded("steps and phases")?;
-        let (pos, d) = l.devices.iter().enumerate().find(|(_, d)| d.device == device).ok_or_else(|| Error::no_device(device))?;
+        let (pos, d) = device_of(l, device)?;
         Ok(steps::steps(d, &l.semantics().phases[pos]))
     }
 
@@ -209,7 +214,7 @@ impl Engine {
     /// Active memory by category over events `from..=to` in `columns` columns.
     pub fn category_series(&self, device: i64, from: u32, to: u32, columns: u32) -> Result<category_series::CategorySeries> {
         let l = self.loaded("a timeline by category")?;
-        let (pos, d) = l.devices.iter().enumerate().find(|(_, d)| d.device == device).ok_or_else(|| Error::no_device(device))?;
+        let (pos, d) = device_of(l, device)?;
         let sem = l.semantics();
         Ok(category_series::category_series(d, &sem.categories[pos], &sem.rules.categories, from, to, columns))
     }
