@@ -216,6 +216,18 @@ test(
       NPU_EXP,
       "--json",
     ).comparison.devices[0].categories;
+    // The table of the comparison just picked replaces the previous one when its answer comes.
+    const want = engine.map((c) => c.category).join("|");
+    await page
+      .waitForFunction(
+        (w) =>
+          [...document.querySelectorAll("table.categories-delta tbody tr")]
+            .map((r) => r.dataset.category)
+            .join("|") === w,
+        want,
+        { timeout: 30000 },
+      )
+      .catch(() => {});
     const rows = await page.$$eval("table.categories-delta tbody tr", (rs) =>
       rs.map((r) => [r.dataset.category, r.lastElementChild.textContent]),
     );

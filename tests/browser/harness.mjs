@@ -144,12 +144,26 @@ export function viewDone(page, timeout = 60000) {
   );
 }
 
+/**
+ * Resolves once view `view` is the one on screen and says it is drawn: a "done" left over from
+ * the previous view does not count (the new render may not have started yet).
+ */
+export function viewShown(page, view, timeout = 60000) {
+  return page.waitForFunction(
+    (v) =>
+      document.querySelector(`#view > .view-${v}`) !== null &&
+      document.documentElement.dataset.view === "done",
+    view,
+    { timeout },
+  );
+}
+
 /** Selects file `file` (its index) and view `view`, and waits until it is drawn. */
 export async function showView(page, file, view) {
   await page.selectOption("#file-select", String(file));
   await viewDone(page);
   await page.click(`[data-view=${view}]`);
-  await viewDone(page);
+  await viewShown(page, view);
 }
 
 export async function shot(page, name) {
