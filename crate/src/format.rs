@@ -42,6 +42,29 @@ pub fn event(e: Option<i64>) -> String {
     e.map(|e| format!("event {e}")).unwrap_or_else(|| "the window start".into())
 }
 
+/// "80GiB", "80 GB", "512MiB", "85899345920": a byte count as people type it (GB = 10^9,
+/// GiB = 2^30). None for anything else.
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "kb" => 1e3,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "mb" => 1e6,
+        "g" | "gib" => (1u64 << 30) as f64,
+        "gb" => 1e9,
+        "t" | "tib" => (1u64 << 40) as f64,
+        "tb" => 1e12,
+        _ => return None,
+    };
+    let v = n * scale;
+    (v.is_finite() && v >= 1.0).then_some(v.round() as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::bytes;
@@ -57,5 +80,9 @@ mod tests {
         assert_eq!(super::count(1313), "1,313");
         assert_eq!(super::count(-1_000_000), "-1,000,000");
         assert_eq!(super::count(999), "999");
+        assert_eq!(super::parse_bytes("80GiB"), Some(80 << 30));
+        assert_eq!(super::parse_bytes("80 GB"), Some(80_000_000_000));
+        assert_eq!(super::parse_bytes("1024"), Some(1024));
+        assert_eq!(super::parse_bytes("lots"), None);
     }
 }

@@ -16,6 +16,7 @@ pub mod reader;
 pub mod replay;
 pub mod report;
 pub mod semantics;
+pub mod simulate;
 pub mod store;
 pub mod warmup;
 

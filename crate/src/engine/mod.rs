@@ -243,6 +243,54 @@ impl Engine {
         Ok(())
     }
 
+    /// The allocator settings the recording ran under, as the simulator reads them.
+    pub fn recorded_settings(&self, device: i64) -> Result<crate::simulate::Settings> {
+        let l = self.loaded("the allocator simulator")?;
+        let (_, d) = device_of(l, device)?;
+        Ok(crate::simulate::Settings::recorded(&d.rules).with_recorded_extras(l.snapshot.allocator_settings.as_ref()))
+    }
+
+    /// Run the allocator on the device's recorded requests under the recorded settings changed
+    /// by `conf` (`PYTORCH_CUDA_ALLOC_CONF` syntax; None or "" = as recorded, the self-check).
+    /// `device_memory` bytes, else the capacity seen at a recorded OOM, else unknown.
+    pub fn simulate(&self, device: i64, conf: Option<&str>, device_memory: Option<u64>) -> Result<crate::simulate::Simulation> {
+        let l = self.loaded("the allocator simulator")?;
+        let (_, d) = device_of(l, device)?;
+        let conf = conf.map(str::trim).unwrap_or("");
+        let settings = self.recorded_settings(device)?.apply_conf(conf)?;
+        let capacity = match device_memory {
+            Some(b) => Some(crate::simulate::Capacity { bytes: b, source: "given (--device-memory)".into() }),
+            None => l.snapshot.trace(device).and_then(|t| crate::simulate::Capacity::from_oom(d, t)),
+        };
+        Ok(crate::simulate::simulate(&l.snapshot, d, &settings, capacity, conf.is_empty()))
+    }
+
+    /// Alloc-conf strings of the standard set for a device ("" = as recorded).
+    pub fn tune_candidates(&self, device: i64, device_memory: Option<u64>) -> Result<Vec<String>> {
+        let with_capacity = device_memory.is_some() || self.simulate_capacity_known(device)?;
+        Ok(crate::simulate::tune::standard_set(&self.recorded_settings(device)?, with_capacity))
+    }
+
+    fn simulate_capacity_known(&self, device: i64) -> Result<bool> {
+        let l = self.loaded("the allocator simulator")?;
+        let (_, d) = device_of(l, device)?;
+        Ok(l.snapshot.trace(device).and_then(|t| crate::simulate::Capacity::from_oom(d, t)).is_some())
+    }
+
+    /// Simulate the standard set and rank it by reserved peak.
+    pub fn tune(&self, device: i64, device_memory: Option<u64>) -> Result<crate::simulate::tune::Tuning> {
+        let mut rows = Vec::new();
+        let mut baseline = 0;
+        for conf in self.tune_candidates(device, device_memory)? {
+            let sim = self.simulate(device, Some(&conf), device_memory)?;
+            if conf.is_empty() {
+                baseline = sim.reserved_peak.bytes;
+            }
+            rows.push(crate::simulate::tune::row(&conf, &sim, baseline));
+        }
+        Ok(crate::simulate::tune::rank(device, rows))
+    }
+
     pub fn tree(&self, device: i64, at: At) -> Result<tree::MemoryTree> {
         tree::memory_tree(self.conn()?, device, self.resolve(device, at)?, tree::TreeOptions::default())
     }

@@ -49,6 +49,9 @@ enum Cmd {
     Report(cmd::report::Args),
     /// The template catalogue with typed parameters and output columns (for scripts and agents).
     Capabilities,
+    /// What if: replay the allocator on the recorded requests under other settings
+    /// (--alloc-conf "expandable_segments:True"); without settings, check it reproduces the recording.
+    Simulate(cmd::simulate::Args),
     /// Run read-only SQL on a snapshot or SnapshotDB (schema: docs/schema.md).
     Sql(cmd::sql::Args),
 }
@@ -75,6 +78,7 @@ fn main() {
         Cmd::Report(a) => cmd::report::run(a, out),
         Cmd::Capabilities => cmd::capabilities::run(out),
         Cmd::Sql(a) => cmd::sql::run(a, out),
+        Cmd::Simulate(a) => cmd::simulate::run(a, out),
     };
     if let Err(e) = result {
         emit::fail(&e, cli.json);

@@ -9,6 +9,7 @@ pub mod metadata;
 pub mod overview;
 pub mod query;
 pub mod report;
+pub mod simulate;
 pub mod skill;
 pub mod slice;
 pub mod sql;

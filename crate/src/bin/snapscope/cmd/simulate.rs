@@ -1,0 +1,90 @@
+use crate::emit::Out;
+use crate::focus::resolve;
+use snapscope::format::{bytes, count, event, parse_bytes};
+use snapscope::simulate::Simulation;
+use snapscope::{Error, Result};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    input: Option<PathBuf>,
+    /// Settings to simulate, in PYTORCH_CUDA_ALLOC_CONF syntax, on top of the recorded ones
+    /// (e.g. "expandable_segments:True,max_split_size_mb:512"). Without it: the recorded
+    /// settings, and the check that the simulation reproduces the recording.
+    #[arg(long = "alloc-conf", value_name = "S")]
+    alloc_conf: Option<String>,
+    /// Device capacity for the OOM verdict (e.g. 80GiB); default: seen at a recorded OOM.
+    #[arg(long = "device-memory", value_name = "BYTES")]
+    device_memory: Option<String>,
+    #[arg(long)]
+    device: Option<i64>,
+}
+
+/// `--device-memory` as bytes, with the accepted forms in the error.
+pub fn device_memory(text: Option<&str>) -> Result<Option<u64>> {
+    text.map(|t| {
+        parse_bytes(t).ok_or_else(|| {
+            Error::new("INVALID_PARAMETER", format!("--device-memory {t:?} is not a byte count"), "write it like 80GiB, 40GB, 16384MiB or a number of bytes")
+        })
+    })
+    .transpose()
+}
+
+pub fn run(a: Args, out: Out) -> Result<()> {
+    let target = resolve(a.input, a.device)?;
+    let engine = crate::rules::open(&target.path)?;
+    let memory = device_memory(a.device_memory.as_deref())?;
+    let mut devices = Vec::new();
+    for d in engine.devices_or(target.device)? {
+        devices.push(engine.simulate(d, a.alloc_conf.as_deref(), memory)?);
+    }
+    out.answer(serde_json::json!({ "devices": devices }), |_| devices.iter().for_each(print));
+    Ok(())
+}
+
+fn print(s: &Simulation) {
+    say!("== device {} ==  settings: {}", s.device, s.settings["conf"].as_str().unwrap_or(""));
+    let change = s.reserved_peak.bytes as i64 - s.recorded_reserved_peak.bytes as i64;
+    say!(
+        "  reserved peak  {:>12} at {}   (recorded {}, {}{})",
+        bytes(s.reserved_peak.bytes as i64),
+        event(s.reserved_peak.event.map(i64::from)),
+        bytes(s.recorded_reserved_peak.bytes as i64),
+        if change >= 0 { "+" } else { "" },
+        bytes(change)
+    );
+    say!("  allocated peak {:>12} at {}", bytes(s.allocated_peak.bytes as i64), event(s.allocated_peak.event.map(i64::from)));
+    say!(
+        "  at the reserved peak: {} free in reserved memory, largest free block {}",
+        bytes(s.free_at_reserved_peak as i64),
+        bytes(s.largest_free_at_reserved_peak as i64)
+    );
+    say!("  segment allocations {}, releases {}", count(s.segment_allocs as i64), count(s.segment_frees as i64));
+    match (&s.oom_detail, &s.capacity) {
+        (Some(o), Some(c)) => say!(
+            "  out of memory at event {} ({} requested, {} reserved, capacity {})",
+            count(o.event as i64),
+            bytes(o.bytes as i64),
+            bytes(o.reserved as i64),
+            bytes(c.bytes as i64)
+        ),
+        (None, Some(c)) => say!("  no out-of-memory within {} ({})", bytes(c.bytes as i64), c.source),
+        _ => say!("  OOM: unknown capacity (pass --device-memory, e.g. 80GiB)"),
+    }
+    if !s.recorded_ooms_avoided.is_empty() {
+        let list: Vec<String> = s.recorded_ooms_avoided.iter().map(|e| count(*e as i64)).collect();
+        say!("  recorded OOMs this setting would have served: event {}", list.join(", "));
+    }
+    if !s.cache_releases.is_empty() {
+        say!("  cache releases of the program (empty_cache) applied at the same points: {}", s.cache_releases.len());
+    }
+    match (s.reproduces_recording, &s.first_difference) {
+        (Some(true), _) => say!("  self-check: the simulation reproduces this recording exactly"),
+        (Some(false), Some(d)) => say!("  self-check: differs first at event {}: {}", count(d.event as i64), d.reason),
+        _ if s.as_recorded => say!("  self-check: nothing to compare (the trace has no segment events)"),
+        _ => {}
+    }
+    for n in &s.notes {
+        say!("  note: {n}");
+    }
+}

@@ -1,0 +1,344 @@
+//! What if: run the caching allocator forward on one device's recorded request stream under
+//! other settings, and say what the reserved memory, the segment calls and the OOMs would have
+//! been. Under the recorded settings the simulation must reproduce the recording's segment
+//! events; that self-check is what makes the other answers trustworthy.
+//!
+//! `settings` (what to simulate) → `seed` (the window-start layout from the replay) → `pool`
+//! (the allocator) driven by `run` over the trace → [`Simulation`]. `tune` runs a standard set.
+
+mod addresses;
+mod pool;
+mod seed;
+pub mod settings;
+pub mod tune;
+
+use crate::fasthash::FastMap;
+use crate::format::{bytes, exact_bytes};
+use crate::model::{Action, DeviceTrace, Snapshot};
+use crate::replay::column::Column;
+use crate::replay::{DeviceReplay, NONE};
+use pool::{Allocator, SegmentAction};
+use serde::Serialize;
+pub use settings::Settings;
+
+/// Device memory the allocator may reserve, and how it is known.
+#[derive(Debug, Clone, Serialize)]
+pub struct Capacity {
+    pub bytes: u64,
+    pub source: String,
+}
+
+impl Capacity {
+    /// Reserved plus the device's free memory at the first recorded OOM.
+    pub fn from_oom(replay: &DeviceReplay, trace: &DeviceTrace) -> Option<Capacity> {
+        (0..trace.events.len()).find_map(|i| {
+            let e = &trace.events[i];
+            let free = trace.extra(e).and_then(|x| x.device_free).filter(|_| e.action() == Action::Oom)?;
+            let reserved = replay.series.reserved.get(i)? as u64;
+            Some(Capacity {
+                bytes: reserved + free,
+                source: format!("reserved {} + device free {} at the OOM of event {i}", exact_bytes(reserved as i64), exact_bytes(free as i64)),
+            })
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SimPeak {
+    pub bytes: u64,
+    /// Event after which the peak is first reached (None: before the first event).
+    pub event: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Difference {
+    pub event: u32,
+    pub reason: String,
+}
+
+/// The first request the device could not serve.
+#[derive(Debug, Clone, Serialize)]
+pub struct OomAt {
+    pub event: u32,
+    /// Rounded request.
+    pub bytes: u64,
+    /// Simulated reserved bytes when it failed.
+    pub reserved: u64,
+    /// The recording ran out of memory at this event too.
+    pub recorded: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Simulation {
+    pub device: i64,
+    pub settings: serde_json::Value,
+    /// Simulated under the settings of the recording (the self-check).
+    pub as_recorded: bool,
+    pub reproduces_recording: Option<bool>,
+    pub first_difference: Option<Difference>,
+    pub reserved_peak: SimPeak,
+    pub allocated_peak: SimPeak,
+    pub recorded_reserved_peak: SimPeak,
+    /// cudaMalloc calls, or page mappings with expandable segments.
+    pub segment_allocs: u64,
+    /// cudaFree calls, or page unmappings with expandable segments.
+    pub segment_frees: u64,
+    /// The small pool's share of the reserved peak (the rest is the large pool).
+    pub small_pool_at_reserved_peak: u64,
+    pub free_at_reserved_peak: u64,
+    pub largest_free_at_reserved_peak: u64,
+    /// First event that would fail: an event index, "unknown capacity", or null (none).
+    pub oom: serde_json::Value,
+    pub oom_detail: Option<OomAt>,
+    /// Recorded OOMs the simulated allocator would have served.
+    pub recorded_ooms_avoided: Vec<u32>,
+    pub capacity: Option<Capacity>,
+    /// Events where the recording released cached memory on its own (empty_cache), applied in
+    /// the simulation at the same point.
+    pub cache_releases: Vec<u32>,
+    pub notes: Vec<String>,
+    /// Simulated reserved bytes after every event.
+    #[serde(skip)]
+    pub reserved: Column,
+}
+
+/// A maximal run of recorded releases that the program asked for (empty_cache), not the
+/// allocator's OOM path: start event → the event the releases precede.
+fn release_points(replay: &DeviceReplay, trace: &DeviceTrace, capacity: Option<u64>) -> FastMap<u32, u32> {
+    let events = &trace.events;
+    let mut out = FastMap::default();
+    let mut i = 0;
+    while i < events.len() {
+        if !matches!(events[i].action(), Action::SegmentFree | Action::SegmentUnmap) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < events.len() && events[i].action().is_segment() {
+            i += 1;
+        }
+        let trigger = i;
+        let grows = (start..trigger).map(|k| &events[k]).find(|e| matches!(e.action(), Action::SegmentAlloc | Action::SegmentMap));
+        let before = if start == 0 { replay.series.start.reserved } else { replay.series.reserved.at(start - 1) } as u64;
+        let oom_path = events.get(trigger).is_some_and(|e| e.action() == Action::Oom)
+            || capacity.zip(grows).is_some_and(|(c, g)| before + g.size > c);
+        if !oom_path {
+            out.insert(start as u32, trigger as u32);
+        }
+    }
+    out
+}
+
+/// Simulate one device. `as_recorded`: these are the recording's own settings, so compare.
+pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, capacity: Option<Capacity>, as_recorded: bool) -> Simulation {
+    let empty = DeviceTrace::default();
+    let trace = snap.trace(replay.device).unwrap_or(&empty);
+    let events = &trace.events;
+    let mut a = Allocator::new(settings.clone(), capacity.as_ref().map(|c| c.bytes), seed::recorded_addresses(replay, trace));
+    let mut block_of = seed::seed(&mut a, replay);
+    let releases = release_points(replay, trace, a.capacity);
+    let mut reserved = Column::with_capacity(events.len());
+    let mut allocated = Column::with_capacity(events.len());
+    let mut peak = SimPeak { bytes: a.reserved, event: None };
+    let mut alloc_peak = SimPeak { bytes: a.allocated, event: None };
+    let (mut free_at_peak, mut largest_at_peak, mut small_at_peak) = (a.reserved - a.active, a.largest_free(), a.reserved_small);
+    let mut oom: Option<OomAt> = None;
+    let mut avoided = Vec::new();
+    let mut cache_releases = Vec::new();
+
+    for i in 0..events.len() {
+        let e = &events[i];
+        let l = replay.event_lifetime[i];
+        a.trigger = i as u32;
+        match e.action() {
+            Action::Alloc if l != NONE && !replay.lifetimes[l as usize].orphan => {
+                let s = a.settings.rules.round_size(e.size);
+                let b = match a.malloc(s, e.stream) {
+                    Some(b) => b,
+                    None => {
+                        oom.get_or_insert(OomAt { event: i as u32, bytes: s, reserved: a.reserved, recorded: false });
+                        // Go on as if the device were larger, so the rest of the run is still told.
+                        let cap = a.capacity.take();
+                        let b = a.malloc(s, e.stream).expect("no capacity limit");
+                        a.capacity = cap;
+                        b
+                    }
+                };
+                block_of.insert(l, b);
+            }
+            Action::FreeRequested if l != NONE => {
+                if let Some(&b) = block_of.get(&l) {
+                    a.free_requested(b);
+                }
+            }
+            Action::FreeCompleted | Action::Free if l != NONE => {
+                if let Some(b) = block_of.remove(&l) {
+                    a.free_block(b);
+                }
+            }
+            Action::SegmentFree | Action::SegmentUnmap => {
+                if let Some(&trigger) = releases.get(&(i as u32)) {
+                    a.trigger = trigger;
+                    a.release_cached_blocks();
+                    cache_releases.push(i as u32);
+                }
+            }
+            Action::Oom => match a.malloc(e.size, e.stream) {
+                Some(b) => {
+                    avoided.push(i as u32);
+                    a.free_block(b);
+                }
+                None => {
+                    oom.get_or_insert(OomAt { event: i as u32, bytes: e.size, reserved: a.reserved, recorded: true });
+                }
+            },
+            _ => {}
+        }
+        reserved.push(a.reserved as i64);
+        allocated.push(a.allocated as i64);
+        if a.reserved > peak.bytes {
+            peak = SimPeak { bytes: a.reserved, event: Some(i as u32) };
+            free_at_peak = a.reserved - a.active;
+            largest_at_peak = a.largest_free();
+            small_at_peak = a.reserved_small;
+        }
+        if a.allocated > alloc_peak.bytes {
+            alloc_peak = SimPeak { bytes: a.allocated, event: Some(i as u32) };
+        }
+    }
+
+    let recorded_peak = {
+        let p = crate::replay::first_max(std::iter::once(replay.series.start.reserved).chain(replay.series.reserved.iter()));
+        p.map(|(b, i)| SimPeak { bytes: b as u64, event: i.checked_sub(1).map(|x| x as u32) }).unwrap_or(SimPeak { bytes: 0, event: None })
+    };
+    let (reproduces, first_difference) = if as_recorded { self_check(replay, trace, &a, &reserved, &allocated) } else { (None, None) };
+    let mut notes = Vec::new();
+    if !replay.consistency.ok {
+        notes.push("the replay of this trace is not consistent: the simulation follows the events it could place".to_string());
+    }
+    if !as_recorded && !replay.before_window.is_empty() {
+        notes.push(format!(
+            "{} blocks allocated before the window keep their recorded places (the simulation starts from the recorded window-start layout)",
+            replay.before_window.len()
+        ));
+    }
+    if settings.garbage_collection_threshold > 0.0 && capacity.is_none() {
+        notes.push("garbage_collection_threshold needs the device capacity (PyTorch applies it against a memory fraction): not simulated without --device-memory".into());
+    }
+    let oom_value = match (&oom, &capacity) {
+        (Some(o), _) => serde_json::Value::from(o.event),
+        (None, None) => "unknown capacity".into(),
+        (None, Some(_)) => serde_json::Value::Null,
+    };
+    Simulation {
+        device: replay.device,
+        settings: settings.describe(),
+        as_recorded,
+        reproduces_recording: reproduces,
+        first_difference,
+        reserved_peak: peak,
+        allocated_peak: alloc_peak,
+        recorded_reserved_peak: recorded_peak,
+        segment_allocs: a.segment_allocs,
+        segment_frees: a.segment_frees,
+        small_pool_at_reserved_peak: small_at_peak,
+        free_at_reserved_peak: free_at_peak,
+        largest_free_at_reserved_peak: largest_at_peak,
+        oom: oom_value,
+        oom_detail: oom,
+        recorded_ooms_avoided: avoided,
+        capacity,
+        cache_releases,
+        notes,
+        reserved,
+    }
+}
+
+fn describe(action: SegmentAction, size: u64) -> String {
+    let verb = match action {
+        SegmentAction::Alloc => "cudaMallocs a segment of",
+        SegmentAction::Free => "frees a segment of",
+        SegmentAction::Map => "maps",
+        SegmentAction::Unmap => "unmaps",
+    };
+    format!("{verb} {} ({})", bytes(size as i64), action.name())
+}
+
+/// Compare the simulation under the recorded settings with the recording: the same segment
+/// events (action and size, caused by the same event), the same reserved and allocated bytes
+/// after every event.
+fn self_check(replay: &DeviceReplay, trace: &DeviceTrace, a: &Allocator, reserved: &Column, allocated: &Column) -> (Option<bool>, Option<Difference>) {
+    let events = &trace.events;
+    // Each recorded segment event with the event it precedes (the request that caused it).
+    let mut recorded = Vec::with_capacity(replay.segment_events.len());
+    let mut trigger = events.len() as u32;
+    for k in (0..events.len()).rev() {
+        let e = &events[k];
+        let action = match e.action() {
+            Action::SegmentAlloc => SegmentAction::Alloc,
+            Action::SegmentFree => SegmentAction::Free,
+            Action::SegmentMap => SegmentAction::Map,
+            Action::SegmentUnmap => SegmentAction::Unmap,
+            _ => {
+                trigger = k as u32;
+                continue;
+            }
+        };
+        recorded.push((trigger, action, e.size, k as u32));
+    }
+    recorded.reverse();
+    let mut diff: Option<Difference> = None;
+    let n = recorded.len().max(a.emitted.len());
+    for j in 0..n {
+        let rec = recorded.get(j);
+        let sim = a.emitted.get(j);
+        let same = match (rec, sim) {
+            (Some(r), Some(s)) => r.0 == s.trigger && r.1 == s.action && r.2 == s.size,
+            _ => false,
+        };
+        if same {
+            continue;
+        }
+        diff = Some(match (rec, sim) {
+            (Some(r), Some(s)) => Difference {
+                event: r.3.min(s.trigger),
+                reason: format!(
+                    "at event {} the recording {}; the simulation {} at event {}",
+                    r.3,
+                    describe(r.1, r.2),
+                    describe(s.action, s.size),
+                    s.trigger
+                ),
+            },
+            (Some(r), None) => Difference { event: r.3, reason: format!("at event {} the recording {}; the simulation does not", r.3, describe(r.1, r.2)) },
+            (None, Some(s)) => Difference {
+                event: s.trigger,
+                reason: format!("at event {} the simulation {}; the recording does not", s.trigger, describe(s.action, s.size)),
+            },
+            (None, None) => unreachable!("j < max of both lengths"),
+        });
+        break;
+    }
+    let counter_diff = (0..events.len()).filter(|&i| !events[i].action().is_segment()).find_map(|i| {
+        let (rr, sr) = (replay.series.reserved.at(i), reserved.at(i));
+        let (ra, sa) = (replay.series.allocated.at(i), allocated.at(i));
+        if rr != sr {
+            Some(Difference { event: i as u32, reason: format!("reserved after event {i}: recorded {}, simulated {}", exact_bytes(rr), exact_bytes(sr)) })
+        } else if ra != sa {
+            Some(Difference {
+                event: i as u32,
+                reason: format!("allocated after event {i}: recorded {}, simulated {} (a block size differs)", exact_bytes(ra), exact_bytes(sa)),
+            })
+        } else {
+            None
+        }
+    });
+    let first = match (diff, counter_diff) {
+        (Some(d), Some(c)) => Some(if c.event < d.event { c } else { d }),
+        (d, c) => d.or(c),
+    };
+    if recorded.is_empty() && a.emitted.is_empty() && first.is_none() {
+        return (None, None);
+    }
+    (Some(first.is_none()), first)
+}

@@ -1,0 +1,83 @@
+//! The standard set of settings people try after an OOM message, simulated and ranked by
+//! reserved peak, with the one to try first.
+
+use super::{Settings, Simulation};
+use crate::format::bytes;
+use serde::Serialize;
+
+/// Alloc-conf strings to try on a recording made under `recorded` (the recording itself is
+/// always first, as ""). `with_capacity`: garbage collection only acts against a capacity.
+pub fn standard_set(recorded: &Settings, with_capacity: bool) -> Vec<String> {
+    let mut set = vec![String::new()];
+    if recorded.rules.expandable {
+        set.push("expandable_segments:False".into());
+    } else {
+        set.push("expandable_segments:True".into());
+        for mb in [128, 256, 512] {
+            set.push(format!("max_split_size_mb:{mb}"));
+        }
+    }
+    set.push("roundup_power2_divisions:4".into());
+    set.push("roundup_power2_divisions:[256:1,512:2,1024:4,>:8]".into());
+    if with_capacity && !(recorded.npu && recorded.rules.expandable) {
+        for t in ["0.6", "0.8"] {
+            set.push(format!("garbage_collection_threshold:{t}"));
+        }
+    }
+    set
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TuneRow {
+    /// The alloc-conf tried ("" = as recorded).
+    pub conf: String,
+    pub label: String,
+    pub reserved_peak: u64,
+    /// Reserved peak minus the simulated recorded settings' peak.
+    pub change: i64,
+    pub oom: serde_json::Value,
+    pub segment_allocs: u64,
+    pub largest_free_at_reserved_peak: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Tuning {
+    pub device: i64,
+    /// Best first (lowest reserved peak among those that do not run out of memory).
+    pub rows: Vec<TuneRow>,
+    pub try_first: Option<String>,
+    pub verdict: String,
+}
+
+pub fn row(conf: &str, sim: &Simulation, baseline: u64) -> TuneRow {
+    TuneRow {
+        conf: conf.to_string(),
+        label: if conf.is_empty() { "as recorded".into() } else { conf.to_string() },
+        reserved_peak: sim.reserved_peak.bytes,
+        change: sim.reserved_peak.bytes as i64 - baseline as i64,
+        oom: sim.oom.clone(),
+        segment_allocs: sim.segment_allocs,
+        largest_free_at_reserved_peak: sim.largest_free_at_reserved_peak,
+    }
+}
+
+/// Rank the rows and name the setting to try first.
+pub fn rank(device: i64, mut rows: Vec<TuneRow>) -> Tuning {
+    let fails = |r: &TuneRow| r.oom.is_u64();
+    rows.sort_by_key(|r| (fails(r), r.reserved_peak, !r.conf.is_empty()));
+    let recorded = rows.iter().find(|r| r.conf.is_empty()).cloned();
+    let best = rows.iter().find(|r| !fails(r)).cloned();
+    let (try_first, verdict) = match (best, recorded) {
+        (Some(b), Some(rec)) if !b.conf.is_empty() && (fails(&rec) || b.reserved_peak * 100 < rec.reserved_peak * 99) => {
+            let why = if fails(&rec) {
+                "the recorded settings run out of memory and this one does not".to_string()
+            } else {
+                format!("it lowers the reserved peak by {} to {}", bytes(-b.change), bytes(b.reserved_peak as i64))
+            };
+            (Some(b.conf.clone()), format!("Try {} first: {why} (simulated).", b.conf))
+        }
+        (Some(_), Some(rec)) => (None, format!("The recorded settings are already within 1% of the best of the set ({} reserved at the peak).", bytes(rec.reserved_peak as i64))),
+        _ => (None, "Every setting of the set runs out of memory: the program needs less memory, not other allocator settings.".into()),
+    };
+    Tuning { device, rows, try_first, verdict }
+}
