@@ -218,6 +218,29 @@ impl WasmEngine {
         answer(self.engine()?.category_rules())
     }
 
+    /// What if: the allocator simulated on this device's requests under `conf`
+    /// (PYTORCH_CUDA_ALLOC_CONF syntax, "" = as recorded) with `device_memory` bytes (≤ 0: from a
+    /// recorded OOM, else unknown), plus the recorded and simulated reserved lines in `columns`.
+    pub fn simulate(&self, device: i32, conf: String, device_memory: f64, columns: u32) -> Result<String, JsValue> {
+        let memory = (device_memory > 0.0).then_some(device_memory as u64);
+        answer(self.engine()?.simulate_lines(device as i64, Some(&conf), memory, columns))
+    }
+
+    /// The standard set of settings to try ("" = as recorded), for the page to run one by one.
+    #[wasm_bindgen(js_name = tuneCandidates)]
+    pub fn tune_candidates(&self, device: i32, device_memory: f64) -> Result<String, JsValue> {
+        answer(self.engine()?.tune_candidates(device as i64, (device_memory > 0.0).then_some(device_memory as u64)))
+    }
+
+    /// Rank rows of the standard set (JSON array of `{conf, label, reserved_peak, change, oom,
+    /// segment_allocs, largest_free_at_reserved_peak}`) and name the one to try first.
+    #[wasm_bindgen(js_name = rankTune)]
+    pub fn rank_tune(&self, device: i32, rows: String) -> Result<String, JsValue> {
+        let rows: Vec<crate::simulate::tune::TuneRow> = serde_json::from_str(&rows)
+            .map_err(|e| err(Error::new("INVALID_PARAMETER", format!("tune rows: {e}"), "pass the rows the page built from simulate()")))?;
+        answer(Ok(crate::simulate::tune::rank(device as i64, rows)))
+    }
+
     pub fn event(&self, device: i32, index: i32) -> Result<String, JsValue> {
         answer(self.engine()?.event(device as i64, index as i64))
     }

@@ -32,6 +32,7 @@ pub fn findings(
     leak: Option<&LeakAnalysis>,
     oom: &OomAnalysis,
     sem: (Option<&CategoryBreakdown>, Option<&StepsAnalysis>),
+    what_if: Option<&crate::simulate::WhatIf>,
 ) -> Vec<Finding> {
     let d = ov.device;
     let (cats, steps) = sem;
@@ -63,11 +64,12 @@ pub fn findings(
         );
     }
     for o in &oom.ooms {
+        let simulated = what_if.and_then(|w| w.ooms.iter().find(|x| x.event as i64 == o.event)).map(|x| format!(" {}", x.sentence));
         add(
             "high",
             "oom",
             format!("Out of memory at event {} ({})", o.event, o.verdict.replace('_', " ")),
-            o.explanation.clone(),
+            format!("{}{}", o.explanation, simulated.unwrap_or_default()),
             o.suggestions.first().map(String::as_str).unwrap_or(""),
             format!("the {} request fits", bytes(o.requested)),
         );
@@ -131,7 +133,10 @@ pub fn findings(
                 ),
                 format!("at {}: {} free, largest piece {}", at.label.replace('_', " "), bytes(at.free_bytes), bytes(at.largest_free)),
                 "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
-                format!("up to {} less reserved memory", bytes(at.free_bytes - at.largest_free)),
+                match what_if.filter(|w| w.conf == "expandable_segments:True") {
+                    Some(w) => w.sentence.clone(),
+                    None => format!("up to {} less reserved memory", bytes(at.free_bytes - at.largest_free)),
+                },
             );
         }
         if at.allocated > 0 && at.rounding_waste as f64 > 0.05 * at.allocated as f64 {

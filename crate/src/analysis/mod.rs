@@ -35,5 +35,8 @@ pub struct DeviceAnalysis {
     pub steps: Option<steps::StepsAnalysis>,
     /// Figures per stream (None for a SnapshotDB file).
     pub streams: Option<streams::StreamAnalysis>,
+    /// The recording simulated with expandable segments toggled (None without a trace or for a
+    /// SnapshotDB file).
+    pub what_if: Option<crate::simulate::WhatIf>,
     pub findings: Vec<findings::Finding>,
 }

@@ -183,8 +183,18 @@ impl Engine {
         let categories = categories::categories_at(self.conn()?, device, event)?;
         let steps = if has_events && self.loaded.is_some() { Some(self.steps(device)?) } else { None };
         let streams = if has_events && self.loaded.is_some() { Some(self.streams(device)?) } else { None };
-        let findings = findings::findings(&ov, peak.as_ref(), &fragment, leak.as_ref(), &oom, (Some(&categories), steps.as_ref()));
-        Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, categories, steps, streams, findings })
+        let what_if = if has_events && self.loaded.is_some() { Some(self.what_if(device, &oom)?) } else { None };
+        let findings =
+            findings::findings(&ov, peak.as_ref(), &fragment, leak.as_ref(), &oom, (Some(&categories), steps.as_ref()), what_if.as_ref());
+        Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, categories, steps, streams, what_if, findings })
+    }
+
+    /// The recording with expandable segments toggled, for the findings and the OOM view.
+    fn what_if(&self, device: i64, oom: &oom::OomAnalysis) -> Result<crate::simulate::WhatIf> {
+        let conf = crate::simulate::WhatIf::toggle_conf(&self.recorded_settings(device)?);
+        let sim = self.simulate(device, Some(conf), None)?;
+        let recorded: Vec<u32> = oom.ooms.iter().map(|o| o.event as u32).collect();
+        Ok(crate::simulate::WhatIf::from_simulation(conf, &sim, &recorded))
     }
 
     fn leaks(&self, device: i64) -> Result<leak::LeakAnalysis> {
@@ -262,7 +272,20 @@ impl Engine {
             Some(b) => Some(crate::simulate::Capacity { bytes: b, source: "given (--device-memory)".into() }),
             None => l.snapshot.trace(device).and_then(|t| crate::simulate::Capacity::from_oom(d, t)),
         };
-        Ok(crate::simulate::simulate(&l.snapshot, d, &settings, capacity, conf.is_empty()))
+        let mut sim = crate::simulate::simulate(&l.snapshot, d, &settings, capacity, conf.is_empty());
+        sim.settings["conf"] = if conf.is_empty() { format!("as recorded: {}", settings.conf_string()) } else { conf.to_string() }.into();
+        Ok(sim)
+    }
+
+    /// `simulate` with the recorded and simulated reserved lines over the events, for a chart.
+    pub fn simulate_lines(&self, device: i64, conf: Option<&str>, device_memory: Option<u64>, columns: u32) -> Result<serde_json::Value> {
+        let sim = self.simulate(device, conf, device_memory)?;
+        let l = self.loaded("the allocator simulator")?;
+        let (_, d) = device_of(l, device)?;
+        let lines = crate::simulate::reserved_lines(d, &sim, columns);
+        let mut v = serde_json::to_value(&sim).expect("serializable");
+        v["lines"] = serde_json::to_value(lines).expect("serializable");
+        Ok(v)
     }
 
     /// Alloc-conf strings of the standard set for a device ("" = as recorded).

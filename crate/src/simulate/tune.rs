@@ -3,7 +3,7 @@
 
 use super::{Settings, Simulation};
 use crate::format::bytes;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Alloc-conf strings to try on a recording made under `recorded` (the recording itself is
 /// always first, as ""). `with_capacity`: garbage collection only acts against a capacity.
@@ -27,7 +27,7 @@ pub fn standard_set(recorded: &Settings, with_capacity: bool) -> Vec<String> {
     set
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TuneRow {
     /// The alloc-conf tried ("" = as recorded).
     pub conf: String,
