@@ -422,9 +422,127 @@ def main():
     host = dict(h.expected(), device=1, pinned_host=True)
     write("pinned_host.pickle", snap, {"format": "dict", "consistent": True, "devices": [t.expected(), host]})
 
+    # 10. The allocator simulator: one small program per rule, recorded under the default
+    #     settings (so the self-check must reproduce it), with what other settings do to it worked
+    #     out by hand in `simulator_fixtures` below.
+    for name, snap, exp in simulator_fixtures(fr):
+        write(name, snap, exp)
+
     with open(os.path.join(OUT, "expected.json"), "w") as f:
         json.dump(EXPECTED, f, indent=1, sort_keys=True)
     print(f"wrote {len(EXPECTED)} fixtures to {os.path.normpath(OUT)}")
+
+
+DEFAULT_SETTINGS = {
+    "PYTORCH_CUDA_ALLOC_CONF": "", "expandable_segments": False, "max_split_size": -1,
+    "garbage_collection_threshold": 0.0, "release_lock_on_cudamalloc": False,
+    "roundup_power2_divisions": {str(1 << k): 0 for k in range(16)},
+}
+
+
+def simulator_fixtures(fr):
+    """(name, snapshot, expected) per simulator rule. Each program is recorded as the default
+    CUDA allocator runs it; `simulate` maps an alloc-conf to the figures that setting gives,
+    reasoned step by step in the comments."""
+    st = fr.stack("step", "train", "main")
+    A, B, C = 0x7F1000000000, 0x7F2000000000, 0x7F3000000000
+    out = []
+
+    def snap_of(t):
+        return {"segments": t.dump_segments(), "device_traces": [t.events], "allocator_settings": DEFAULT_SETTINGS}
+
+    # Oversize blocks and max_split_size_mb. Defaults: 100 MiB is cached after its free; 60 MiB
+    # and then 30 MiB are split from it: one segment, 100 MiB reserved.
+    # max_split_size_mb:50: 60 MiB is oversize and may not take a block ≥ 60 + 20 MiB, so it gets
+    # a 60 MiB segment; 30 MiB is under the limit and may not take a block ≥ 50 MiB (the cached
+    # 100 MiB), so it gets a 30 MiB segment: 190 MiB reserved, 3 segments.
+    # max_split_size_mb:128: no block reaches 128 MiB: as recorded.
+    t = Trace(0)
+    t.segment_alloc(A, 100 * MIB, "large", st)
+    t.malloc(A, 100 * MIB, 100 * MIB, st)
+    t.free(A)
+    t.malloc(A, 60 * MIB, 60 * MIB, st)
+    t.malloc(A + 60 * MIB, 30 * MIB, 30 * MIB, st)
+    t.free(A)
+    t.free(A + 60 * MIB)
+    out.append(("sim_oversize.pickle", snap_of(t), {"format": "dict", "consistent": True, "devices": [t.expected()], "simulate": {
+        "": {"reserved_peak": 100 * MIB, "segment_allocs": 1, "segment_frees": 0, "oom": "unknown capacity"},
+        "max_split_size_mb:50": {"reserved_peak": 190 * MIB, "segment_allocs": 3, "segment_frees": 0, "allocated_peak": 100 * MIB},
+        "max_split_size_mb:128": {"reserved_peak": 100 * MIB, "segment_allocs": 1, "segment_frees": 0},
+    }}))
+
+    # roundup_power2_divisions. 17 requests of 1,100,000 B: 512-rounded to 1,100,288 B they all
+    # fit one 20 MiB segment (17 × 1,100,288 = 18,704,896 B). With 4 divisions per power of two
+    # they round to 1 MiB + 256 KiB = 1,310,720 B: 16 fill the segment exactly, the 17th needs a
+    # second 20 MiB segment; allocated peak 17 × 1,310,720 = 22,282,240 B.
+    t = Trace(0)
+    t.segment_alloc(A, 20 * MIB, "large", st)
+    req, block = 1_100_000, r512(1_100_000)
+    for k in range(17):
+        t.malloc(A + k * block, req, block, st)
+    for k in range(17):
+        t.free(A + k * block)
+    out.append(("sim_rounding.pickle", snap_of(t), {"format": "dict", "consistent": True, "devices": [t.expected()], "simulate": {
+        "": {"reserved_peak": 20 * MIB, "segment_allocs": 1, "allocated_peak": 17 * block},
+        "roundup_power2_divisions:4": {"reserved_peak": 40 * MIB, "segment_allocs": 2, "allocated_peak": 17 * 1_310_720},
+    }}))
+
+    # garbage_collection_threshold against a 100 MiB device. Defaults: 40 MiB cached, then 60 MiB
+    # in a new segment: 100 MiB reserved. With a threshold of 0.3 (30 MiB), the allocation that
+    # finds no cached block first collects: 40 MiB reserved > 30 MiB, the cached 40 MiB segment is
+    # at least as old as the average, so it is freed: 60 MiB reserved at the peak, one cudaFree.
+    t = Trace(0)
+    t.segment_alloc(A, 40 * MIB, "large", st)
+    t.malloc(A, 40 * MIB, 40 * MIB, st)
+    t.free(A)
+    t.segment_alloc(B, 60 * MIB, "large", st)
+    t.malloc(B, 60 * MIB, 60 * MIB, st)
+    t.free(B)
+    out.append(("sim_gc.pickle", snap_of(t), {"format": "dict", "consistent": True, "devices": [t.expected()], "device_memory": 100 * MIB, "simulate": {
+        "": {"reserved_peak": 100 * MIB, "segment_allocs": 2, "segment_frees": 0, "oom": None},
+        "garbage_collection_threshold:0.3": {"reserved_peak": 60 * MIB, "segment_allocs": 2, "segment_frees": 1, "oom": None},
+    }}))
+
+    # The OOM path on a 100 MiB device (the capacity comes from the recorded OOM: 80 MiB reserved
+    # + 20 MiB free). 60 MiB is cached; 80 MiB does not fit beside it, so the allocator frees the
+    # cached segment and retries: it succeeds (a segment_free, then a segment_alloc). 40 MiB more
+    # cannot fit at all: nothing is cached, the retry fails, OOM.
+    # expandable_segments:True: the 80 MiB maps one 20 MiB page after the cached 60 MiB (80 MiB
+    # reserved, no release); the 40 MiB still fails: the OOM happens anyway.
+    t = Trace(0)
+    t.segment_alloc(A, 60 * MIB, "large", st)
+    t.malloc(A, 60 * MIB, 60 * MIB, st)
+    t.free(A)
+    t.segment_free(A)
+    t.segment_alloc(B, 80 * MIB, "large", st)
+    t.malloc(B, 80 * MIB, 80 * MIB, st)
+    t.oom(40 * MIB, 20 * MIB)
+    out.append(("sim_oom_retry.pickle", snap_of(t), {"format": "dict", "consistent": True, "devices": [t.expected()], "simulate": {
+        "": {"reserved_peak": 80 * MIB, "segment_allocs": 2, "segment_frees": 1, "oom": len(t.events) - 1, "recorded_ooms_avoided": []},
+        "expandable_segments:True": {"reserved_peak": 80 * MIB, "segment_allocs": 2, "segment_frees": 0, "oom": len(t.events) - 1, "recorded_ooms_avoided": []},
+    }}))
+
+    # An OOM that expandable segments avoid (90 MiB device: 60 MiB reserved + 30 MiB free at the
+    # OOM). 60 MiB is cached, then split into two 30 MiB blocks; the first is freed. 35 MiB fits
+    # neither the free 30 MiB nor beside the split segment (60 + 36 > 90), which cannot be
+    # released while the second block lives: OOM.
+    # expandable_segments:True: the free 30 MiB's whole first page (20 MiB) is unmapped on the OOM
+    # path and 40 MiB mapped after the live block: 80 MiB reserved, the request is served.
+    t = Trace(0)
+    t.segment_alloc(A, 60 * MIB, "large", st)
+    t.malloc(A, 60 * MIB, 60 * MIB, st)
+    t.free(A)
+    t.malloc(A, 30 * MIB, 30 * MIB, st)
+    t.malloc(A + 30 * MIB, 30 * MIB, 30 * MIB, st)
+    t.free(A)
+    t.oom(35 * MIB, 30 * MIB)
+    oom_at = len(t.events) - 1
+    out.append(("sim_oom_avoided.pickle", snap_of(t), {"format": "dict", "consistent": True, "devices": [t.expected()], "simulate": {
+        "": {"reserved_peak": 60 * MIB, "segment_allocs": 1, "oom": oom_at, "recorded_ooms_avoided": []},
+        "expandable_segments:True": {"reserved_peak": 80 * MIB, "segment_allocs": 2, "segment_frees": 1, "oom": None, "recorded_ooms_avoided": [oom_at]},
+    }}))
+    del C
+    return out
 
 
 def typetag_pickle(t):

@@ -1,0 +1,171 @@
+//! The allocator simulator: the rule fixtures (scripts/gen_fixtures.py `simulator_fixtures`,
+//! answers worked out by hand there), the self-check on every real snapshot, and the real
+//! counterfactual pair of the corpus (the same NPU program recorded without and with
+//! expandable segments).
+
+mod common;
+use serde_json::Value;
+use snapscope::engine::Engine;
+use snapscope::simulate::Simulation;
+use snapscope::Loaded;
+use std::path::Path;
+
+fn open(path: &Path) -> Engine {
+    Engine::from_loaded(Loaded::from_bytes(&std::fs::read(path).unwrap()).unwrap(), Vec::new())
+}
+
+fn expected() -> Value {
+    serde_json::from_slice(&std::fs::read(common::fixtures().join("expected.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn every_rule_fixture_gives_the_worked_out_answer() {
+    let all = expected();
+    let mut checked = 0;
+    for (name, want) in all.as_object().unwrap().iter().filter(|(_, v)| v.get("simulate").is_some()) {
+        let e = open(&common::fixtures().join(name));
+        let memory = want["device_memory"].as_u64();
+        for (conf, figures) in want["simulate"].as_object().unwrap() {
+            let sim = serde_json::to_value(e.simulate(0, Some(conf), memory).unwrap()).unwrap();
+            for (key, value) in figures.as_object().unwrap() {
+                let got = if key.ends_with("_peak") { &sim[key]["bytes"] } else { &sim[key] };
+                assert_eq!(got, value, "{name} with {conf:?}: {key}");
+                checked += 1;
+            }
+            if conf.is_empty() {
+                assert_eq!(sim["reproduces_recording"], true, "{name}: {}", sim["first_difference"]);
+            }
+        }
+    }
+    assert!(checked >= 30, "only {checked} figures checked");
+}
+
+#[test]
+fn the_oom_path_reproduces_the_recorded_release_and_retry() {
+    let e = open(&common::fixtures().join("sim_oom_retry.pickle"));
+    let sim = e.simulate(0, None, None).unwrap();
+    let cap = sim.capacity.as_ref().expect("capacity from the recorded OOM");
+    assert_eq!(cap.bytes, 100 << 20);
+    assert!(cap.source.contains("device free"), "{}", cap.source);
+    // The release before the 80 MiB segment is the allocator's own retry, not an empty_cache.
+    assert!(sim.cache_releases.is_empty());
+    assert_eq!(sim.oom_detail.as_ref().map(|o| o.recorded), Some(true));
+}
+
+#[test]
+fn invalid_settings_are_refused_with_the_accepted_keys() {
+    let e = open(&common::fixtures().join("sim_oversize.pickle"));
+    let err = e.simulate(0, Some("expandable:True"), None).unwrap_err();
+    assert_eq!(err.code, "ALLOC_CONF_INVALID");
+    assert!(err.hint.contains("expandable_segments") && err.hint.contains("roundup_power2_divisions"), "{}", err.hint);
+    let err = e.simulate(0, Some("max_split_size_mb:abc"), None).unwrap_err();
+    assert!(err.message.contains("max_split_size_mb:abc"), "{}", err.message);
+}
+
+#[test]
+fn tune_ranks_the_standard_set_and_names_what_to_try() {
+    let e = open(&common::fixtures().join("sim_oom_avoided.pickle"));
+    let t = e.tune(0, None).unwrap();
+    assert_eq!(t.rows.len(), e.tune_candidates(0, None).unwrap().len());
+    // The recorded settings run out of memory; expandable segments do not: try that first.
+    assert_eq!(t.try_first.as_deref(), Some("expandable_segments:True"), "{}", t.verdict);
+    assert!(t.verdict.contains("run out of memory"), "{}", t.verdict);
+    let failing = t.rows.iter().position(|r| r.oom.is_u64()).unwrap();
+    assert!(t.rows[..failing].iter().all(|r| !r.oom.is_u64()), "settings that fail rank last");
+}
+
+fn corpus_files(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for dir in ["cuda", "npu"] {
+        let mut stack = vec![root.join(dir)];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = entry.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "pickle" || x == "pkl") {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_real_snapshot_with_segment_events_is_reproduced() {
+    let Some(root) = common::corpus() else {
+        eprintln!("../shared/snapshots not present: skipped");
+        return;
+    };
+    let (mut reproduced, mut nothing_to_check) = (0, 0);
+    for path in corpus_files(&root) {
+        let e = open(&path);
+        for d in e.devices().unwrap() {
+            let sim = e.simulate(d, None, None).unwrap();
+            match sim.reproduces_recording {
+                Some(true) => reproduced += 1,
+                None => nothing_to_check += 1,
+                Some(false) => panic!("{} device {d}: {:?}", path.display(), sim.first_difference),
+            }
+            assert_eq!(sim.reserved_peak.bytes, sim.recorded_reserved_peak.bytes, "{}", path.display());
+        }
+    }
+    assert_eq!(reproduced, 18, "device traces with segment events reproduced");
+    assert!(nothing_to_check > 10);
+}
+
+#[test]
+fn a_damaged_trace_is_reported_where_it_first_differs() {
+    let Some(root) = common::corpus() else { return };
+    let e = open(&root.join("synthetic/synthetic_mosaic_output.pickle"));
+    let sim = e.simulate(0, None, None).unwrap();
+    assert_eq!(sim.reproduces_recording, Some(false));
+    let d = sim.first_difference.unwrap();
+    assert!(d.reason.contains("the recording does not"), "{}", d.reason);
+    assert!(sim.notes.iter().any(|n| n.contains("not consistent")), "{:?}", sim.notes);
+}
+
+fn sim(root: &Path, file: &str, conf: &str) -> Simulation {
+    open(&root.join("npu").join(file)).simulate(0, Some(conf), None).unwrap()
+}
+
+#[test]
+fn the_npu_program_without_expandable_segments_lands_on_the_expandable_recording() {
+    let Some(root) = common::corpus() else { return };
+    let s = sim(&root, "snapshot_with_empty_cache.pkl", "expandable_segments:True");
+    assert_eq!(s.recorded_reserved_peak.bytes, 662_700_032);
+    assert_eq!(s.reserved_peak.bytes, 643_825_664, "the expandable recording's reserved peak");
+    assert_eq!(s.cache_releases.len(), 3, "the program's three empty_cache calls are kept");
+}
+
+#[test]
+fn the_expandable_program_without_them_differs_by_one_small_segment_of_window_start_packing() {
+    let Some(root) = common::corpus() else { return };
+    let recorded = sim(&root, "snapshot_with_empty_cache.pkl", "");
+    assert_eq!(recorded.reproduces_recording, Some(true));
+    let s = sim(&root, "snapshot_with_empty_cache_expandable.pkl", "expandable_segments:False");
+    assert_eq!(s.recorded_reserved_peak.bytes, 643_825_664);
+    // Every byte of the difference: the large pool is the recording's to the byte at the peak,
+    // and the small pool holds one 2 MiB segment more (README: the window starts after 320
+    // allocations the expandable run packed into one 8 MiB mapping).
+    let large = |x: &Simulation| x.reserved_peak.bytes - x.small_pool_at_reserved_peak;
+    assert_eq!(large(&s), large(&recorded));
+    assert_eq!(s.small_pool_at_reserved_peak, recorded.small_pool_at_reserved_peak + (2 << 20));
+    assert_eq!(s.reserved_peak.bytes, 662_700_032 + (2 << 20));
+}
+
+#[test]
+fn the_oom_of_the_annotated_run_would_happen_earlier_without_expandable_segments() {
+    let Some(root) = common::corpus() else { return };
+    let e = open(&root.join("cuda/Constructor-Sun__code_location/memory_snapshot.pickle"));
+    let a = e.analyze(1, snapscope::engine::At::Peak(snapscope::analysis::basis::Counter::Allocated)).unwrap();
+    let w = a.what_if.unwrap();
+    assert_eq!(w.conf, "expandable_segments:False");
+    assert_eq!(w.ooms.len(), 1);
+    assert!(w.ooms[0].happens);
+    assert!(w.sentence.contains("would have run out of memory at event 420"), "{}", w.sentence);
+    let oom = a.findings.iter().find(|f| f.category == "oom").unwrap();
+    assert!(oom.evidence.contains("would still have happened (simulated)"), "{}", oom.evidence);
+}
