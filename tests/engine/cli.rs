@@ -219,3 +219,58 @@ fn outputs_do_not_follow_symlinks() {
         std::fs::read_dir(dir.join("out")).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp-")).count();
     assert_eq!(leftovers, 0);
 }
+
+#[test]
+fn simulate_answers_the_json_contract_and_refuses_bad_settings() {
+    let snap = common::fixtures().join("sim_oom_avoided.pickle");
+    let s = snap.to_str().unwrap();
+    let (rc, out, err) = snapscope(&["simulate", s, "--alloc-conf", "expandable_segments:True", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let d = &v["devices"][0];
+    for key in [
+        "device",
+        "settings",
+        "reproduces_recording",
+        "first_difference",
+        "segment_allocs",
+        "segment_frees",
+        "largest_free_at_reserved_peak",
+        "oom",
+    ] {
+        assert!(d.get(key).is_some(), "{key} missing in {d}");
+    }
+    assert!(d["reserved_peak"]["bytes"].is_u64() && d["allocated_peak"]["event"].is_u64());
+    assert_eq!(d["settings"]["expandable_segments"], true);
+    assert_eq!(d["reproduces_recording"], Value::Null, "only the recorded settings are checked");
+    assert_eq!(d["oom"], Value::Null, "expandable segments serve the recorded OOM's request");
+
+    let (rc, out, _) = snapscope(&["simulate", s, "--json"]);
+    assert_eq!(rc, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["devices"][0]["reproduces_recording"], true);
+    assert_eq!(v["devices"][0]["oom"], 8, "the recorded OOM, reproduced");
+
+    let (rc, _, err) = snapscope(&["simulate", s, "--alloc-conf", "expandable_segment:True", "--json"]);
+    assert_eq!(rc, 1);
+    let e: Value = serde_json::from_str(&err).unwrap();
+    assert_eq!(e["error"]["code"], "ALLOC_CONF_INVALID");
+    assert!(e["error"]["hint"].as_str().unwrap().contains("expandable_segments"));
+    let (rc, _, err) = snapscope(&["simulate", s, "--device-memory", "lots", "--json"]);
+    assert_eq!(rc, 1, "{err}");
+
+    let (rc, out, err) = snapscope(&["analyze", s, "--mode", "tune", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["devices"][0]["try_first"], "expandable_segments:True");
+    assert_eq!(v["devices"][0]["reproduces_recording"], true);
+
+    let db = tmp("sim.db");
+    let (rc, _, err) = snapscope(&["import", s, "-o", db.to_str().unwrap(), "--no-focus"]);
+    assert_eq!(rc, 0, "{err}");
+    let (rc, _, err) = snapscope(&["simulate", s, "--alloc-conf", "max_split_size_mb:64", "--save", db.to_str().unwrap()]);
+    assert_eq!(rc, 0, "{err}");
+    let (_, out, _) = snapscope(&["sql", db.to_str().unwrap(), "SELECT conf, as_recorded FROM simulated_runs", "--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["rows"][0]["conf"], "max_split_size_mb:64");
+}

@@ -44,8 +44,8 @@ impl At {
 }
 
 /// The analysis modes of `analyze`.
-pub const ANALYSES: [&str; 11] =
-    ["overview", "peak", "fragment", "leak", "oom", "tree", "compare", "categories", "steps", "streams", "all"];
+pub const ANALYSES: [&str; 12] =
+    ["overview", "peak", "fragment", "leak", "oom", "tree", "compare", "categories", "steps", "streams", "tune", "all"];
 
 /// A device's position in the replay (semantics are stored by position) and its replay.
 fn device_of(l: &Loaded, device: i64) -> Result<(usize, &crate::replay::DeviceReplay)> {
@@ -304,14 +304,21 @@ impl Engine {
     pub fn tune(&self, device: i64, device_memory: Option<u64>) -> Result<crate::simulate::tune::Tuning> {
         let mut rows = Vec::new();
         let mut baseline = 0;
+        let mut check = None;
         for conf in self.tune_candidates(device, device_memory)? {
             let sim = self.simulate(device, Some(&conf), device_memory)?;
             if conf.is_empty() {
                 baseline = sim.reserved_peak.bytes;
+                check = Some((sim.reproduces_recording, crate::simulate::health(&sim)));
             }
             rows.push(crate::simulate::tune::row(&conf, &sim, baseline));
         }
-        Ok(crate::simulate::tune::rank(device, rows))
+        let mut t = crate::simulate::tune::rank(device, rows);
+        if let Some((reproduces, health)) = check {
+            t.reproduces_recording = reproduces;
+            t.health = Some(health);
+        }
+        Ok(t)
     }
 
     pub fn tree(&self, device: i64, at: At) -> Result<tree::MemoryTree> {
@@ -358,7 +365,12 @@ impl Engine {
             ov.devices.iter().map(|d| self.analyze(d.device, At::Peak(Counter::Allocated))).collect::<Result<_>>()?;
         let timelines: Vec<timeline::Timeline> =
             ov.devices.iter().map(|d| timeline::from_db(self.conn()?, d.device, 300)).collect::<Result<_>>()?;
-        Ok(crate::report::html(title, ov, &analyses, &timelines))
+        let tunings: Vec<Option<crate::simulate::tune::Tuning>> = ov
+            .devices
+            .iter()
+            .map(|d| if d.events > 0 && self.loaded.is_some() { self.tune(d.device, None).map(Some) } else { Ok(None) })
+            .collect::<Result<_>>()?;
+        Ok(crate::report::html(title, ov, &analyses, &timelines, &tunings))
     }
 
     // ---- queries ----------------------------------------------------------------------------

@@ -37,7 +37,11 @@ impl Capacity {
             let reserved = replay.series.reserved.get(i)? as u64;
             Some(Capacity {
                 bytes: reserved + free,
-                source: format!("reserved {} + device free {} at the OOM of event {i}", exact_bytes(reserved as i64), exact_bytes(free as i64)),
+                source: format!(
+                    "reserved {} + device free {} at the OOM of event {i}",
+                    exact_bytes(reserved as i64),
+                    exact_bytes(free as i64)
+                ),
             })
         })
     }
@@ -142,7 +146,9 @@ impl WhatIf {
                 let sentence = if happens {
                     format!("With {conf} this OOM would still have happened (simulated).")
                 } else {
-                    format!("With {conf} this OOM would not have happened (simulated): the allocator would have found room for the request.")
+                    format!(
+                        "With {conf} this OOM would not have happened (simulated): the allocator would have found room for the request."
+                    )
                 };
                 OomWhatIf { event: e, happens, sentence }
             })
@@ -230,8 +236,8 @@ fn release_points(replay: &DeviceReplay, trace: &DeviceTrace, capacity: Option<u
         let trigger = i;
         let grows = (start..trigger).map(|k| &events[k]).find(|e| matches!(e.action(), Action::SegmentAlloc | Action::SegmentMap));
         let before = if start == 0 { replay.series.start.reserved } else { replay.series.reserved.at(start - 1) } as u64;
-        let oom_path = events.get(trigger).is_some_and(|e| e.action() == Action::Oom)
-            || capacity.zip(grows).is_some_and(|(c, g)| before + g.size > c);
+        let oom_path =
+            events.get(trigger).is_some_and(|e| e.action() == Action::Oom) || capacity.zip(grows).is_some_and(|(c, g)| before + g.size > c);
         if !oom_path {
             out.insert(start as u32, trigger as u32);
         }
@@ -364,6 +370,19 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
     }
 }
 
+/// The self-check in one sentence, for the page's health line and the report.
+pub fn health(sim: &Simulation) -> String {
+    match (sim.reproduces_recording, &sim.first_difference) {
+        (Some(true), _) => {
+            "The simulator reproduces this recording exactly (every segment event, reserved and allocated bytes after every event).".into()
+        }
+        (Some(false), Some(d)) => {
+            format!("The simulator first differs from the recording at event {}: {}.", count(d.event as i64), d.reason)
+        }
+        _ => "Nothing to check: the trace has no segment events.".into(),
+    }
+}
+
 fn describe(action: SegmentAction, size: u64) -> String {
     let verb = match action {
         SegmentAction::Alloc => "cudaMallocs a segment of",
@@ -377,7 +396,13 @@ fn describe(action: SegmentAction, size: u64) -> String {
 /// Compare the simulation under the recorded settings with the recording: the same segment
 /// events (action and size, caused by the same event), the same reserved and allocated bytes
 /// after every event.
-fn self_check(replay: &DeviceReplay, trace: &DeviceTrace, a: &Allocator, reserved: &Column, allocated: &Column) -> (Option<bool>, Option<Difference>) {
+fn self_check(
+    replay: &DeviceReplay,
+    trace: &DeviceTrace,
+    a: &Allocator,
+    reserved: &Column,
+    allocated: &Column,
+) -> (Option<bool>, Option<Difference>) {
     let events = &trace.events;
     // Each recorded segment event with the event it precedes (the request that caused it).
     let mut recorded = Vec::with_capacity(replay.segment_events.len());
@@ -420,7 +445,9 @@ fn self_check(replay: &DeviceReplay, trace: &DeviceTrace, a: &Allocator, reserve
                     s.trigger
                 ),
             },
-            (Some(r), None) => Difference { event: r.3, reason: format!("at event {} the recording {}; the simulation does not", r.3, describe(r.1, r.2)) },
+            (Some(r), None) => {
+                Difference { event: r.3, reason: format!("at event {} the recording {}; the simulation does not", r.3, describe(r.1, r.2)) }
+            }
             (None, Some(s)) => Difference {
                 event: s.trigger,
                 reason: format!("at event {} the simulation {}; the recording does not", s.trigger, describe(s.action, s.size)),
@@ -433,11 +460,18 @@ fn self_check(replay: &DeviceReplay, trace: &DeviceTrace, a: &Allocator, reserve
         let (rr, sr) = (replay.series.reserved.at(i), reserved.at(i));
         let (ra, sa) = (replay.series.allocated.at(i), allocated.at(i));
         if rr != sr {
-            Some(Difference { event: i as u32, reason: format!("reserved after event {i}: recorded {}, simulated {}", exact_bytes(rr), exact_bytes(sr)) })
+            Some(Difference {
+                event: i as u32,
+                reason: format!("reserved after event {i}: recorded {}, simulated {}", exact_bytes(rr), exact_bytes(sr)),
+            })
         } else if ra != sa {
             Some(Difference {
                 event: i as u32,
-                reason: format!("allocated after event {i}: recorded {}, simulated {} (a block size differs)", exact_bytes(ra), exact_bytes(sa)),
+                reason: format!(
+                    "allocated after event {i}: recorded {}, simulated {} (a block size differs)",
+                    exact_bytes(ra),
+                    exact_bytes(sa)
+                ),
             })
         } else {
             None

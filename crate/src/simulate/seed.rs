@@ -41,7 +41,8 @@ pub(crate) fn recorded_addresses(replay: &DeviceReplay, trace: &DeviceTrace) -> 
 
 /// State of a block allocated before the window, at the window start.
 fn start_state(l: &Lifetime) -> State {
-    let pending = l.free_requested_event().is_none() && (l.free_completed_event().is_some() || l.state_at_dump == Some(BlockState::ActivePendingFree));
+    let pending = l.free_requested_event().is_none()
+        && (l.free_completed_event().is_some() || l.state_at_dump == Some(BlockState::ActivePendingFree));
     if pending {
         State::Pending
     } else {

@@ -40,9 +40,12 @@ pub struct TuneRow {
     pub largest_free_at_reserved_peak: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Tuning {
     pub device: i64,
+    /// The self-check of the as-recorded simulation (None when the set was ranked from rows).
+    pub reproduces_recording: Option<bool>,
+    pub health: Option<String>,
     /// Best first (lowest reserved peak among those that do not run out of memory).
     pub rows: Vec<TuneRow>,
     pub try_first: Option<String>,
@@ -76,8 +79,14 @@ pub fn rank(device: i64, mut rows: Vec<TuneRow>) -> Tuning {
             };
             (Some(b.conf.clone()), format!("Try {} first: {why} (simulated).", b.conf))
         }
-        (Some(_), Some(rec)) => (None, format!("The recorded settings are already within 1% of the best of the set ({} reserved at the peak).", bytes(rec.reserved_peak as i64))),
+        (Some(_), Some(rec)) => (
+            None,
+            format!(
+                "The recorded settings are already within 1% of the best of the set ({} reserved at the peak).",
+                bytes(rec.reserved_peak as i64)
+            ),
+        ),
         _ => (None, "Every setting of the set runs out of memory: the program needs less memory, not other allocator settings.".into()),
     };
-    Tuning { device, rows, try_first, verdict }
+    Tuning { device, reproduces_recording: None, health: None, rows, try_first, verdict }
 }

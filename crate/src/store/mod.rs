@@ -18,6 +18,7 @@ use tables::{
 };
 
 pub mod cells;
+pub mod simulations;
 pub mod tables;
 pub mod vtab;
 

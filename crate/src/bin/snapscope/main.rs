@@ -43,7 +43,7 @@ enum Cmd {
     Overview(cmd::overview::Args),
     /// Run a query template from the catalogue (list them with --list or `capabilities`).
     Query(cmd::query::Args),
-    /// Analyses per device: overview, peak, fragment, leak, oom, tree, categories, steps, compare (with --ref), or all.
+    /// Analyses per device: overview, peak, fragment, leak, oom, tree, categories, steps, streams, tune (allocator settings simulated), compare (with --ref), or all.
     Analyze(cmd::analyze::Args),
     /// Write the self-contained HTML report (no network, no scripts).
     Report(cmd::report::Args),

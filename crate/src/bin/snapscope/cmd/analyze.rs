@@ -21,6 +21,9 @@ pub struct Args {
     event: Option<i64>,
     #[arg(long)]
     device: Option<i64>,
+    /// Device capacity for --mode tune's OOM verdicts (e.g. 80GiB); default: seen at a recorded OOM.
+    #[arg(long = "device-memory", value_name = "BYTES")]
+    device_memory: Option<String>,
 }
 
 pub fn run(a: Args, out: Out) -> Result<()> {
@@ -101,6 +104,21 @@ pub fn run(a: Args, out: Out) -> Result<()> {
             results.push(serde_json::to_value(&s).expect("serializable"));
             continue;
         }
+        if a.mode == "tune" {
+            let memory = crate::cmd::simulate::device_memory(a.device_memory.as_deref())?;
+            if engine.overview()?.devices.iter().any(|o| o.device == d && o.events == 0) {
+                results.push(
+                    serde_json::json!({"device": d, "rows": [], "try_first": null, "verdict": "no trace events: nothing to simulate"}),
+                );
+                continue;
+            }
+            let t = engine.tune(d, memory)?;
+            if !out.json {
+                print_tune(&t);
+            }
+            results.push(serde_json::to_value(&t).expect("serializable"));
+            continue;
+        }
         if a.mode == "steps" {
             let s = engine.steps(d)?;
             if !out.json {
@@ -129,6 +147,26 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         }
     });
     Ok(())
+}
+
+fn print_tune(t: &snapscope::simulate::tune::Tuning) {
+    say!("== device {} · allocator settings simulated, lowest reserved peak first ==", t.device);
+    for r in &t.rows {
+        let oom = match &r.oom {
+            serde_json::Value::Number(n) => format!("OOM at event {n}"),
+            serde_json::Value::String(s) => s.clone(),
+            _ => "no OOM".into(),
+        };
+        let change = if r.change == 0 {
+            "±0".to_string()
+        } else if r.change > 0 {
+            format!("+{}", bytes(r.change))
+        } else {
+            bytes(r.change)
+        };
+        say!("  {:>11} {:>12}  {:<18} {}", bytes(r.reserved_peak as i64), change, oom, r.label);
+    }
+    say!("{}", t.verdict);
 }
 
 fn print_categories(c: &CategoryBreakdown) {

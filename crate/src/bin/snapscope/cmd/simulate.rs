@@ -18,13 +18,20 @@ pub struct Args {
     device_memory: Option<String>,
     #[arg(long)]
     device: Option<i64>,
+    /// Keep the runs in this SnapshotDB (table `simulated_runs`; create it with `snapscope import`).
+    #[arg(long, value_name = "DB")]
+    save: Option<PathBuf>,
 }
 
 /// `--device-memory` as bytes, with the accepted forms in the error.
 pub fn device_memory(text: Option<&str>) -> Result<Option<u64>> {
     text.map(|t| {
         parse_bytes(t).ok_or_else(|| {
-            Error::new("INVALID_PARAMETER", format!("--device-memory {t:?} is not a byte count"), "write it like 80GiB, 40GB, 16384MiB or a number of bytes")
+            Error::new(
+                "INVALID_PARAMETER",
+                format!("--device-memory {t:?} is not a byte count"),
+                "write it like 80GiB, 40GB, 16384MiB or a number of bytes",
+            )
         })
     })
     .transpose()
@@ -38,7 +45,15 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     for d in engine.devices_or(target.device)? {
         devices.push(engine.simulate(d, a.alloc_conf.as_deref(), memory)?);
     }
-    out.answer(serde_json::json!({ "devices": devices }), |_| devices.iter().for_each(print));
+    if let Some(db) = &a.save {
+        snapscope::store::simulations::save(db, &devices)?;
+    }
+    out.answer(serde_json::json!({ "devices": devices }), |_| {
+        devices.iter().for_each(print);
+        if let Some(db) = &a.save {
+            say!("\nsaved {} run(s) to {} (table simulated_runs)", devices.len(), db.display());
+        }
+    });
     Ok(())
 }
 

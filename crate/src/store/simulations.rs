@@ -1,0 +1,71 @@
+//! `simulated_runs`: the allocator simulations a user chose to keep in a SnapshotDB
+//! (`snapscope simulate FILE --alloc-conf S --save DB`), one row per device and setting.
+
+use crate::error::{Error, Result};
+use crate::simulate::Simulation;
+use rusqlite::{params, Connection};
+
+pub const CREATE: &str = "CREATE TABLE IF NOT EXISTS simulated_runs (
+    id INTEGER PRIMARY KEY,
+    device_id INTEGER NOT NULL,
+    conf TEXT NOT NULL,
+    as_recorded INTEGER NOT NULL,
+    reproduces_recording INTEGER,
+    first_difference_event INTEGER,
+    first_difference TEXT,
+    reserved_peak INTEGER NOT NULL,
+    reserved_peak_event INTEGER,
+    recorded_reserved_peak INTEGER NOT NULL,
+    allocated_peak INTEGER NOT NULL,
+    segment_allocs INTEGER NOT NULL,
+    segment_frees INTEGER NOT NULL,
+    free_at_reserved_peak INTEGER NOT NULL,
+    largest_free_at_reserved_peak INTEGER NOT NULL,
+    oom_event INTEGER,
+    capacity INTEGER,
+    settings_json TEXT NOT NULL
+)";
+
+/// Append simulations to the database at `path` (a SnapshotDB from `snapscope import`).
+pub fn save(path: &std::path::Path, runs: &[Simulation]) -> Result<usize> {
+    let fail = |e: rusqlite::Error| Error::io(&path.display().to_string(), e);
+    if !path.exists() {
+        return Err(Error::new(
+            "INVALID_PARAMETER",
+            format!("{} does not exist", path.display()),
+            "create the SnapshotDB first: snapscope import FILE -o DB",
+        ));
+    }
+    let conn = Connection::open(path).map_err(fail)?;
+    super::check_schema(&conn)?;
+    conn.execute(CREATE, []).map_err(fail)?;
+    for s in runs {
+        conn.execute(
+            "INSERT INTO simulated_runs (device_id, conf, as_recorded, reproduces_recording, first_difference_event, first_difference,
+             reserved_peak, reserved_peak_event, recorded_reserved_peak, allocated_peak, segment_allocs, segment_frees,
+             free_at_reserved_peak, largest_free_at_reserved_peak, oom_event, capacity, settings_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            params![
+                s.device,
+                s.settings["conf"].as_str().unwrap_or(""),
+                s.as_recorded,
+                s.reproduces_recording,
+                s.first_difference.as_ref().map(|d| d.event),
+                s.first_difference.as_ref().map(|d| d.reason.clone()),
+                s.reserved_peak.bytes as i64,
+                s.reserved_peak.event,
+                s.recorded_reserved_peak.bytes as i64,
+                s.allocated_peak.bytes as i64,
+                s.segment_allocs as i64,
+                s.segment_frees as i64,
+                s.free_at_reserved_peak as i64,
+                s.largest_free_at_reserved_peak as i64,
+                s.oom_detail.as_ref().map(|o| o.event),
+                s.capacity.as_ref().map(|c| c.bytes as i64),
+                s.settings.to_string(),
+            ],
+        )
+        .map_err(fail)?;
+    }
+    Ok(runs.len())
+}
