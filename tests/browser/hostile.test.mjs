@@ -20,6 +20,7 @@ const VIEWS = [
   "state",
   "leaks",
   "oom",
+  "whatif",
   "queries",
   "compare",
 ];

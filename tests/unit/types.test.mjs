@@ -245,6 +245,13 @@ const ROOTS = {
       `devices[${i}]`,
       false,
     ]),
+  "simulate → devices[i]: Simulation": (f) =>
+    cli("simulate", f, "--json").devices.map((d, i) => [
+      "Simulation",
+      d,
+      `devices[${i}]`,
+      false,
+    ]),
   "sql → Rows": (f) => [
     [
       "Rows",
@@ -345,6 +352,7 @@ test(
       "RuleInfo",
       "StepsAnalysis",
       "StreamsAnalysis",
+      "Simulation",
     ]) {
       reach.add(name);
       walk(DECLS.get(name));

@@ -15,6 +15,7 @@ export type ViewName =
   | 'state'
   | 'leaks'
   | 'oom'
+  | 'whatif'
   | 'queries'
   | 'compare';
 

@@ -30,7 +30,10 @@ export type EngineMethod =
   | 'categorySeries'
   | 'categoryRules'
   | 'setCategoryRules'
-  | 'streams';
+  | 'streams'
+  | 'simulate'
+  | 'tuneCandidates'
+  | 'rankTune';
 
 export type Envelope = { id: number } & Request;
 

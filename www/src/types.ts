@@ -311,6 +311,8 @@ export interface DeviceAnalysis {
   steps: StepsAnalysis | null;
   /** Per-stream figures (null for a dump-only device or a SnapshotDB file). */
   streams: StreamsAnalysis | null;
+  /** The recording simulated with expandable segments toggled (null for a dump-only device). */
+  what_if: WhatIf | null;
   findings: Finding[];
 }
 /** One CUDA/NPU stream of a device (crate/src/analysis/streams.rs). */
@@ -533,4 +535,116 @@ export interface StepsAnalysis {
   growth: Growth;
   peak_allocated_at: PeakPlace | null;
   peak_reserved_at: PeakPlace | null;
+}
+
+// ---- What if: the allocator simulator (crate/src/simulate) ----------------------------------
+
+/** A simulated or recorded peak: bytes, and the event after which it is first reached. */
+export interface SimPeak {
+  bytes: number;
+  /** null: before the first event (the window start). */
+  event: number | null;
+}
+/** Every setting the simulator ran under (`Settings::describe`). */
+export interface SimSettings {
+  /** The alloc-conf string simulated, or "as recorded: …" for the recorded settings. */
+  conf: string;
+  expandable_segments: boolean;
+  /** Bytes; null = unlimited. */
+  max_split_size: number | null;
+  max_non_split_rounding: number;
+  /** Divisions of the power-of-two intervals from 1 MiB, 2 MiB, 4 MiB … (≤ 1: off). */
+  roundup_power2_divisions: number[];
+  /** 0 = off. */
+  garbage_collection_threshold: number;
+  large_segment_size: number;
+  pad: number;
+  npu_align: number;
+  huge_pages: boolean;
+}
+export interface SimDifference {
+  event: number;
+  reason: string;
+}
+/** The first request the simulated device could not serve. */
+export interface SimOom {
+  event: number;
+  /** The rounded request. */
+  bytes: number;
+  /** Simulated reserved bytes when it failed. */
+  reserved: number;
+  /** The recording ran out of memory at this event too. */
+  recorded: boolean;
+}
+export interface SimCapacity {
+  bytes: number;
+  source: string;
+}
+/** The engine's `simulate(device, conf, deviceMemory)` (the CLI's `simulate --json` devices). */
+export interface Simulation {
+  device: number;
+  settings: SimSettings;
+  /** Simulated under the recording's own settings (the self-check). */
+  as_recorded: boolean;
+  /** null: nothing to compare (no segment events, or not the recorded settings). */
+  reproduces_recording: boolean | null;
+  first_difference: SimDifference | null;
+  reserved_peak: SimPeak;
+  allocated_peak: SimPeak;
+  recorded_reserved_peak: SimPeak;
+  segment_allocs: number;
+  segment_frees: number;
+  small_pool_at_reserved_peak: number;
+  free_at_reserved_peak: number;
+  largest_free_at_reserved_peak: number;
+  /** The first event that would fail, "unknown capacity", or null (none within the capacity). */
+  oom: number | 'unknown capacity' | null;
+  oom_detail: SimOom | null;
+  recorded_ooms_avoided: number[];
+  capacity: SimCapacity | null;
+  /** Events where the recording released its cache (empty_cache), applied in the simulation. */
+  cache_releases: number[];
+  notes: string[];
+}
+/** Recorded and simulated reserved bytes, the largest of events first..last. */
+export interface SimLinePoint {
+  first: number;
+  last: number;
+  recorded_max: number;
+  simulated_max: number;
+}
+/** What the page's `simulate` answers: the simulation and its lines for a chart. */
+export type SimulationLines = Simulation & { lines: SimLinePoint[] };
+/** One setting of the standard set, built by the page from its simulation. */
+export interface TuneRow {
+  conf: string;
+  label: string;
+  reserved_peak: number;
+  /** reserved_peak minus the as-recorded run's. */
+  change: number;
+  oom: number | 'unknown capacity' | null;
+  segment_allocs: number;
+  largest_free_at_reserved_peak: number;
+}
+/** The engine's `rankTune`: the rows best first and the one to try first. */
+export interface Tuning {
+  device: number;
+  rows: TuneRow[];
+  try_first: string | null;
+  verdict: string;
+}
+/** The counterfactual the analyses cite: expandable segments toggled. */
+export interface WhatIf {
+  conf: string;
+  reserved_peak: SimPeak;
+  recorded_reserved_peak: SimPeak;
+  /** Simulated minus recorded reserved peak. */
+  change: number;
+  ooms: OomWhatIf[];
+  sentence: string;
+}
+export interface OomWhatIf {
+  event: number;
+  happens: boolean;
+  sentence: string;
 }

@@ -183,9 +183,9 @@ fn dump_room(conn: &Connection, dev: i64, device: i64) -> Result<DumpRoom> {
         Some(r) if r.bytes > st.largest_free => format!(
             "; the largest request of the trace ({} at event {}) would not fit in it without a new segment",
             bytes(r.bytes),
-            r.event
+            crate::format::count(r.event)
         ),
-        Some(r) => format!("; the largest request of the trace ({} at event {}) would fit", bytes(r.bytes), r.event),
+        Some(r) => format!("; the largest request of the trace ({} at event {}) would fit", bytes(r.bytes), crate::format::count(r.event)),
         None => String::new(),
     };
     let summary = format!(

@@ -183,7 +183,8 @@ impl Engine {
         let categories = categories::categories_at(self.conn()?, device, event)?;
         let steps = if has_events && self.loaded.is_some() { Some(self.steps(device)?) } else { None };
         let streams = if has_events && self.loaded.is_some() { Some(self.streams(device)?) } else { None };
-        let what_if = if has_events && self.loaded.is_some() { Some(self.what_if(device, &oom)?) } else { None };
+        let simulated = has_events && self.loaded.as_ref().is_some_and(|l| l.snapshot.host_device != Some(device));
+        let what_if = if simulated { Some(self.what_if(device, &oom)?) } else { None };
         let findings =
             findings::findings(&ov, peak.as_ref(), &fragment, leak.as_ref(), &oom, (Some(&categories), steps.as_ref()), what_if.as_ref());
         Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, categories, steps, streams, what_if, findings })
@@ -255,26 +256,14 @@ impl Engine {
 
     /// The allocator settings the recording ran under, as the simulator reads them.
     pub fn recorded_settings(&self, device: i64) -> Result<crate::simulate::Settings> {
-        let l = self.loaded("the allocator simulator")?;
-        let (_, d) = device_of(l, device)?;
-        Ok(crate::simulate::Settings::recorded(&d.rules).with_recorded_extras(l.snapshot.allocator_settings.as_ref()))
+        crate::simulate::recorded_settings(self.loaded("the allocator simulator")?, device)
     }
 
     /// Run the allocator on the device's recorded requests under the recorded settings changed
     /// by `conf` (`PYTORCH_CUDA_ALLOC_CONF` syntax; None or "" = as recorded, the self-check).
     /// `device_memory` bytes, else the capacity seen at a recorded OOM, else unknown.
     pub fn simulate(&self, device: i64, conf: Option<&str>, device_memory: Option<u64>) -> Result<crate::simulate::Simulation> {
-        let l = self.loaded("the allocator simulator")?;
-        let (_, d) = device_of(l, device)?;
-        let conf = conf.map(str::trim).unwrap_or("");
-        let settings = self.recorded_settings(device)?.apply_conf(conf)?;
-        let capacity = match device_memory {
-            Some(b) => Some(crate::simulate::Capacity { bytes: b, source: "given (--device-memory)".into() }),
-            None => l.snapshot.trace(device).and_then(|t| crate::simulate::Capacity::from_oom(d, t)),
-        };
-        let mut sim = crate::simulate::simulate(&l.snapshot, d, &settings, capacity, conf.is_empty());
-        sim.settings["conf"] = if conf.is_empty() { format!("as recorded: {}", settings.conf_string()) } else { conf.to_string() }.into();
-        Ok(sim)
+        crate::simulate::simulate_loaded(self.loaded("the allocator simulator")?, device, conf.unwrap_or(""), device_memory)
     }
 
     /// `simulate` with the recorded and simulated reserved lines over the events, for a chart.
@@ -290,35 +279,12 @@ impl Engine {
 
     /// Alloc-conf strings of the standard set for a device ("" = as recorded).
     pub fn tune_candidates(&self, device: i64, device_memory: Option<u64>) -> Result<Vec<String>> {
-        let with_capacity = device_memory.is_some() || self.simulate_capacity_known(device)?;
-        Ok(crate::simulate::tune::standard_set(&self.recorded_settings(device)?, with_capacity))
+        crate::simulate::tune::candidates(self.loaded("the allocator simulator")?, device, device_memory)
     }
 
-    fn simulate_capacity_known(&self, device: i64) -> Result<bool> {
-        let l = self.loaded("the allocator simulator")?;
-        let (_, d) = device_of(l, device)?;
-        Ok(l.snapshot.trace(device).and_then(|t| crate::simulate::Capacity::from_oom(d, t)).is_some())
-    }
-
-    /// Simulate the standard set and rank it by reserved peak.
+    /// Simulate the standard set (on every core natively) and rank it by reserved peak.
     pub fn tune(&self, device: i64, device_memory: Option<u64>) -> Result<crate::simulate::tune::Tuning> {
-        let mut rows = Vec::new();
-        let mut baseline = 0;
-        let mut check = None;
-        for conf in self.tune_candidates(device, device_memory)? {
-            let sim = self.simulate(device, Some(&conf), device_memory)?;
-            if conf.is_empty() {
-                baseline = sim.reserved_peak.bytes;
-                check = Some((sim.reproduces_recording, crate::simulate::health(&sim)));
-            }
-            rows.push(crate::simulate::tune::row(&conf, &sim, baseline));
-        }
-        let mut t = crate::simulate::tune::rank(device, rows);
-        if let Some((reproduces, health)) = check {
-            t.reproduces_recording = reproduces;
-            t.health = Some(health);
-        }
-        Ok(t)
+        crate::simulate::tune::tune(self.loaded("the allocator simulator")?, device, device_memory)
     }
 
     pub fn tree(&self, device: i64, at: At) -> Result<tree::MemoryTree> {
@@ -368,7 +334,14 @@ impl Engine {
         let tunings: Vec<Option<crate::simulate::tune::Tuning>> = ov
             .devices
             .iter()
-            .map(|d| if d.events > 0 && self.loaded.is_some() { self.tune(d.device, None).map(Some) } else { Ok(None) })
+            .map(|d| {
+                let host = self.loaded.as_ref().is_some_and(|l| l.snapshot.host_device == Some(d.device));
+                if d.events > 0 && self.loaded.is_some() && !host {
+                    self.tune(d.device, None).map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
             .collect::<Result<_>>()?;
         Ok(crate::report::html(title, ov, &analyses, &timelines, &tunings))
     }

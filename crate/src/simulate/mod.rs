@@ -12,11 +12,13 @@ mod seed;
 pub mod settings;
 pub mod tune;
 
+use crate::error::{Error, Result};
 use crate::fasthash::FastMap;
 use crate::format::{bytes, count, exact_bytes};
 use crate::model::{Action, DeviceTrace, Snapshot};
 use crate::replay::column::Column;
 use crate::replay::{DeviceReplay, NONE};
+use crate::Loaded;
 use pool::{Allocator, SegmentAction};
 use serde::{Deserialize, Serialize};
 pub use settings::Settings;
@@ -245,6 +247,40 @@ fn release_points(replay: &DeviceReplay, trace: &DeviceTrace, capacity: Option<u
     out
 }
 
+/// The allocator settings a device's recording ran under.
+pub fn recorded_settings(l: &Loaded, device: i64) -> Result<Settings> {
+    let d = l.device(device).ok_or_else(|| Error::no_device(device))?;
+    Ok(Settings::recorded(&d.rules).with_recorded_extras(l.snapshot.allocator_settings.as_ref()))
+}
+
+/// Reserved plus device free at the device's first recorded OOM, if any.
+pub fn recorded_capacity(l: &Loaded, device: i64) -> Option<Capacity> {
+    let d = l.device(device)?;
+    l.snapshot.trace(device).and_then(|t| Capacity::from_oom(d, t))
+}
+
+/// Simulate one device of a replayed snapshot under the recorded settings changed by `conf`
+/// ("" = as recorded: the self-check), with `device_memory` bytes or the recorded capacity.
+pub fn simulate_loaded(l: &Loaded, device: i64, conf: &str, device_memory: Option<u64>) -> Result<Simulation> {
+    let d = l.device(device).ok_or_else(|| Error::no_device(device))?;
+    if l.snapshot.host_device == Some(device) {
+        return Err(Error::new(
+            "NOT_SIMULATED",
+            format!("entry {device} is pinned host memory, which the device caching allocator does not manage"),
+            "simulate one of the GPU/NPU devices",
+        ));
+    }
+    let conf = conf.trim();
+    let settings = recorded_settings(l, device)?.apply_conf(conf)?;
+    let capacity = match device_memory {
+        Some(b) => Some(Capacity { bytes: b, source: "given".into() }),
+        None => recorded_capacity(l, device),
+    };
+    let mut sim = simulate(&l.snapshot, d, &settings, capacity, conf.is_empty());
+    sim.settings["conf"] = if conf.is_empty() { format!("as recorded: {}", settings.conf_string()) } else { conf.to_string() }.into();
+    Ok(sim)
+}
+
 /// Simulate one device. `as_recorded`: these are the recording's own settings, so compare.
 pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, capacity: Option<Capacity>, as_recorded: bool) -> Simulation {
     let empty = DeviceTrace::default();
@@ -325,7 +361,10 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
 
     let recorded_peak = {
         let p = crate::replay::first_max(std::iter::once(replay.series.start.reserved).chain(replay.series.reserved.iter()));
-        p.map(|(b, i)| SimPeak { bytes: b as u64, event: i.checked_sub(1).map(|x| x as u32) }).unwrap_or(SimPeak { bytes: 0, event: None })
+        // Like the simulated peak, at the request that reserved the memory: a segment event's
+        // cause is the next event that is not one.
+        let cause = |i: usize| (i..events.len()).find(|&j| !events[j].action().is_segment()).unwrap_or(i) as u32;
+        p.map(|(b, i)| SimPeak { bytes: b as u64, event: i.checked_sub(1).map(cause) }).unwrap_or(SimPeak { bytes: 0, event: None })
     };
     let (reproduces, first_difference) = if as_recorded { self_check(replay, trace, &a, &reserved, &allocated) } else { (None, None) };
     let mut notes = Vec::new();
@@ -339,7 +378,7 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
         ));
     }
     if settings.garbage_collection_threshold > 0.0 && capacity.is_none() {
-        notes.push("garbage_collection_threshold needs the device capacity (PyTorch applies it against a memory fraction): not simulated without --device-memory".into());
+        notes.push("garbage_collection_threshold acts against the device capacity (PyTorch applies it under a memory fraction): not simulated without a device memory".into());
     }
     let oom_value = match (&oom, &capacity) {
         (Some(o), _) => serde_json::Value::from(o.event),
@@ -434,23 +473,25 @@ fn self_check(
         if same {
             continue;
         }
+        let at = |e: u32| count(e as i64);
         diff = Some(match (rec, sim) {
             (Some(r), Some(s)) => Difference {
                 event: r.3.min(s.trigger),
                 reason: format!(
-                    "at event {} the recording {}; the simulation {} at event {}",
-                    r.3,
+                    "the recording {} at event {}, the simulation {} at event {}",
                     describe(r.1, r.2),
+                    at(r.3),
                     describe(s.action, s.size),
-                    s.trigger
+                    at(s.trigger)
                 ),
             },
-            (Some(r), None) => {
-                Difference { event: r.3, reason: format!("at event {} the recording {}; the simulation does not", r.3, describe(r.1, r.2)) }
-            }
+            (Some(r), None) => Difference {
+                event: r.3,
+                reason: format!("the recording {} at event {}, the simulation does not", describe(r.1, r.2), at(r.3)),
+            },
             (None, Some(s)) => Difference {
                 event: s.trigger,
-                reason: format!("at event {} the simulation {}; the recording does not", s.trigger, describe(s.action, s.size)),
+                reason: format!("the simulation {} at event {}, the recording does not", describe(s.action, s.size), at(s.trigger)),
             },
             (None, None) => unreachable!("j < max of both lengths"),
         });
@@ -462,13 +503,13 @@ fn self_check(
         if rr != sr {
             Some(Difference {
                 event: i as u32,
-                reason: format!("reserved after event {i}: recorded {}, simulated {}", exact_bytes(rr), exact_bytes(sr)),
+                reason: format!("reserved bytes after it: recorded {}, simulated {}", exact_bytes(rr), exact_bytes(sr)),
             })
         } else if ra != sa {
             Some(Difference {
                 event: i as u32,
                 reason: format!(
-                    "allocated after event {i}: recorded {}, simulated {} (a block size differs)",
+                    "allocated bytes after it: recorded {}, simulated {} (a block size differs)",
                     exact_bytes(ra),
                     exact_bytes(sa)
                 ),

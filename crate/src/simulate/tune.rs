@@ -1,8 +1,10 @@
 //! The standard set of settings people try after an OOM message, simulated and ranked by
 //! reserved peak, with the one to try first.
 
-use super::{Settings, Simulation};
+use super::{recorded_capacity, recorded_settings, simulate_loaded, Settings, Simulation};
+use crate::error::Result;
 use crate::format::bytes;
+use crate::Loaded;
 use serde::{Deserialize, Serialize};
 
 /// Alloc-conf strings to try on a recording made under `recorded` (the recording itself is
@@ -89,4 +91,45 @@ pub fn rank(device: i64, mut rows: Vec<TuneRow>) -> Tuning {
         _ => (None, "Every setting of the set runs out of memory: the program needs less memory, not other allocator settings.".into()),
     };
     Tuning { device, reproduces_recording: None, health: None, rows, try_first, verdict }
+}
+
+/// The standard set for a device ("" = as recorded first).
+pub fn candidates(l: &Loaded, device: i64, device_memory: Option<u64>) -> Result<Vec<String>> {
+    let with_capacity = device_memory.is_some() || recorded_capacity(l, device).is_some();
+    Ok(standard_set(&recorded_settings(l, device)?, with_capacity))
+}
+
+/// Simulate every candidate (in parallel where there are threads) and rank them.
+pub fn tune(l: &Loaded, device: i64, device_memory: Option<u64>) -> Result<Tuning> {
+    let confs = candidates(l, device, device_memory)?;
+    let sims = simulate_all(l, device, &confs, device_memory)?;
+    let recorded = &sims[0];
+    let baseline = recorded.reserved_peak.bytes;
+    let rows = confs.iter().zip(&sims).map(|(c, s)| row(c, s, baseline)).collect();
+    let mut t = rank(device, rows);
+    t.reproduces_recording = recorded.reproduces_recording;
+    t.health = Some(super::health(recorded));
+    Ok(t)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn simulate_all(l: &Loaded, device: i64, confs: &[String], memory: Option<u64>) -> Result<Vec<Simulation>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(confs.len()).max(1);
+    let chunks: Vec<&[String]> = confs.chunks(confs.len().div_ceil(threads)).collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|chunk| scope.spawn(move || chunk.iter().map(|c| simulate_loaded(l, device, c, memory)).collect::<Result<Vec<_>>>()))
+            .collect();
+        let mut out = Vec::with_capacity(confs.len());
+        for h in handles {
+            out.extend(h.join().expect("a simulation thread panicked")?);
+        }
+        Ok(out)
+    })
+}
+
+#[cfg(target_arch = "wasm32")]
+fn simulate_all(l: &Loaded, device: i64, confs: &[String], memory: Option<u64>) -> Result<Vec<Simulation>> {
+    confs.iter().map(|c| simulate_loaded(l, device, c, memory)).collect()
 }

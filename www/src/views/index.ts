@@ -12,6 +12,7 @@ import { renderSteps } from './steps';
 import { renderLeaks } from './leaks';
 import { renderOom } from './oom';
 import { renderAllocations } from './allocations';
+import { renderWhatIf } from './whatif';
 
 export const VIEWS: Record<ViewName, View> = {
   overview: { title: 'Overview', render: renderOverview },
@@ -24,6 +25,7 @@ export const VIEWS: Record<ViewName, View> = {
   state: { title: 'Allocator state', render: renderState },
   leaks: { title: 'Leaks', render: renderLeaks },
   oom: { title: 'OOM', render: renderOom },
+  whatif: { title: 'What if', render: renderWhatIf },
   queries: { title: 'Queries', render: renderQueries },
   compare: { title: 'Compare', render: renderCompare },
 };

@@ -4,6 +4,7 @@ import type { ViewContext } from '../app-types';
 import type { DeviceAnalysis, DumpRoom } from '../types';
 import { DEFS, bytesSpan, card, el, eventLabel, int, plural } from '../ui/format';
 import { groupTable } from '../ui/groups';
+import { openWhatIf } from './whatif';
 
 export async function renderOom(c: ViewContext) {
   const d = c.deviceOverview;
@@ -52,6 +53,7 @@ export async function renderOom(c: ViewContext) {
           DEFS.largestFree,
         ),
       ),
+      whatIfLine(c, a, o.event),
       el('div', { class: 'actions' }, go),
       el('h4', { text: 'Who held the memory' }),
       groupTable(o.top_stacks, o.counters.active),
@@ -76,6 +78,29 @@ export async function renderOom(c: ViewContext) {
       ),
     );
   }
+}
+
+/**
+ * The simulator's word on this OOM (the recording with expandable segments toggled), with a link
+ * that opens the What if view on that setting; nothing when the analysis has none.
+ */
+function whatIfLine(c: ViewContext, a: DeviceAnalysis, event: number): HTMLElement | string {
+  const w = a.what_if;
+  const o = w?.ooms.find((x) => x.event === event);
+  if (!w || !o) return '';
+  const go = el('a', { href: '#', class: 'what-if-link', text: 'Open in What if' });
+  go.addEventListener('click', (e) => {
+    e.preventDefault();
+    openWhatIf(c, w.conf);
+  });
+  return el(
+    'div',
+    { class: `health ${o.happens ? 'info' : 'ok'} what-if-line`, 'data-happens': String(o.happens) },
+    o.sentence,
+    ' ',
+    go,
+    el('span', { class: 'muted', text: ' to see it on the chart and try other settings.' }),
+  );
 }
 
 /** Other devices of this file that have OOM events, each with a link that switches to it. */

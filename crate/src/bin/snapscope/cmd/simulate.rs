@@ -42,7 +42,12 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     let engine = crate::rules::open(&target.path)?;
     let memory = device_memory(a.device_memory.as_deref())?;
     let mut devices = Vec::new();
+    // Pinned host memory is not the device allocator's: simulated only when asked for by number.
+    let host: Vec<i64> = engine.overview()?.devices.iter().filter(|d| d.pinned_host).map(|d| d.device).collect();
     for d in engine.devices_or(target.device)? {
+        if target.device.is_none() && host.contains(&d) {
+            continue;
+        }
         devices.push(engine.simulate(d, a.alloc_conf.as_deref(), memory)?);
     }
     if let Some(db) = &a.save {
