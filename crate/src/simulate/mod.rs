@@ -371,10 +371,12 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
     if !replay.consistency.ok {
         notes.push("the replay of this trace is not consistent: the simulation follows the events it could place".to_string());
     }
-    if !as_recorded && !replay.before_window.is_empty() {
+    if !as_recorded && !replay.start_ranges.is_empty() {
         notes.push(format!(
-            "{} blocks allocated before the window keep their recorded places (the simulation starts from the recorded window-start layout)",
-            replay.before_window.len()
+            "the window starts with {} already reserved in {} segments and {} blocks allocated before it, kept as recorded under every setting: a setting changes only what is reserved after that",
+            bytes(replay.start_ranges.total() as i64),
+            count(replay.start_ranges.len() as i64),
+            count(replay.before_window.len() as i64)
         ));
     }
     if settings.garbage_collection_threshold > 0.0 && capacity.is_none() {
