@@ -7,10 +7,12 @@
 //! (the allocator) driven by `run` over the trace → [`Simulation`]. `tune` runs a standard set.
 
 mod addresses;
+mod check;
 mod pool;
 mod seed;
 pub mod settings;
 pub mod tune;
+mod whatif;
 
 use crate::error::{Error, Result};
 use crate::fasthash::FastMap;
@@ -19,9 +21,11 @@ use crate::model::{Action, DeviceTrace, Snapshot};
 use crate::replay::column::Column;
 use crate::replay::{DeviceReplay, NONE};
 use crate::Loaded;
-use pool::{Allocator, SegmentAction};
+pub use check::health;
+use pool::Allocator;
 use serde::{Deserialize, Serialize};
 pub use settings::Settings;
+pub use whatif::{reserved_lines, LinePoint, OomWhatIf, WhatIf};
 
 /// Device memory the allocator may reserve, and how it is known.
 #[derive(Debug, Clone, Serialize)]
@@ -106,118 +110,6 @@ pub struct Simulation {
     /// Simulated reserved bytes after every event.
     #[serde(skip)]
     pub reserved: Column,
-}
-
-/// The one counterfactual every analysis cites: the recording with expandable segments
-/// toggled (on, or off when it was recorded with them).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WhatIf {
-    pub conf: String,
-    pub reserved_peak: SimPeak,
-    pub recorded_reserved_peak: SimPeak,
-    /// Simulated minus recorded reserved peak.
-    pub change: i64,
-    /// Each recorded OOM event and whether it would still happen.
-    pub ooms: Vec<OomWhatIf>,
-    /// For people: what the toggle would have done.
-    pub sentence: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct OomWhatIf {
-    pub event: u32,
-    pub happens: bool,
-    pub sentence: String,
-}
-
-impl WhatIf {
-    pub fn toggle_conf(recorded: &Settings) -> &'static str {
-        if recorded.rules.expandable {
-            "expandable_segments:False"
-        } else {
-            "expandable_segments:True"
-        }
-    }
-
-    pub fn from_simulation(conf: &str, sim: &Simulation, recorded_ooms: &[u32]) -> WhatIf {
-        let change = sim.reserved_peak.bytes as i64 - sim.recorded_reserved_peak.bytes as i64;
-        let ooms = recorded_ooms
-            .iter()
-            .map(|&e| {
-                let happens = !sim.recorded_ooms_avoided.contains(&e);
-                let sentence = if happens {
-                    format!("With {conf} this OOM would still have happened (simulated).")
-                } else {
-                    format!(
-                        "With {conf} this OOM would not have happened (simulated): the allocator would have found room for the request."
-                    )
-                };
-                OomWhatIf { event: e, happens, sentence }
-            })
-            .collect();
-        let earlier_oom = sim.oom_detail.as_ref().filter(|o| !o.recorded);
-        let sentence = match change {
-            _ if earlier_oom.is_some() => {
-                let o = earlier_oom.expect("checked");
-                format!(
-                    "With {conf} the program would have run out of memory at event {} (simulated: {} requested with {} reserved).",
-                    count(o.event as i64),
-                    bytes(o.bytes as i64),
-                    bytes(o.reserved as i64)
-                )
-            }
-            c if c < 0 => format!(
-                "With {conf} the reserved peak would have been {} instead of {} ({} less, simulated).",
-                bytes(sim.reserved_peak.bytes as i64),
-                bytes(sim.recorded_reserved_peak.bytes as i64),
-                bytes(-c)
-            ),
-            0 => format!("With {conf} the reserved peak would have been the same, {} (simulated).", bytes(sim.reserved_peak.bytes as i64)),
-            c => format!(
-                "With {conf} the reserved peak would have been {} instead of {} ({} more, simulated).",
-                bytes(sim.reserved_peak.bytes as i64),
-                bytes(sim.recorded_reserved_peak.bytes as i64),
-                bytes(c)
-            ),
-        };
-        WhatIf {
-            conf: conf.to_string(),
-            reserved_peak: sim.reserved_peak.clone(),
-            recorded_reserved_peak: sim.recorded_reserved_peak.clone(),
-            change,
-            ooms,
-            sentence,
-        }
-    }
-}
-
-/// Recorded and simulated reserved bytes over the same event axis, one point per column.
-#[derive(Debug, Clone, Serialize)]
-pub struct LinePoint {
-    pub first: u32,
-    pub last: u32,
-    pub recorded_max: i64,
-    pub simulated_max: i64,
-}
-
-/// The largest recorded and simulated reserved bytes in each of `columns` runs of events.
-pub fn reserved_lines(replay: &DeviceReplay, sim: &Simulation, columns: u32) -> Vec<LinePoint> {
-    let n = sim.reserved.len();
-    let columns = (columns.max(1) as usize).min(n.max(1));
-    let mut out = Vec::with_capacity(columns);
-    for c in 0..columns {
-        let (first, last) = (c * n / columns, ((c + 1) * n / columns).max(c * n / columns + 1).min(n));
-        if first >= last {
-            continue;
-        }
-        out.push(LinePoint {
-            first: first as u32,
-            last: (last - 1) as u32,
-            recorded_max: replay.series.reserved.range(first..last).max().unwrap_or(0),
-            simulated_max: sim.reserved.range(first..last).max().unwrap_or(0),
-        });
-    }
-    out
 }
 
 /// A maximal run of recorded releases that the program asked for (empty_cache), not the
@@ -366,7 +258,8 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
         let cause = |i: usize| (i..events.len()).find(|&j| !events[j].action().is_segment()).unwrap_or(i) as u32;
         p.map(|(b, i)| SimPeak { bytes: b as u64, event: i.checked_sub(1).map(cause) }).unwrap_or(SimPeak { bytes: 0, event: None })
     };
-    let (reproduces, first_difference) = if as_recorded { self_check(replay, trace, &a, &reserved, &allocated) } else { (None, None) };
+    let (reproduces, first_difference) =
+        if as_recorded { check::self_check(replay, trace, &a, &reserved, &allocated) } else { (None, None) };
     let mut notes = Vec::new();
     if !replay.consistency.ok {
         notes.push("the replay of this trace is not consistent: the simulation follows the events it could place".to_string());
@@ -409,123 +302,4 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
         notes,
         reserved,
     }
-}
-
-/// The self-check in one sentence, for the page's health line and the report.
-pub fn health(sim: &Simulation) -> String {
-    match (sim.reproduces_recording, &sim.first_difference) {
-        (Some(true), _) => {
-            "The simulator reproduces this recording exactly (every segment event, reserved and allocated bytes after every event).".into()
-        }
-        (Some(false), Some(d)) => {
-            format!("The simulator first differs from the recording at event {}: {}.", count(d.event as i64), d.reason)
-        }
-        _ => "Nothing to check: the trace has no segment events.".into(),
-    }
-}
-
-fn describe(action: SegmentAction, size: u64) -> String {
-    let verb = match action {
-        SegmentAction::Alloc => "cudaMallocs a segment of",
-        SegmentAction::Free => "frees a segment of",
-        SegmentAction::Map => "maps",
-        SegmentAction::Unmap => "unmaps",
-    };
-    format!("{verb} {} ({})", bytes(size as i64), action.name())
-}
-
-/// Compare the simulation under the recorded settings with the recording: the same segment
-/// events (action and size, caused by the same event), the same reserved and allocated bytes
-/// after every event.
-fn self_check(
-    replay: &DeviceReplay,
-    trace: &DeviceTrace,
-    a: &Allocator,
-    reserved: &Column,
-    allocated: &Column,
-) -> (Option<bool>, Option<Difference>) {
-    let events = &trace.events;
-    // Each recorded segment event with the event it precedes (the request that caused it).
-    let mut recorded = Vec::with_capacity(replay.segment_events.len());
-    let mut trigger = events.len() as u32;
-    for k in (0..events.len()).rev() {
-        let e = &events[k];
-        let action = match e.action() {
-            Action::SegmentAlloc => SegmentAction::Alloc,
-            Action::SegmentFree => SegmentAction::Free,
-            Action::SegmentMap => SegmentAction::Map,
-            Action::SegmentUnmap => SegmentAction::Unmap,
-            _ => {
-                trigger = k as u32;
-                continue;
-            }
-        };
-        recorded.push((trigger, action, e.size, k as u32));
-    }
-    recorded.reverse();
-    let mut diff: Option<Difference> = None;
-    let n = recorded.len().max(a.emitted.len());
-    for j in 0..n {
-        let rec = recorded.get(j);
-        let sim = a.emitted.get(j);
-        let same = match (rec, sim) {
-            (Some(r), Some(s)) => r.0 == s.trigger && r.1 == s.action && r.2 == s.size,
-            _ => false,
-        };
-        if same {
-            continue;
-        }
-        let at = |e: u32| count(e as i64);
-        diff = Some(match (rec, sim) {
-            (Some(r), Some(s)) => Difference {
-                event: r.3.min(s.trigger),
-                reason: format!(
-                    "the recording {} at event {}, the simulation {} at event {}",
-                    describe(r.1, r.2),
-                    at(r.3),
-                    describe(s.action, s.size),
-                    at(s.trigger)
-                ),
-            },
-            (Some(r), None) => Difference {
-                event: r.3,
-                reason: format!("the recording {} at event {}, the simulation does not", describe(r.1, r.2), at(r.3)),
-            },
-            (None, Some(s)) => Difference {
-                event: s.trigger,
-                reason: format!("the simulation {} at event {}, the recording does not", describe(s.action, s.size), at(s.trigger)),
-            },
-            (None, None) => unreachable!("j < max of both lengths"),
-        });
-        break;
-    }
-    let counter_diff = (0..events.len()).filter(|&i| !events[i].action().is_segment()).find_map(|i| {
-        let (rr, sr) = (replay.series.reserved.at(i), reserved.at(i));
-        let (ra, sa) = (replay.series.allocated.at(i), allocated.at(i));
-        if rr != sr {
-            Some(Difference {
-                event: i as u32,
-                reason: format!("reserved bytes after it: recorded {}, simulated {}", exact_bytes(rr), exact_bytes(sr)),
-            })
-        } else if ra != sa {
-            Some(Difference {
-                event: i as u32,
-                reason: format!(
-                    "allocated bytes after it: recorded {}, simulated {} (a block size differs)",
-                    exact_bytes(ra),
-                    exact_bytes(sa)
-                ),
-            })
-        } else {
-            None
-        }
-    });
-    let first = match (diff, counter_diff) {
-        (Some(d), Some(c)) => Some(if c.event < d.event { c } else { d }),
-        (d, c) => d.or(c),
-    };
-    if recorded.is_empty() && a.emitted.is_empty() && first.is_none() {
-        return (None, None);
-    }
-    (Some(first.is_none()), first)
 }

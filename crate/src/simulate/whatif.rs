@@ -1,0 +1,120 @@
+//! What the analyses cite from the simulator: the recording with expandable segments toggled
+//! (OOM and fragmentation findings, the OOM view), and the recorded and simulated reserved lines
+//! for a chart.
+
+use super::{Settings, SimPeak, Simulation};
+use crate::format::{bytes, count};
+use crate::replay::DeviceReplay;
+use serde::{Deserialize, Serialize};
+
+/// The one counterfactual every analysis cites: the recording with expandable segments
+/// toggled (on, or off when it was recorded with them).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WhatIf {
+    pub conf: String,
+    pub reserved_peak: SimPeak,
+    pub recorded_reserved_peak: SimPeak,
+    /// Simulated minus recorded reserved peak.
+    pub change: i64,
+    /// Each recorded OOM event and whether it would still happen.
+    pub ooms: Vec<OomWhatIf>,
+    /// For people: what the toggle would have done.
+    pub sentence: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OomWhatIf {
+    pub event: u32,
+    pub happens: bool,
+    pub sentence: String,
+}
+
+impl WhatIf {
+    pub fn toggle_conf(recorded: &Settings) -> &'static str {
+        if recorded.rules.expandable {
+            "expandable_segments:False"
+        } else {
+            "expandable_segments:True"
+        }
+    }
+
+    pub fn from_simulation(conf: &str, sim: &Simulation, recorded_ooms: &[u32]) -> WhatIf {
+        let change = sim.reserved_peak.bytes as i64 - sim.recorded_reserved_peak.bytes as i64;
+        let ooms = recorded_ooms
+            .iter()
+            .map(|&e| {
+                let happens = !sim.recorded_ooms_avoided.contains(&e);
+                let sentence = if happens {
+                    format!("With {conf} this OOM would still have happened (simulated).")
+                } else {
+                    format!(
+                        "With {conf} this OOM would not have happened (simulated): the allocator would have found room for the request."
+                    )
+                };
+                OomWhatIf { event: e, happens, sentence }
+            })
+            .collect();
+        let earlier_oom = sim.oom_detail.as_ref().filter(|o| !o.recorded);
+        let sentence = match change {
+            _ if earlier_oom.is_some() => {
+                let o = earlier_oom.expect("checked");
+                format!(
+                    "With {conf} the program would have run out of memory at event {} (simulated: {} requested with {} reserved).",
+                    count(o.event as i64),
+                    bytes(o.bytes as i64),
+                    bytes(o.reserved as i64)
+                )
+            }
+            c if c < 0 => format!(
+                "With {conf} the reserved peak would have been {} instead of {} ({} less, simulated).",
+                bytes(sim.reserved_peak.bytes as i64),
+                bytes(sim.recorded_reserved_peak.bytes as i64),
+                bytes(-c)
+            ),
+            0 => format!("With {conf} the reserved peak would have been the same, {} (simulated).", bytes(sim.reserved_peak.bytes as i64)),
+            c => format!(
+                "With {conf} the reserved peak would have been {} instead of {} ({} more, simulated).",
+                bytes(sim.reserved_peak.bytes as i64),
+                bytes(sim.recorded_reserved_peak.bytes as i64),
+                bytes(c)
+            ),
+        };
+        WhatIf {
+            conf: conf.to_string(),
+            reserved_peak: sim.reserved_peak.clone(),
+            recorded_reserved_peak: sim.recorded_reserved_peak.clone(),
+            change,
+            ooms,
+            sentence,
+        }
+    }
+}
+
+/// Recorded and simulated reserved bytes over the same event axis, one point per column.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinePoint {
+    pub first: u32,
+    pub last: u32,
+    pub recorded_max: i64,
+    pub simulated_max: i64,
+}
+
+/// The largest recorded and simulated reserved bytes in each of `columns` runs of events.
+pub fn reserved_lines(replay: &DeviceReplay, sim: &Simulation, columns: u32) -> Vec<LinePoint> {
+    let n = sim.reserved.len();
+    let columns = (columns.max(1) as usize).min(n.max(1));
+    let mut out = Vec::with_capacity(columns);
+    for c in 0..columns {
+        let (first, last) = (c * n / columns, ((c + 1) * n / columns).max(c * n / columns + 1).min(n));
+        if first >= last {
+            continue;
+        }
+        out.push(LinePoint {
+            first: first as u32,
+            last: (last - 1) as u32,
+            recorded_max: replay.series.reserved.range(first..last).max().unwrap_or(0),
+            simulated_max: sim.reserved.range(first..last).max().unwrap_or(0),
+        });
+    }
+    out
+}
