@@ -192,29 +192,28 @@ impl Allocator {
         self.unmapped[pool_index(b.small)].remove(&(b.stream, b.addr, id));
     }
 
-    /// Link `id` right after `after` in its chain.
-    fn link_after(&mut self, after: u32, id: u32) {
-        let next = self.blocks[after as usize].next;
-        self.blocks[id as usize].prev = after;
+    /// Put `id` between `prev` and `next` (either may be NIL) in a chain.
+    fn link_between(&mut self, prev: u32, id: u32, next: u32) {
+        self.blocks[id as usize].prev = prev;
         self.blocks[id as usize].next = next;
-        self.blocks[after as usize].next = id;
+        if prev != NIL {
+            self.blocks[prev as usize].next = id;
+        }
         if next != NIL {
             self.blocks[next as usize].prev = id;
         }
     }
 
-    fn link_before(&mut self, before: u32, id: u32) {
-        let prev = self.blocks[before as usize].prev;
-        self.blocks[id as usize].next = before;
-        self.blocks[id as usize].prev = prev;
-        self.blocks[before as usize].prev = id;
-        if prev != NIL {
-            self.blocks[prev as usize].next = id;
-        }
+    fn link_after(&mut self, after: u32, id: u32) {
+        self.link_between(after, id, self.blocks[after as usize].next);
     }
 
-    /// `try_merge_blocks`: `dst` absorbs its neighbour `src` when both are free and mapped, or
-    /// both unmapped. `src` must already be out of its set's index? No: it is removed here.
+    fn link_before(&mut self, before: u32, id: u32) {
+        self.link_between(self.blocks[before as usize].prev, id, before);
+    }
+
+    /// `try_merge_blocks`: `dst` absorbs its neighbour `src` (taking it out of its index) when
+    /// both are free and mapped, or both unmapped.
     fn try_merge(&mut self, dst: u32, src: u32) {
         if src == NIL {
             return;
