@@ -12,6 +12,7 @@ pub mod format;
 pub mod frames;
 pub mod model;
 pub mod query;
+pub mod ranks;
 pub mod reader;
 pub mod replay;
 pub mod report;

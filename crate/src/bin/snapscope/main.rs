@@ -52,6 +52,9 @@ enum Cmd {
     /// What if: replay the allocator on the recorded requests under other settings
     /// (--alloc-conf "expandable_segments:True"); without settings, check it reproduces the recording.
     Simulate(cmd::simulate::Args),
+    /// A whole distributed run: every rank's snapshot read in parallel, the spread of the peaks,
+    /// outlier ranks, and why the worst rank differs from the median one.
+    Ranks(cmd::ranks::Args),
     /// Run read-only SQL on a snapshot or SnapshotDB (schema: docs/schema.md).
     Sql(cmd::sql::Args),
 }
@@ -79,6 +82,7 @@ fn main() {
         Cmd::Capabilities => cmd::capabilities::run(out),
         Cmd::Sql(a) => cmd::sql::run(a, out),
         Cmd::Simulate(a) => cmd::simulate::run(a, out),
+        Cmd::Ranks(a) => cmd::ranks::run(a, out),
     };
     if let Err(e) = result {
         emit::fail(&e, cli.json);

@@ -8,6 +8,7 @@ pub mod import;
 pub mod metadata;
 pub mod overview;
 pub mod query;
+pub mod ranks;
 pub mod report;
 pub mod simulate;
 pub mod skill;

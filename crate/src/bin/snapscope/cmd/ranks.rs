@@ -1,0 +1,157 @@
+use crate::emit::Out;
+use rayon::prelude::*;
+use snapscope::format::{bytes, count, event};
+use snapscope::ranks::{combine, summarize, FileError, FileSummary, RanksReport};
+use snapscope::{Error, Loaded, Result};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Snapshot files, or folders of them (one per rank).
+    inputs: Vec<PathBuf>,
+    /// Files read at once (default: every core). Memory is bounded by this × the largest file.
+    #[arg(short = 'j', long = "jobs")]
+    jobs: Option<usize>,
+    /// Also write each file's summary to DIR (FILE.summary.json), to merge later.
+    #[arg(long = "summary-out", value_name = "DIR")]
+    summary_out: Option<PathBuf>,
+    /// Combine the summaries in DIR (written by --summary-out, anywhere) instead of reading snapshots.
+    #[arg(long, value_name = "DIR")]
+    merge: Option<PathBuf>,
+}
+
+const SNAPSHOT_EXTENSIONS: [&str; 5] = ["pickle", "pkl", "pt", "json", "gz"];
+const SUMMARY_SUFFIX: &str = ".summary.json";
+
+/// The files to read: folders expanded (snapshot extensions only), ordered by the rank in their
+/// names, then by name.
+fn expand(inputs: &[PathBuf], keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for p in inputs {
+        if p.is_dir() {
+            let entries = std::fs::read_dir(p).map_err(|e| Error::io(&p.display().to_string(), e))?;
+            files.extend(entries.flatten().map(|e| e.path()).filter(|f| f.is_file() && keep(f)));
+        } else {
+            files.push(p.clone());
+        }
+    }
+    let name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    files.sort_by_key(|p| (snapscope::ranks::rank_from_name(&name(p)).unwrap_or(i64::MAX), name(p)));
+    if files.is_empty() {
+        return Err(Error::new(
+            "INVALID_PARAMETER",
+            "no snapshot files given",
+            "snapscope ranks DIR, or snapscope ranks rank0.pickle rank1.pickle ...",
+        ));
+    }
+    Ok(files)
+}
+
+fn is_snapshot(p: &Path) -> bool {
+    let name = p.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    !name.ends_with(SUMMARY_SUFFIX)
+        && p.extension().is_some_and(|x| SNAPSHOT_EXTENSIONS.contains(&x.to_string_lossy().to_ascii_lowercase().as_str()))
+}
+
+/// Read, replay and summarize one file; the snapshot is dropped on return.
+fn summarize_file(path: &Path, out_dir: Option<&Path>) -> std::result::Result<FileSummary, FileError> {
+    let shown = path.display().to_string();
+    let fail = |e: Error| FileError { file: shown.clone(), code: e.code.to_string(), message: e.message };
+    let bytes = std::fs::read(path).map_err(|e| fail(Error::io(&shown, e)))?;
+    let loaded = Loaded::from_bytes(&bytes).map_err(fail)?;
+    let summary = summarize(&shown, bytes.len() as u64, &loaded);
+    if let Some(dir) = out_dir {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let text = serde_json::to_vec(&summary).expect("serializable");
+        snapscope::engine::write_atomic(&dir.join(format!("{name}{SUMMARY_SUFFIX}")), &text).map_err(fail)?;
+    }
+    Ok(summary)
+}
+
+fn read_summary(path: &Path) -> std::result::Result<FileSummary, FileError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read(path).map_err(|e| FileError { file: shown.clone(), code: "IO_ERROR".into(), message: e.to_string() })?;
+    serde_json::from_slice(&text).map_err(|e| FileError {
+        file: shown,
+        code: "SUMMARY_INVALID".into(),
+        message: format!("not a summary from --summary-out: {e}"),
+    })
+}
+
+pub fn run(a: Args, out: Out) -> Result<()> {
+    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| Error::new("INVALID_PARAMETER", format!("cannot start {jobs} threads: {e}"), "use a smaller -j"))?;
+    let results: Vec<std::result::Result<FileSummary, FileError>> = match &a.merge {
+        Some(dir) => {
+            let files = expand(std::slice::from_ref(dir), |p| p.to_string_lossy().ends_with(SUMMARY_SUFFIX))?;
+            pool.install(|| files.par_iter().map(|f| read_summary(f)).collect())
+        }
+        None => {
+            if let Some(dir) = &a.summary_out {
+                std::fs::create_dir_all(dir).map_err(|e| Error::io(&dir.display().to_string(), e))?;
+            }
+            let files = expand(&a.inputs, is_snapshot)?;
+            pool.install(|| files.par_iter().map(|f| summarize_file(f, a.summary_out.as_deref())).collect())
+        }
+    };
+    let (mut ok, mut errors) = (Vec::new(), Vec::new());
+    for r in results {
+        match r {
+            Ok(s) => ok.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    let report = combine(&ok, errors);
+    out.answer(&report, print);
+    Ok(())
+}
+
+fn print(r: &&RanksReport) {
+    say!("{:>6}  {:>12} {:>14}  {:>12}  {:>5}  file", "rank", "peak alloc", "at", "reserved", "OOMs");
+    for f in &r.files {
+        for d in &f.devices {
+            say!(
+                "{:>6}  {:>12} {:>14}  {:>12}  {:>5}  {}{}",
+                f.rank,
+                bytes(d.peaks.allocated.bytes),
+                event(d.peaks.allocated.event.map(i64::from)),
+                bytes(d.peaks.reserved.bytes),
+                d.oom_events,
+                f.file,
+                if f.devices.len() > 1 { format!(" (device {})", d.device) } else { String::new() }
+            );
+        }
+    }
+    let s = &r.summary;
+    let fig = |a: &Option<snapscope::ranks::combine::At>| {
+        a.as_ref().map_or("—".into(), |a| format!("{} (rank {})", bytes(a.bytes), count(a.rank)))
+    };
+    say!("\npeak allocated: max {}, median {}, min {}", fig(&s.max.allocated), fig(&s.median.allocated), fig(&s.min.allocated));
+    say!("peak reserved:  max {}, median {}, min {}", fig(&s.max.reserved), fig(&s.median.reserved), fig(&s.min.reserved));
+    if let Some(i) = s.imbalance.allocated {
+        say!("imbalance (max / median of the peak allocated): {i:.3}");
+    }
+    if s.outliers.is_empty() {
+        say!("outliers: none ({})", s.outlier_rule);
+    } else {
+        for o in &s.outliers {
+            let sign = if o.above_median >= 0 { "+" } else { "" };
+            say!("outlier: rank {} {} ({sign}{} against the median)", count(o.rank), bytes(o.bytes), bytes(o.above_median));
+        }
+    }
+    if let Some(w) = &s.worst {
+        say!("\n{}", w.sentence);
+        for d in w.top_sites.iter().take(5) {
+            say!("  {:>+12}  {}", bytes(d.delta), d.label);
+        }
+        for c in w.categories.iter().take(3) {
+            say!("  {:>+12}  category {}", bytes(c.delta), c.label);
+        }
+    }
+    for e in &r.errors {
+        say!("could not read {}: {} {}", e.file, e.code, e.message);
+    }
+}

@@ -1,0 +1,106 @@
+//! `snapscope ranks`: the generated 64-rank run (scripts/gen_ranks.py, one outlier rank with a
+//! known extra allocation site) and the real corpus as a folder, whose every file must show the
+//! peaks `overview` shows.
+
+mod common;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn snapscope(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_snapscope")).args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("snapscope-ranks-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// The generated run and its answers.
+fn generated() -> (PathBuf, Value) {
+    let dir = scratch("run");
+    let ok = Command::new("python3").arg(common::repo().join("scripts/gen_ranks.py")).arg(&dir).status().unwrap();
+    assert!(ok.success());
+    let answers = serde_json::from_slice(&std::fs::read(format!("{}.expected.json", dir.display())).unwrap()).unwrap();
+    (dir, answers)
+}
+
+#[test]
+fn the_outlier_rank_its_excess_and_the_site_behind_it() {
+    let (dir, want) = generated();
+    let d = dir.to_str().unwrap();
+    let v = snapscope(&["ranks", d, "--json", "-j", "2"]);
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), 64);
+    for f in files {
+        let r = f["rank"].as_i64().unwrap();
+        assert_eq!(f["devices"][0]["peaks"]["allocated"]["bytes"], want["peak_allocated"][r.to_string()], "rank {r}");
+    }
+    let s = &v["summary"];
+    assert_eq!(s["max"]["allocated"]["bytes"], want["max"]);
+    assert_eq!(s["median"]["allocated"]["bytes"], want["median"]);
+    assert_eq!(s["min"]["allocated"]["bytes"], want["min"]);
+    let w = &s["worst"];
+    assert_eq!(w["rank"], want["worst_rank"]);
+    assert_eq!(w["median_rank"], want["median_rank"]);
+    assert_eq!(w["excess_bytes"], want["excess_bytes"]);
+    let site = &w["top_sites"][0];
+    assert!(site["label"].as_str().unwrap().contains(want["site"].as_str().unwrap()), "{site}");
+    assert_eq!(site["delta"], want["site_bytes"]);
+    let outliers: Vec<i64> = s["outliers"].as_array().unwrap().iter().map(|o| o["rank"].as_i64().unwrap()).collect();
+    assert_eq!(serde_json::json!(outliers), want["outliers"]);
+    let imbalance = s["imbalance"]["allocated"].as_f64().unwrap();
+    assert!((imbalance - want["max"].as_f64().unwrap() / want["median"].as_f64().unwrap()).abs() < 1e-9);
+
+    // One core or two, summaries merged later: the same answer.
+    let one = snapscope(&["ranks", d, "--json", "-j", "1"]);
+    assert_eq!(one["summary"], v["summary"]);
+    let sums = scratch("summaries");
+    let written = snapscope(&["ranks", d, "--json", "--summary-out", sums.to_str().unwrap()]);
+    assert_eq!(written["summary"], v["summary"]);
+    assert_eq!(std::fs::read_dir(&sums).unwrap().count(), 64);
+    let merged = snapscope(&["ranks", "--merge", sums.to_str().unwrap(), "--json"]);
+    assert_eq!(merged["summary"], v["summary"]);
+    assert_eq!(merged["files"].as_array().unwrap().len(), 64);
+}
+
+fn corpus_files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("cuda"), root.join("npu")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "pickle" || x == "pkl") {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_corpus_file_shows_the_peaks_of_overview() {
+    let Some(root) = common::corpus() else {
+        eprintln!("../shared/snapshots not present: skipped");
+        return;
+    };
+    let files = corpus_files(&root);
+    let args: Vec<String> =
+        ["ranks".to_string(), "--json".into()].into_iter().chain(files.iter().map(|p| p.display().to_string())).collect();
+    let v = snapscope(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{}", v["errors"]);
+    assert_eq!(v["files"].as_array().unwrap().len(), files.len());
+    for f in v["files"].as_array().unwrap() {
+        let ov = snapscope(&["overview", f["file"].as_str().unwrap(), "--json"]);
+        for d in f["devices"].as_array().unwrap() {
+            let o = ov["devices"].as_array().unwrap().iter().find(|o| o["device"] == d["device"]).unwrap();
+            assert_eq!(d["peaks"]["allocated"], o["peaks"]["allocated"], "{}", f["file"]);
+            assert_eq!(d["peaks"]["reserved"], o["peaks"]["reserved"], "{}", f["file"]);
+        }
+    }
+}
