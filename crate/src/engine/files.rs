@@ -47,16 +47,37 @@ fn is_db(path: &Path) -> Result<bool> {
     Ok(store::is_sqlite(&head[..n]))
 }
 
-fn load_snapshot(path: &Path) -> Result<(Loaded, Vec<u8>)> {
-    let bytes = read_file(path)?;
-    if store::is_sqlite(&bytes) {
-        return Err(Error::new(
-            "SNAPSHOT_INVALID",
-            format!("{} is a SnapshotDB, not a snapshot", path.display()),
-            "pass the snapshot pickle this database was imported from",
-        ));
+/// Read a snapshot the way the page does: in chunks, decoded as they arrive, so the file's bytes
+/// are never held whole (peak memory is the decoded snapshot and its replay, not the file on
+/// top of them). With `hash`, the SHA-256 of the bytes is computed on the way.
+pub fn stream_snapshot(path: &Path, hash: bool) -> Result<(Loaded, Option<String>)> {
+    let shown = path.display().to_string();
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(&shown, e))?;
+    let mut reader = crate::reader::ChunkReader::default();
+    let mut hasher = hash.then(Sha256::new);
+    let mut chunk = vec![0u8; 8 << 20];
+    let mut first = true;
+    loop {
+        let n = std::io::Read::read(&mut file, &mut chunk).map_err(|e| Error::io(&shown, e))?;
+        if n == 0 {
+            break;
+        }
+        if first && store::is_sqlite(&chunk[..n]) {
+            return Err(Error::new(
+                "SNAPSHOT_INVALID",
+                format!("{shown} is a SnapshotDB, not a snapshot"),
+                "pass the snapshot pickle this database was imported from",
+            ));
+        }
+        first = false;
+        if let Some(h) = hasher.as_mut() {
+            h.update(&chunk[..n]);
+        }
+        reader.push(&chunk[..n])?;
     }
-    Ok((Loaded::from_bytes(&bytes)?, bytes))
+    let snapshot = reader.finish()?;
+    let sha = hasher.map(|h| h.finalize().iter().map(|b| format!("{b:02x}")).collect());
+    Ok((Loaded::from_snapshot(snapshot), sha))
 }
 
 /// Write a file atomically: a new temporary file beside it (never an existing file or a
@@ -116,15 +137,14 @@ pub fn import_file(snapshot: &Path, out: &Path, device: Option<i64>, force: bool
             }
         }
     }
-    let bytes = read_file(snapshot)?;
-    if store::is_sqlite(&bytes) {
+    if is_db(snapshot)? {
         return Err(Error::new(
             "SNAPSHOT_INVALID",
             format!("{} is already a SnapshotDB", snapshot.display()),
             "import the snapshot it came from",
         ));
     }
-    let mut loaded = Loaded::from_bytes(&bytes)?;
+    let (mut loaded, sha) = stream_snapshot(snapshot, true)?;
     if let Some(d) = device {
         if loaded.device(d).is_none() {
             return Err(Error::no_device(d));
@@ -133,7 +153,7 @@ pub fn import_file(snapshot: &Path, out: &Path, device: Option<i64>, force: bool
     }
     let mut meta = source_meta(snapshot);
     meta.extend([
-        ("source_sha256", sha256_hex(&bytes)),
+        ("source_sha256", sha.unwrap_or_default()),
         ("source_mtime_ns", mtime.to_string()),
         ("device_selection", selection),
         ("imported_at", imported_at.to_string()),
@@ -158,10 +178,10 @@ impl Engine {
         if is_db(path)? {
             return Engine::from_db(store::open_file(path)?);
         }
-        let (loaded, bytes) = load_snapshot(path)?;
+        let (loaded, sha) = stream_snapshot(path, hashed)?;
         let mut meta = source_meta(path);
-        if hashed {
-            meta.push(("source_sha256", sha256_hex(&bytes)));
+        if let Some(sha) = sha {
+            meta.push(("source_sha256", sha));
         }
         Ok(Engine::from_loaded(loaded, meta))
     }

@@ -2,7 +2,7 @@ use crate::emit::Out;
 use rayon::prelude::*;
 use snapscope::format::{bytes, count, event};
 use snapscope::ranks::{combine, summarize, FileError, FileSummary, RanksReport};
-use snapscope::{Error, Loaded, Result};
+use snapscope::{Error, Result};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -57,9 +57,9 @@ fn is_snapshot(p: &Path) -> bool {
 fn summarize_file(path: &Path, out_dir: Option<&Path>) -> std::result::Result<FileSummary, FileError> {
     let shown = path.display().to_string();
     let fail = |e: Error| FileError { file: shown.clone(), code: e.code.to_string(), message: e.message };
-    let bytes = std::fs::read(path).map_err(|e| fail(Error::io(&shown, e)))?;
-    let loaded = Loaded::from_bytes(&bytes).map_err(fail)?;
-    let summary = summarize(&shown, bytes.len() as u64, &loaded);
+    let size = std::fs::metadata(path).map_err(|e| fail(Error::io(&shown, e)))?.len();
+    let (loaded, _) = snapscope::engine::stream_snapshot(path, false).map_err(fail)?;
+    let summary = summarize(&shown, size, &loaded);
     if let Some(dir) = out_dir {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let text = serde_json::to_vec(&summary).expect("serializable");
