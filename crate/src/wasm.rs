@@ -241,6 +241,13 @@ impl WasmEngine {
         answer(Ok(crate::simulate::tune::rank(device as i64, rows)))
     }
 
+    /// This file as one rank of a distributed run: peaks, OOMs, steps and who holds the memory
+    /// at the peak (`snapscope ranks --summary-out`'s JSON). `name` is the file name shown.
+    #[wasm_bindgen(js_name = rankSummary)]
+    pub fn rank_summary(&self, name: String) -> Result<String, JsValue> {
+        answer(self.engine()?.rank_summary(&name))
+    }
+
     pub fn event(&self, device: i32, index: i32) -> Result<String, JsValue> {
         answer(self.engine()?.event(device as i64, index as i64))
     }
@@ -319,4 +326,14 @@ fn not_loading() -> Error {
 #[wasm_bindgen(js_name = wasmMemoryBytes)]
 pub fn wasm_memory_bytes() -> f64 {
     (core::arch::wasm32::memory_size(0) * 65536) as f64
+}
+
+/// Combine rank summaries (a JSON array of `rankSummary` results, in the order given) into
+/// `snapscope ranks --json`'s answer.
+#[wasm_bindgen(js_name = combineRanks)]
+pub fn combine_ranks(summaries: String) -> Result<String, JsValue> {
+    let list: Vec<crate::ranks::FileSummary> = serde_json::from_str(&summaries).map_err(|e| {
+        err(Error::new("INVALID_PARAMETER", format!("rank summaries: {e}"), "pass the rankSummary() results as a JSON array"))
+    })?;
+    answer(Ok(crate::ranks::combine(&list, Vec::new())))
 }

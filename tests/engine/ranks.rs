@@ -21,7 +21,7 @@ fn scratch(name: &str) -> PathBuf {
 
 /// The generated run and its answers.
 fn generated() -> (PathBuf, Value) {
-    let dir = scratch("run");
+    let dir = scratch(&format!("run-{:?}", std::thread::current().id()).replace(|c: char| !c.is_ascii_alphanumeric(), ""));
     let ok = Command::new("python3").arg(common::repo().join("scripts/gen_ranks.py")).arg(&dir).status().unwrap();
     assert!(ok.success());
     let answers = serde_json::from_slice(&std::fs::read(format!("{}.expected.json", dir.display())).unwrap()).unwrap();
@@ -103,4 +103,19 @@ fn every_corpus_file_shows_the_peaks_of_overview() {
             assert_eq!(d["peaks"]["reserved"], o["peaks"]["reserved"], "{}", f["file"]);
         }
     }
+}
+
+#[test]
+fn one_report_for_the_whole_run() {
+    let (dir, want) = generated();
+    let html = scratch("report.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_snapscope"))
+        .args(["report", dir.to_str().unwrap(), "-o", html.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(text.contains(&format!("Why rank {} differs", want["worst_rank"])), "worst rank section");
+    assert!(text.contains("fsdp/_flat_param.py:391"), "the site behind the excess");
+    assert_eq!(text.matches("<tr><td class=\"n\">").count(), 64, "one row per rank");
 }

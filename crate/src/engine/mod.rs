@@ -254,6 +254,12 @@ impl Engine {
         Ok(())
     }
 
+    /// This file as one rank of a distributed run (what `snapscope ranks` combines).
+    pub fn rank_summary(&self, file: &str) -> Result<crate::ranks::FileSummary> {
+        let l = self.loaded("a rank summary")?;
+        Ok(crate::ranks::summarize(file, self.overview()?.source_bytes, l))
+    }
+
     /// The allocator settings the recording ran under, as the simulator reads them.
     pub fn recorded_settings(&self, device: i64) -> Result<crate::simulate::Settings> {
         crate::simulate::recorded_settings(self.loaded("the allocator simulator")?, device)

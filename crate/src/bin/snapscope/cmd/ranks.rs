@@ -78,25 +78,26 @@ fn read_summary(path: &Path) -> std::result::Result<FileSummary, FileError> {
     })
 }
 
-pub fn run(a: Args, out: Out) -> Result<()> {
-    let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
+/// Summarize every snapshot of `inputs` (files or folders) on `jobs` threads (default: every
+/// core), writing each summary to `summary_out` when given, and combine them.
+pub fn read_all(inputs: &[PathBuf], jobs: Option<usize>, summary_out: Option<&Path>) -> Result<RanksReport> {
+    let files = expand(inputs, is_snapshot)?;
+    if let Some(dir) = summary_out {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(&dir.display().to_string(), e))?;
+    }
+    let results = pool(jobs)?.install(|| files.par_iter().map(|f| summarize_file(f, summary_out)).collect());
+    Ok(combined(results))
+}
+
+fn pool(jobs: Option<usize>) -> Result<rayon::ThreadPool> {
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
-        .map_err(|e| Error::new("INVALID_PARAMETER", format!("cannot start {jobs} threads: {e}"), "use a smaller -j"))?;
-    let results: Vec<std::result::Result<FileSummary, FileError>> = match &a.merge {
-        Some(dir) => {
-            let files = expand(std::slice::from_ref(dir), |p| p.to_string_lossy().ends_with(SUMMARY_SUFFIX))?;
-            pool.install(|| files.par_iter().map(|f| read_summary(f)).collect())
-        }
-        None => {
-            if let Some(dir) = &a.summary_out {
-                std::fs::create_dir_all(dir).map_err(|e| Error::io(&dir.display().to_string(), e))?;
-            }
-            let files = expand(&a.inputs, is_snapshot)?;
-            pool.install(|| files.par_iter().map(|f| summarize_file(f, a.summary_out.as_deref())).collect())
-        }
-    };
+        .map_err(|e| Error::new("INVALID_PARAMETER", format!("cannot start {jobs} threads: {e}"), "use a smaller -j"))
+}
+
+fn combined(results: Vec<std::result::Result<FileSummary, FileError>>) -> RanksReport {
     let (mut ok, mut errors) = (Vec::new(), Vec::new());
     for r in results {
         match r {
@@ -104,7 +105,17 @@ pub fn run(a: Args, out: Out) -> Result<()> {
             Err(e) => errors.push(e),
         }
     }
-    let report = combine(&ok, errors);
+    combine(&ok, errors)
+}
+
+pub fn run(a: Args, out: Out) -> Result<()> {
+    let report = match &a.merge {
+        Some(dir) => {
+            let files = expand(std::slice::from_ref(dir), |p| p.to_string_lossy().ends_with(SUMMARY_SUFFIX))?;
+            combined(pool(a.jobs)?.install(|| files.par_iter().map(|f| read_summary(f)).collect()))
+        }
+        None => read_all(&a.inputs, a.jobs, a.summary_out.as_deref())?,
+    };
     out.answer(&report, print);
     Ok(())
 }

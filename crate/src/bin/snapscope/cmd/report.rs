@@ -6,15 +6,23 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    input: Option<PathBuf>,
+    /// A snapshot or SnapshotDB; several snapshots (or a folder of them) make one report for the
+    /// set, rank by rank (as `snapscope ranks`).
+    inputs: Vec<PathBuf>,
     #[arg(short, long)]
     output: PathBuf,
 }
 
 pub fn run(a: Args, out: Out) -> Result<()> {
-    let target = resolve(a.input, None)?;
-    let title = target.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let html = crate::rules::open(&target.path)?.report(&title)?;
+    let many = a.inputs.len() > 1 || a.inputs.first().is_some_and(|p| p.is_dir());
+    let html = if many {
+        let report = crate::cmd::ranks::read_all(&a.inputs, None, None)?;
+        snapscope::report::ranks_html(&format!("{} files", report.files.len()), &report)
+    } else {
+        let target = resolve(a.inputs.into_iter().next(), None)?;
+        let title = target.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        crate::rules::open(&target.path)?.report(&title)?
+    };
     write_atomic(&a.output, html.as_bytes())?;
     out.answer(serde_json::json!({"report_path": a.output, "bytes": html.len()}), |_| {
         say!("wrote {} ({} KiB)", a.output.display(), html.len() / 1024)
