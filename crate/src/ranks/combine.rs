@@ -261,7 +261,7 @@ pub fn combine(summaries: &[FileSummary], errors: Vec<FileError>) -> RanksReport
                 .map(|d| DeviceEntry {
                     device: d.device,
                     events: d.events,
-                    peaks: EntryPeaks { allocated: d.peaks.allocated.clone(), reserved: d.peaks.reserved.clone() },
+                    peaks: EntryPeaks { allocated: d.peaks.allocated, reserved: d.peaks.reserved },
                     peak_time_us: d.peak_time_us,
                     oom_events: d.oom_events.len(),
                     steps: d.steps,
