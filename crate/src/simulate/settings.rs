@@ -5,8 +5,8 @@ use crate::error::{Error, Result};
 use crate::replay::rules::{Rules, MIB};
 use serde::Serialize;
 
-/// Keys accepted in an alloc-conf string. The ignored ones change nothing in the device layout.
-pub const ACCEPTED_KEYS: &[&str] = &[
+/// Keys that change the simulated layout.
+const EFFECTIVE_KEYS: &[&str] = &[
     "expandable_segments",
     "max_split_size_mb",
     "max_non_split_rounding_mb",
@@ -17,13 +17,8 @@ pub const ACCEPTED_KEYS: &[&str] = &[
     "page_size",
     "base_addr_aligned_kb",
     "backend",
-    "release_lock_on_cudamalloc",
-    "pinned_use_cuda_host_register",
-    "pinned_num_register_threads",
-    "pinned_use_background_threads",
-    "pinned_reserve_segment_size_mb",
-    "graph_capture_record_stream_reuse",
 ];
+/// Keys accepted and ignored: they change nothing in the device layout.
 const IGNORED_KEYS: &[&str] = &[
     "release_lock_on_cudamalloc",
     "pinned_use_cuda_host_register",
@@ -32,6 +27,11 @@ const IGNORED_KEYS: &[&str] = &[
     "pinned_reserve_segment_size_mb",
     "graph_capture_record_stream_reuse",
 ];
+
+/// Every key an alloc-conf string may hold.
+pub fn accepted_keys() -> Vec<&'static str> {
+    EFFECTIVE_KEYS.iter().chain(IGNORED_KEYS).copied().collect()
+}
 
 const GIB: u64 = 1 << 30;
 
@@ -149,7 +149,7 @@ impl Settings {
                     return Err(Error::new(
                         "ALLOC_CONF_INVALID",
                         format!("unknown allocator setting `{key}`"),
-                        format!("accepted keys: {}", ACCEPTED_KEYS.join(", ")),
+                        format!("accepted keys: {}", accepted_keys().join(", ")),
                     ))
                 }
             }
