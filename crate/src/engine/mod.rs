@@ -61,6 +61,8 @@ pub struct Engine {
     meta: Vec<(&'static str, String)>,
     /// Computed once: it scans every event, and most calls resolve an event through it.
     overview: OnceCell<overview::Overview>,
+    /// The expandable-segments toggle per device: a whole simulation, the same for every event.
+    what_ifs: std::cell::RefCell<std::collections::HashMap<i64, crate::simulate::WhatIf>>,
 }
 
 impl Engine {
@@ -71,13 +73,13 @@ impl Engine {
 
     /// `from_loaded` for a replay the caller keeps a handle on.
     pub fn from_shared(loaded: Arc<Loaded>, meta: Vec<(&'static str, String)>) -> Engine {
-        Engine { loaded: Some(loaded), db: OnceCell::new(), meta, overview: OnceCell::new() }
+        Engine { loaded: Some(loaded), db: OnceCell::new(), meta, overview: OnceCell::new(), what_ifs: Default::default() }
     }
 
     /// An engine over a SnapshotDB (read-only).
     pub fn from_db(conn: Connection) -> Result<Engine> {
         store::check_schema(&conn)?;
-        Ok(Engine { loaded: None, db: OnceCell::from(conn), meta: Vec::new(), overview: OnceCell::new() })
+        Ok(Engine { loaded: None, db: OnceCell::from(conn), meta: Vec::new(), overview: OnceCell::new(), what_ifs: Default::default() })
     }
 
     /// The SnapshotDB (built now if it is not yet).
@@ -192,10 +194,15 @@ impl Engine {
 
     /// The recording with expandable segments toggled, for the findings and the OOM view.
     fn what_if(&self, device: i64, oom: &oom::OomAnalysis) -> Result<crate::simulate::WhatIf> {
+        if let Some(w) = self.what_ifs.borrow().get(&device) {
+            return Ok(w.clone());
+        }
         let conf = crate::simulate::WhatIf::toggle_conf(&self.recorded_settings(device)?);
         let sim = self.simulate(device, Some(conf), None)?;
         let recorded: Vec<u32> = oom.ooms.iter().map(|o| o.event as u32).collect();
-        Ok(crate::simulate::WhatIf::from_simulation(conf, &sim, &recorded))
+        let w = crate::simulate::WhatIf::from_simulation(conf, &sim, &recorded);
+        self.what_ifs.borrow_mut().insert(device, w.clone());
+        Ok(w)
     }
 
     fn leaks(&self, device: i64) -> Result<leak::LeakAnalysis> {
