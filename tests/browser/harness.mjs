@@ -111,9 +111,40 @@ export async function waitReady(page, timeout = 60000) {
   return page.evaluate(() => document.documentElement.dataset.snapscope);
 }
 
+/**
+ * Opens `paths` as files side by side: one pick of the file input each (several files picked at
+ * once are the ranks of a run, see `openRun`). The state after the last, or the first "error".
+ */
 export async function openFiles(page, paths) {
-  await page.setInputFiles("#file-input", paths);
-  return waitReady(page);
+  let state;
+  for (const p of Array.isArray(paths) ? paths : [paths]) {
+    await page.setInputFiles("#file-input", p);
+    state = await waitReady(page);
+    if (state !== "ready") break;
+  }
+  return state;
+}
+
+/**
+ * Picks `paths` at once (or a folder, with `{ folder: true }`) and waits for the Ranks view: the
+ * run is summarized, combined and drawn. Answers the page's state.
+ */
+export async function openRun(
+  page,
+  paths,
+  { folder = false, timeout = 180000 } = {},
+) {
+  await page.setInputFiles(folder ? "#folder-input" : "#file-input", paths);
+  await page.waitForFunction(
+    () =>
+      document.documentElement.dataset.snapscope === "error" ||
+      (document.documentElement.dataset.snapscope === "ready" &&
+        document.querySelector("#view > .view-ranks") !== null &&
+        document.documentElement.dataset.view === "done"),
+    null,
+    { timeout },
+  );
+  return page.evaluate(() => document.documentElement.dataset.snapscope);
 }
 
 /**

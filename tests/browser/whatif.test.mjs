@@ -351,7 +351,7 @@ test(
     await showView(page, 3, "whatif");
     assert.equal(
       await text(".whatif-health strong"),
-      "The simulator first differs at event 1: the recording cudaMallocs a segment of 20.00 MiB (segment_alloc) at event 1, the simulation cudaMallocs a segment of 20.00 MiB (segment_alloc) at event 3",
+      "The simulator first differs at event 1: the recording cudaMallocs a segment of 20.00 MiB (segment_alloc) at event 1; the simulation does the same only at event 3",
     );
     assert.equal(
       await page.getAttribute(".whatif-health", "class"),

@@ -7,7 +7,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -325,6 +332,40 @@ test(
 );
 
 test(
+  "ranks --json → RanksReport, --summary-out → FileSummary (the page's Ranks view)",
+  { skip: SKIP },
+  () => {
+    // Every file of FILES (a worst rank, outliers, several devices) and one that fails (errors).
+    const files = [
+      ...Object.values(FILES).map((f) => join(CORPUS, f)),
+      join(ROOT, "fixtures/bad/truncated.pickle"),
+    ];
+    const dir = mkdtempSync(join(tmpdir(), "snapscope-summaries-"));
+    try {
+      const ranks = cli("ranks", ...files, "--summary-out", dir, "--json");
+      assert.ok(ranks.summary.worst && ranks.errors.length === 1);
+      const problems = checkRoot(ranks, "RanksReport", "ranks", true);
+      // One summary per file name: the three memory_snapshot.pickle of FILES share one (the CLI
+      // names a summary after its file's name only).
+      const summaries = readdirSync(dir);
+      assert.ok(summaries.length >= 3, summaries.join(", "));
+      for (const f of summaries)
+        problems.push(
+          ...checkRoot(
+            JSON.parse(readFileSync(join(dir, f), "utf8")),
+            "FileSummary",
+            f,
+            false,
+          ),
+        );
+      assert.equal(problems.length, 0, report(problems));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
   "the corpus reaches every interface the CLI answers contain",
   { skip: SKIP },
   () => {
@@ -353,6 +394,8 @@ test(
       "StepsAnalysis",
       "StreamsAnalysis",
       "Simulation",
+      "RanksReport",
+      "FileSummary",
     ]) {
       reach.add(name);
       walk(DECLS.get(name));

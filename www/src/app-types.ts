@@ -1,7 +1,7 @@
 // Types shared by the app (main.ts) and the views. Both import this module and it imports neither,
 // so imports flow one way: main → views → ui.
 import type { EngineClient } from './client';
-import type { DeviceOverview, Overview } from './types';
+import type { DeviceOverview, Overview, RanksReport } from './types';
 
 /** The tabs, in the order they appear. */
 export type ViewName =
@@ -19,23 +19,52 @@ export type ViewName =
   | 'queries'
   | 'compare';
 
+/**
+ * What the page shows: a view of the current file, or `ranks`, the run of many files (which needs
+ * no open file).
+ */
+export type PageName = ViewName | 'ranks';
+
 export interface OpenFile {
   name: string;
   size: number;
   client: EngineClient;
   overview: Overview;
   overviewJson: string;
+  /** The rank of a run this file was opened from (see RanksRun), if any. */
+  source?: RankSource;
+}
+
+/** One file of a run: a picked or dropped file, or a same-origin URL (read again to open it). */
+export interface RankSource {
+  name: string;
+  blob?: Blob;
+  url?: string;
+}
+
+/** The last run opened: the engine's RanksReport and where each of its files came from. */
+export interface RanksRun {
+  report: RanksReport;
+  /** Per `report.files[i]`: its source. */
+  sources: RankSource[];
+  /** Files given (the report's and the failed ones). */
+  total: number;
+  /** Engines that summarized at once: allowed, and the most that were live together. */
+  width: number;
+  peakEngines: number;
 }
 
 /** What the URL hash holds: the view, file, device, selected event and query template. */
 export interface Route {
-  view: ViewName;
+  view: PageName;
   file: number;
   device: number;
   event: number | null;
   template: string | null;
   /** An event window for the timeline to show (a step or a range picked elsewhere); not in the hash. */
   range: [number, number] | null;
+  /** The file Compare shows against the current one (an index in the open files); not in the hash. */
+  other: number | null;
 }
 
 /** What a view may ask of the app. */
@@ -51,6 +80,20 @@ export interface AppHandle {
   showRange(from: number, to: number): void;
 }
 
+/** What the Ranks view may ask of the app. */
+export interface RanksHandle {
+  /** Open `report.files[file]` as the current file (in the Overview, at `device`). */
+  openRank(file: number, device?: number): Promise<void>;
+  /** Open the worst rank and the median rank and show them in Compare. */
+  compareWithMedian(): Promise<void>;
+}
+
+export interface RanksContext {
+  app: RanksHandle;
+  run: RanksRun;
+  root: HTMLElement;
+}
+
 export interface ViewContext {
   app: AppHandle;
   file: OpenFile;
@@ -61,6 +104,8 @@ export interface ViewContext {
   template: string | null;
   /** The event window the timeline opens on (null: the whole trace or around the selection). */
   range: [number, number] | null;
+  /** The file Compare opens against this one (an index in `app.files`), if one was asked for. */
+  other: number | null;
   root: HTMLElement;
 }
 

@@ -48,6 +48,19 @@ export function boot(): Promise<Boot> {
 
 let spare: EngineClient | null = null;
 
+/** Workers started and not yet terminated: engines holding memory (the spare one included). */
+let live = 0;
+const liveListeners: ((n: number) => void)[] = [];
+export const liveEngines = () => live;
+/** Be told each time the number of live engines changes. */
+export function onLiveEngines(f: (n: number) => void) {
+  liveListeners.push(f);
+}
+function setLive(n: number) {
+  live = n;
+  for (const f of liveListeners) f(n);
+}
+
 /**
  * Start and warm up the engine for the next file while the page waits for one, so that a chosen
  * file goes straight to an engine that is running optimized code. Resolves when it is ready.
@@ -64,14 +77,23 @@ export function takeEngine(boot: Boot): EngineClient {
   return client;
 }
 
+/** Keep `client` (holding no snapshot) as the spare engine, or end it if there is one already. */
+export function releaseEngine(client: EngineClient) {
+  if (spare || client.ended) client.terminate();
+  else spare = client;
+}
+
 export class EngineClient {
   private worker: Worker;
   private nextId = 1;
   private pending = new Map<number, Pending>();
   private ready: Promise<Reply>;
+  /** Terminated: its memory is back to the system. */
+  ended = false;
 
   constructor(boot: Boot) {
     this.worker = new Worker(boot.workerUrl);
+    setLive(live + 1);
     this.worker.onmessage = (ev: MessageEvent<Reply>) => this.receive(ev.data);
     this.worker.onerror = (ev) =>
       this.failAll({
@@ -82,6 +104,8 @@ export class EngineClient {
     // `?warmup=0` skips the engine warm-up before large files (to measure what it saves).
     const warmUp = new URLSearchParams(location.search).get('warmup') !== '0';
     this.ready = this.send({ op: 'init', wasm: boot.wasm, warmUp });
+    // An engine ended before it was used: nobody waits for its start.
+    this.ready.catch(() => {});
   }
 
   private receive(r: Reply) {
@@ -121,6 +145,25 @@ export class EngineClient {
     return r.kind === 'ok' ? (r.json ?? '') : '';
   }
 
+  /**
+   * `file` as one rank of a run: read and replay it (no SnapshotDB), answer its summary JSON
+   * (`rankSummary`, named `name`) and drop the snapshot again.
+   */
+  async summarize(file: Blob, name: string, onProgress?: (p: Progress) => void): Promise<string> {
+    await this.ready;
+    await this.send({ op: 'load', file, name, key: 'rank', store: false }, onProgress);
+    const r = await this.send({ op: 'call', key: 'rank', method: 'rankSummary', args: [name] });
+    await this.send({ op: 'drop', key: 'rank' });
+    return r.kind === 'ok' ? (r.json ?? 'null') : 'null';
+  }
+
+  /** Rank summaries (a JSON array, in order) combined into the RanksReport JSON. */
+  async combineRanks(summaries: string): Promise<string> {
+    await this.ready;
+    const r = await this.send({ op: 'combineRanks', summaries });
+    return r.kind === 'ok' ? (r.json ?? 'null') : 'null';
+  }
+
   async call<T>(method: EngineMethod, ...args: (string | number)[]): Promise<T> {
     const r = await this.send({ op: 'call', key: 'main', method, args });
     return JSON.parse(r.kind === 'ok' ? (r.json ?? 'null') : 'null') as T;
@@ -135,6 +178,8 @@ export class EngineClient {
   /** Stop whatever the worker is doing and free its memory. */
   terminate() {
     this.worker.terminate();
+    if (!this.ended) setLive(live - 1);
+    this.ended = true;
     this.failAll({ code: 'CANCELLED', message: 'cancelled', hint: '' });
   }
 }

@@ -1,17 +1,39 @@
 // snapscope's page: open snapshots (drop, picker, ?src=), show them through the views, and expose
 // `window.snapscope` for embedding. Every number comes from the engine worker.
-import { EngineClient, EngineFailure, boot, prepareEngine, takeEngine } from './client';
-import type { Progress } from './protocol';
-import type { Overview, Rows } from './types';
-import type { OpenFile, Route, ViewContext, ViewName } from './app-types';
-import { bytes, download, el, int } from './ui/format';
+import { EngineClient, EngineFailure, boot, onLiveEngines, prepareEngine, releaseEngine, takeEngine } from './client';
+import type { EngineError, Progress } from './protocol';
+import type { Overview, RankFileError, RanksReport, Rows } from './types';
+import type { OpenFile, PageName, RankSource, RanksRun, Route, ViewContext, ViewName } from './app-types';
+import { bytes, download, el, int, plural } from './ui/format';
 import { VIEWS, isView } from './views';
+import { renderRanks } from './views/ranks';
+import {
+  SNAPSHOT_EXTENSIONS,
+  folderSnapshots,
+  isSnapshotName,
+  poolSize,
+  runOrder,
+  uniqueNames,
+} from './views/ranks-layout';
 import { computing } from './ui/busy';
+
+/** A file chosen, dropped or found in a dropped folder, with its path there (or its name). */
+interface Picked {
+  file: File;
+  path: string;
+}
+
+/** `view`, or the Ranks view: what the URL hash and the tabs may name. */
+const isPage = (name: unknown): name is PageName => name === 'ranks' || isView(name);
 
 class App {
   files: OpenFile[] = [];
-  route: Route = { view: 'overview', file: 0, device: 0, event: null, template: null, range: null };
+  route: Route = { view: 'overview', file: 0, device: 0, event: null, template: null, range: null, other: null };
+  /** The last run of many files (the Ranks view), if any. */
+  run: RanksRun | null = null;
   private loading: EngineClient | null = null;
+  /** Stops the run being summarized, if any. */
+  private cancelRun: (() => void) | null = null;
   private readonly main = document.getElementById('view') as HTMLElement;
   private readonly nav = document.getElementById('tabs') as HTMLElement;
   private readonly fileSel = document.getElementById('file-select') as HTMLSelectElement;
@@ -48,60 +70,215 @@ class App {
    * `data-snapscope="error"` with a message: a load that never settles would leave a docs portal's
    * page at "loading" for good.
    */
-  async openUrl(url: string): Promise<Overview | undefined> {
-    const fail = (code: string, message: string, hint: string) => {
-      this.hideProgress();
-      this.showError({ code, message, hint });
-      return undefined;
-    };
-    let u: URL;
-    try {
-      u = new URL(url, document.baseURI);
-    } catch {
-      return fail('BAD_URL', `${url} is not a URL`, 'use ?src=/path/to/snapshot.pickle');
-    }
-    // file: (the single-file page opened from disk) has origin "null" like the page itself, and
-    // blob: carries its creator's origin: neither can be fetched here, so only http(s) is tried.
-    if (u.protocol !== 'http:' && u.protocol !== 'https:')
-      return fail(
-        'UNSUPPORTED_URL',
-        `${u.protocol} URLs cannot be opened with ?src=`,
-        location.protocol === 'file:'
-          ? 'a page opened from a file cannot fetch other files: open the snapshot with "Open…" or drop it here'
-          : 'snapscope fetches same-origin http(s) files (?src=/path/to/snapshot.pickle); open local files with "Open…"',
-      );
-    if (u.origin !== location.origin)
-      return fail(
-        'CROSS_ORIGIN',
-        `${u.href} is not on this page's origin`,
-        'snapscope only fetches same-origin files (?src=/path/to/snapshot.pickle)',
-      );
+  async openUrl(url: string, source?: RankSource): Promise<Overview | undefined> {
     this.setStatus('loading');
-    this.showProgress({ stage: 'reading', bytesRead: 0, totalBytes: 0 }, u.pathname);
+    this.showProgress({ stage: 'reading', bytesRead: 0, totalBytes: 0 }, url);
     let blob: Blob;
     try {
-      const res = await fetch(u.href);
-      // A redirect to another origin is refused by the CSP (fetch rejects); this catches the rest.
-      if (res.url && new URL(res.url).origin !== location.origin)
-        return fail(
-          'CROSS_ORIGIN',
-          `${u.pathname} redirected to ${res.url}, not this page's origin`,
-          'link the file itself',
-        );
-      if (!res.ok) return fail('FETCH_FAILED', `${u.pathname}: HTTP ${res.status}`, 'check the ?src= path');
-      blob = await res.blob();
+      blob = await fetchSnapshot(url);
     } catch (e) {
-      // A network error, a redirect the CSP blocked, a body cut short.
-      return fail(
-        'FETCH_FAILED',
-        `${u.pathname} could not be fetched (${e instanceof Error ? e.message : String(e)})`,
-        'check the ?src= path; redirects to another origin are refused',
-      );
+      this.hideProgress();
+      this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' });
+      return undefined;
     }
-    return this.openOne(blob, fileName(u.pathname));
+    return this.openOne(blob, source?.name ?? fileName(new URL(url, document.baseURI).pathname), { source });
   }
 
-  private async openOne(file: Blob, name: string): Promise<Overview | undefined> {
+  // ---- many files: a distributed run ---------------------------------------------------------
+
+  /**
+   * Files chosen together, dropped together or found in a folder: one opens as usual; several are
+   * a run (the Ranks view), of their snapshots only.
+   */
+  openPicked(picked: Picked[], folder: boolean): Promise<unknown> {
+    const list = folder
+      ? folderSnapshots(picked)
+      : picked.length > 1
+        ? picked.filter((p) => isSnapshotName(p.path))
+        : picked;
+    if (!list.length) {
+      this.showError({
+        code: 'NO_SNAPSHOTS',
+        message: `no snapshot among the ${plural(picked.length, 'file')} ${folder ? 'in the folder' : 'chosen'}`,
+        hint: `snapshots end in ${SNAPSHOT_EXTENSIONS.join(', ')}`,
+      });
+      if (this.files.length || this.run) this.setStatus('ready');
+      return Promise.resolve();
+    }
+    if (list.length === 1) return this.openFiles([list[0].file], [list[0].path]);
+    return this.openRun(list.map((p) => ({ name: p.path, blob: p.file })));
+  }
+
+  /**
+   * Summarize many files as the ranks of one run: each file is read by an engine of its own,
+   * summarized (`rankSummary`) and its engine closed, at most `poolSize` engines at once; then
+   * the summaries are combined (`combineRanks`) into the Ranks view. Resolves with the report
+   * (the JSON of `snapscope ranks --json`); rejects when cancelled.
+   */
+  async openRun(given: RankSource[]): Promise<RanksReport> {
+    if (!given.length)
+      throw new EngineFailure({
+        code: 'INVALID_PARAMETER',
+        message: 'no snapshot files given',
+        hint: 'loadMany([file0, file1, ...]): one snapshot per rank',
+      });
+    // The CLI's order: by the rank in the name, then by name (files without a rank are numbered so).
+    const ordered = runOrder(given);
+    const names = uniqueNames(ordered.map((s) => s.name));
+    const sources = ordered.map((s, i) => ({ ...s, name: names[i] }));
+    const total = sources.length;
+    const width = Math.min(poolSize(navigator.hardwareConcurrency), total);
+    const summaries: (string | null)[] = sources.map(() => null);
+    const failed: (RankFileError | null)[] = sources.map(() => null);
+    const active = new Set<EngineClient>();
+    let next = 0;
+    let done = 0;
+    let peakEngines = 0;
+    let cancelled = false;
+    this.hideError();
+    this.setStatus('loading');
+    this.cancelRun = () => {
+      cancelled = true;
+      for (const c of active) c.terminate();
+    };
+    const label = `${plural(total, 'snapshot')} of a run`;
+    const progress = () =>
+      this.showRunProgress(
+        label,
+        `Summarized ${int(done)} of ${int(total)} files · ${plural(active.size, 'engine')} reading (each closed after its file)`,
+        done / total,
+      );
+    progress();
+    const b = await boot();
+    const worker = async () => {
+      while (!cancelled && next < total) {
+        const i = next++;
+        const s = sources[i];
+        const fail = (e: unknown) => {
+          const info: EngineError =
+            e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' };
+          failed[i] = { file: s.name, code: info.code, message: info.message };
+        };
+        // A URL is fetched before its engine starts (and its bytes dropped once summarized).
+        let blob: Blob | null = s.blob ?? null;
+        if (!blob)
+          try {
+            blob = await fetchSnapshot(s.url ?? '');
+          } catch (e) {
+            fail(e);
+          }
+        if (blob && !cancelled) {
+          const client = takeEngine(b);
+          active.add(client);
+          peakEngines = Math.max(peakEngines, active.size);
+          progress();
+          try {
+            summaries[i] = await client.summarize(blob, s.name);
+          } catch (e) {
+            fail(e);
+          } finally {
+            client.terminate();
+            active.delete(client);
+          }
+        }
+        if (!cancelled) done++;
+        progress();
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: width }, worker));
+      if (cancelled) throw new EngineFailure({ code: 'CANCELLED', message: 'cancelled', hint: '' });
+      const read = sources.map((_, i) => i).filter((i) => summaries[i] !== null);
+      const combiner = takeEngine(b);
+      let report: RanksReport;
+      try {
+        report = JSON.parse(await combiner.combineRanks(`[${read.map((i) => summaries[i]).join(',')}]`));
+      } finally {
+        releaseEngine(combiner);
+      }
+      report.errors = [...report.errors, ...failed.filter((f): f is RankFileError => f !== null)];
+      this.run = { report, sources: read.map((i) => sources[i]), total, width, peakEngines };
+      this.route.view = 'ranks';
+      this.hideProgress();
+      if (read.length) this.setStatus('ready');
+      else
+        this.showError({
+          code: 'NO_RANK_READ',
+          message: `none of the ${plural(total, 'file')} could be read`,
+          hint: 'the Ranks view lists each file with its error',
+        });
+      this.render();
+      return JSON.parse(JSON.stringify(report)) as RanksReport;
+    } catch (e) {
+      this.hideProgress();
+      this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' });
+      if (this.files.length || this.run) this.setStatus('ready');
+      throw e;
+    } finally {
+      this.cancelRun = null;
+      prepareNextEngine();
+    }
+  }
+
+  /** Open `run.report.files[file]` as the current file, in the Overview (at `device`). */
+  async openRank(file: number, device?: number): Promise<void> {
+    await this.ensureRank(file);
+    const i = this.files.findIndex((f) => f.source === this.run?.sources[file]);
+    if (i < 0) return;
+    this.route = { ...this.route, file: i, view: 'overview', event: null, range: null, other: null };
+    this.route.device = device ?? this.files[i].overview.devices[0]?.device ?? 0;
+    this.render();
+  }
+
+  /**
+   * The open file of `run.report.files[file]`, read again when it is not open. A failure (the
+   * file changed since) is shown like any failed load; the caller finds the file not open.
+   */
+  private async ensureRank(file: number): Promise<void> {
+    const src = this.run?.sources[file];
+    if (!src || this.files.some((f) => f.source === src)) return;
+    const view = this.route.view;
+    try {
+      if (src.blob) await this.openOne(src.blob, src.name, { source: src, view });
+      else if (src.url) await this.openUrl(src.url, src);
+    } catch {
+      // openOne showed why.
+    }
+  }
+
+  /** The worst rank and the median rank side by side in Compare (the median rank first). */
+  async compareWithMedian(): Promise<void> {
+    const r = this.run?.report;
+    const w = r?.summary.worst;
+    if (!r || !w) return;
+    const worst = r.files.findIndex((f) => f.file === w.file);
+    const median = r.files.findIndex((f) => f.file === w.median_file);
+    await this.ensureRank(worst);
+    await this.ensureRank(median);
+    const at = (k: number) => this.files.findIndex((f) => f.source === this.run?.sources[k]);
+    const [a, b] = [at(median), at(worst)];
+    if (a < 0 || b < 0) return;
+    this.route = { ...this.route, file: a, view: 'compare', event: null, range: null, other: b };
+    this.route.device = w.device;
+    this.render();
+  }
+
+  private showRunProgress(name: string, stage: string, frac: number) {
+    this.progress.hidden = false;
+    this.progress.querySelector('.name')!.textContent = name;
+    this.progress.querySelector('.stage')!.textContent = stage;
+    (this.progress.querySelector('.bar > div') as HTMLElement).style.width = `${Math.round(frac * 100)}%`;
+  }
+
+  /**
+   * Open one file as the current one. `source`: the rank of the run it is; `view`: the page to
+   * show once open (default: the current view, or the Overview instead of Ranks).
+   */
+  private async openOne(
+    file: Blob,
+    name: string,
+    opts: { source?: RankSource; view?: PageName } = {},
+  ): Promise<Overview | undefined> {
     // Marks for benchmarks: choosing the file → the overview from the engine → the first view.
     performance.mark('snapscope:file-chosen');
     this.hideError();
@@ -114,8 +291,10 @@ class App {
       const json = await client.load(file, name, (p) => this.showProgress(p, name));
       performance.mark('snapscope:overview-received');
       const overview = JSON.parse(json) as Overview;
-      this.files.push({ name, size: file.size, client, overview, overviewJson: json });
+      this.files.push({ name, size: file.size, client, overview, overviewJson: json, source: opts.source });
       this.route.file = this.files.length - 1;
+      this.route.other = null;
+      this.route.view = opts.view ?? (this.route.view === 'ranks' ? 'overview' : this.route.view);
       // The first file opens where the URL hash points (device and event), e.g. a shared link.
       const hash = this.files.length === 1 ? new URLSearchParams(location.hash.slice(1)) : null;
       const device = hash?.has('device') ? Number(hash.get('device')) : null;
@@ -134,7 +313,7 @@ class App {
       client.terminate();
       this.hideProgress();
       this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' });
-      if (this.files.length) this.setStatus('ready');
+      if (this.files.length || this.run) this.setStatus('ready');
       throw e;
     } finally {
       this.loading = null;
@@ -145,18 +324,32 @@ class App {
 
   cancelLoad() {
     this.loading?.terminate();
+    this.cancelRun?.();
   }
 
   // ---- chrome ------------------------------------------------------------------------------
 
   private wireChrome() {
     const input = document.getElementById('file-input') as HTMLInputElement;
+    const folderInput = document.getElementById('folder-input') as HTMLInputElement;
+    const picked = (list: FileList | null) =>
+      [...(list ?? [])].map((file) => ({ file, path: file.webkitRelativePath || file.name }));
     input.addEventListener('change', () => {
-      if (input.files?.length) this.openFiles([...input.files]).catch(() => {});
+      if (input.files?.length) this.openPicked(picked(input.files), false).catch(() => {});
       input.value = '';
+    });
+    folderInput.addEventListener('change', () => {
+      if (folderInput.files?.length) this.openPicked(picked(folderInput.files), true).catch(() => {});
+      folderInput.value = '';
     });
     for (const b of document.querySelectorAll<HTMLElement>('[data-open]'))
       b.addEventListener('click', () => input.click());
+    for (const b of document.querySelectorAll<HTMLElement>('[data-open-folder]'))
+      b.addEventListener('click', (e) => {
+        // Inside the drop zone, whose click opens the file picker.
+        e.stopPropagation();
+        folderInput.click();
+      });
     document.getElementById('cancel')!.addEventListener('click', () => this.cancelLoad());
     document.getElementById('export-db')!.addEventListener('click', () => this.exportDb());
     document.getElementById('export-report')!.addEventListener('click', () => this.exportReport());
@@ -165,6 +358,8 @@ class App {
       this.route.device = this.current?.overview.devices[0]?.device ?? 0;
       this.route.event = null;
       this.route.range = null;
+      this.route.other = null;
+      if (this.route.view === 'ranks') this.route.view = 'overview';
       this.render();
     });
     this.devSel.addEventListener('change', () => {
@@ -193,15 +388,28 @@ class App {
       e.preventDefault();
       depth = 0;
       overlay.hidden = true;
+      // Entries are only readable during the event: take them now, walk the folders after.
+      const items = [...(e.dataTransfer?.items ?? [])].filter((i) => i.kind === 'file');
+      const entries = items.map((i) => i.webkitGetAsEntry?.() ?? null);
       const files = [...(e.dataTransfer?.files ?? [])];
-      if (files.length) this.openFiles(files).catch(() => {});
+      if (entries.length && entries.every((x) => x !== null) && entries.some((x) => x!.isDirectory))
+        droppedFiles(entries as FileSystemEntry[])
+          .then((list) => this.openPicked(list, true).catch(() => {}))
+          .catch((err) =>
+            this.showError({ code: 'DROP_FAILED', message: `the dropped folder could not be read (${err})`, hint: '' }),
+          );
+      else if (files.length)
+        this.openPicked(
+          files.map((file) => ({ file, path: file.name })),
+          false,
+        ).catch(() => {});
     });
   }
 
   private readHash() {
     const p = new URLSearchParams(location.hash.slice(1));
     const view = p.get('view');
-    if (isView(view)) this.route.view = view;
+    if (isPage(view)) this.route.view = view;
     if (p.has('device')) this.route.device = Number(p.get('device'));
     this.route.event = eventOf(p);
     this.route.template = p.get('template');
@@ -226,8 +434,8 @@ class App {
     this.render();
   }
 
-  show(view: ViewName) {
-    if (isView(view)) this.route.view = view;
+  show(view: PageName) {
+    if (isPage(view)) this.route.view = view;
     this.render();
   }
 
@@ -261,7 +469,11 @@ class App {
 
   render() {
     const f = this.current;
-    document.body.classList.toggle('has-file', !!f);
+    if (this.route.view === 'ranks' && !this.run) this.route.view = 'overview';
+    // A run without an open file has only its Ranks view to show.
+    if (!f && this.run) this.route.view = 'ranks';
+    const ranks = this.route.view === 'ranks' ? this.run : null;
+    document.body.classList.toggle('has-file', !!f || !!ranks);
     this.fileSel.replaceChildren(
       ...this.files.map((x, i) =>
         el('option', { value: i, text: `${x.name} (${bytes(x.size)})`, selected: i === this.route.file }),
@@ -279,11 +491,24 @@ class App {
         }),
       ),
     );
-    this.devSel.hidden = devices.length < 2;
+    this.devSel.hidden = devices.length < 2 || !!ranks;
     (document.getElementById('export-db') as HTMLButtonElement).disabled = !f;
     (document.getElementById('export-report') as HTMLButtonElement).disabled = !f;
     this.renderTabs();
     this.writeHash();
+    if (ranks) {
+      const root = el('div', { class: 'view view-ranks' });
+      this.main.replaceChildren(root);
+      document.documentElement.dataset.view = 'computing';
+      renderRanks({ app: this, run: ranks, root })
+        .then(() => {
+          if (root.isConnected) document.documentElement.dataset.view = 'done';
+        })
+        .catch((e) =>
+          this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' }),
+        );
+      return;
+    }
     if (!f) {
       this.main.replaceChildren();
       if (
@@ -301,13 +526,14 @@ class App {
       event: this.route.event,
       template: this.route.template,
       range: this.route.range,
+      other: this.route.other,
       // A fresh container per render: a slower, older render writes into a detached node.
       root: el('div', { class: `view view-${this.route.view}` }),
     };
     this.main.replaceChildren(ctx.root);
     document.documentElement.dataset.view = 'computing';
     // Through an async function: a view that throws at once fails like one that rejects later.
-    const view = VIEWS[this.route.view];
+    const view = VIEWS[this.route.view === 'ranks' ? 'overview' : this.route.view];
     computing(ctx.root, (async () => view.render(ctx))())
       .then(() => {
         if (ctx.root.isConnected) document.documentElement.dataset.view = 'done';
@@ -319,8 +545,20 @@ class App {
 
   private renderTabs() {
     const ev = this.route.event === null ? '' : `&event=${this.route.event}`;
+    const ranks = this.run
+      ? [
+          el('a', {
+            href: '#view=ranks',
+            class: this.route.view === 'ranks' ? 'active ranks-tab' : 'ranks-tab',
+            'data-view': 'ranks',
+            text: `Ranks (${int(this.run.total)})`,
+            title: 'the run of many files: every rank, the outliers, the worst against the median',
+          }),
+        ]
+      : [];
     this.nav.replaceChildren(
-      ...Object.entries(VIEWS).map(([name, v]) =>
+      ...ranks,
+      ...(this.current ? Object.entries(VIEWS) : []).map(([name, v]) =>
         el('a', {
           href: `#view=${name}&device=${this.route.device}${ev}`,
           class: name === this.route.view ? 'active' : '',
@@ -356,7 +594,7 @@ class App {
     if (e.code === 'CANCELLED') {
       this.errorBox.hidden = false;
       this.errorBox.replaceChildren(el('strong', { text: 'Loading cancelled.' }));
-      if (!this.files.length) this.setStatus('empty');
+      if (!this.files.length && !this.run) this.setStatus('empty');
       return;
     }
     this.setStatus('error');
@@ -388,6 +626,78 @@ class App {
   }
 }
 
+/**
+ * The bytes of a same-origin http(s) URL (?src=, the embedding API). Fails with an EngineFailure
+ * that says why: a load that never settles would leave a docs portal's page at "loading" for good.
+ */
+async function fetchSnapshot(url: string): Promise<Blob> {
+  const fail = (code: string, message: string, hint: string) => new EngineFailure({ code, message, hint });
+  let u: URL;
+  try {
+    u = new URL(url, document.baseURI);
+  } catch {
+    throw fail('BAD_URL', `${url} is not a URL`, 'use ?src=/path/to/snapshot.pickle');
+  }
+  // file: (the single-file page opened from disk) has origin "null" like the page itself, and
+  // blob: carries its creator's origin: neither can be fetched here, so only http(s) is tried.
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw fail(
+      'UNSUPPORTED_URL',
+      `${u.protocol} URLs cannot be opened with ?src=`,
+      location.protocol === 'file:'
+        ? 'a page opened from a file cannot fetch other files: open the snapshot with "Open…" or drop it here'
+        : 'snapscope fetches same-origin http(s) files (?src=/path/to/snapshot.pickle); open local files with "Open…"',
+    );
+  if (u.origin !== location.origin)
+    throw fail(
+      'CROSS_ORIGIN',
+      `${u.href} is not on this page's origin`,
+      'snapscope only fetches same-origin files (?src=/path/to/snapshot.pickle)',
+    );
+  let res: Response;
+  try {
+    res = await fetch(u.href);
+    // A redirect to another origin is refused by the CSP (fetch rejects); this catches the rest.
+    if (res.url && new URL(res.url).origin !== location.origin)
+      throw fail(
+        'CROSS_ORIGIN',
+        `${u.pathname} redirected to ${res.url}, not this page's origin`,
+        'link the file itself',
+      );
+    if (!res.ok) throw fail('FETCH_FAILED', `${u.pathname}: HTTP ${res.status}`, 'check the ?src= path');
+    return await res.blob();
+  } catch (e) {
+    if (e instanceof EngineFailure) throw e;
+    // A network error, a redirect the CSP blocked, a body cut short.
+    throw fail(
+      'FETCH_FAILED',
+      `${u.pathname} could not be fetched (${e instanceof Error ? e.message : String(e)})`,
+      'check the ?src= path; redirects to another origin are refused',
+    );
+  }
+}
+
+/** Every file under dropped entries (folders walked), with its path from the dropped item. */
+async function droppedFiles(entries: FileSystemEntry[]): Promise<Picked[]> {
+  const out: Picked[] = [];
+  const walk = async (entry: FileSystemEntry): Promise<void> => {
+    if (entry.isFile) {
+      const file = await new Promise<File>((res, rej) => (entry as FileSystemFileEntry).file(res, rej));
+      out.push({ file, path: entry.fullPath.replace(/^\//, '') || file.name });
+    } else if (entry.isDirectory) {
+      const reader = (entry as FileSystemDirectoryEntry).createReader();
+      // readEntries answers in batches (100 in Chrome) until an empty one.
+      for (;;) {
+        const batch = await new Promise<FileSystemEntry[]>((res, rej) => reader.readEntries(res, rej));
+        if (!batch.length) break;
+        for (const e of batch) await walk(e);
+      }
+    }
+  };
+  for (const e of entries) await walk(e);
+  return out;
+}
+
 /** The last segment of a URL path, decoded when it decodes (a malformed % escape stays as is). */
 function fileName(path: string): string {
   const last = path.split('/').pop() || 'snapshot';
@@ -410,6 +720,21 @@ const app = new App();
 const api = {
   load: async (src: File | Blob | string) =>
     (typeof src === 'string' ? app.openUrl(src) : app.openFiles([src])).then(() => api.overview()),
+  /**
+   * Many snapshots as the ranks of one run (files, blobs or same-origin URLs; ordered like the
+   * CLI: by the rank in the name, then by name): resolves with the RanksReport once every file is
+   * summarized.
+   */
+  loadMany: (srcs: Iterable<File | Blob | string>) =>
+    app.openRun(
+      [...srcs].map((s, i) =>
+        typeof s === 'string'
+          ? { name: s, url: s }
+          : { name: (s as File).webkitRelativePath || (s as File).name || `snapshot ${i + 1}`, blob: s },
+      ),
+    ),
+  /** The last run's RanksReport: the JSON `snapscope ranks FILES --json` prints (null before one). */
+  ranks: (): RanksReport | null => (app.run ? JSON.parse(JSON.stringify(app.run.report)) : null),
   overview: () => (app.current ? JSON.parse(app.current.overviewJson) : null),
   sql: (text: string, maxRows = 10000) => requireFile().client.call<Rows>('sql', text, maxRows, 30000),
   query: (name: string, params: Record<string, unknown> = {}) =>
@@ -423,6 +748,8 @@ function requireFile() {
   return app.current;
 }
 (window as unknown as { snapscope: typeof api }).snapscope = api;
+// Engines (workers) holding memory now, for tests and the curious: `data-engines`.
+onLiveEngines((n) => (document.documentElement.dataset.engines = String(n)));
 
 /**
  * Keep one engine started and warmed up for the next file, prepared when the page is idle.

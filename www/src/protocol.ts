@@ -4,10 +4,12 @@
 export type Request =
   | { op: 'init'; wasm: WebAssembly.Module; warmUp: boolean }
   | { op: 'warmUp' }
-  | { op: 'load'; file: Blob; name: string; key: string }
+  | { op: 'load'; file: Blob; name: string; key: string; store?: boolean }
   | { op: 'call'; key: string; method: EngineMethod; args: (string | number)[] }
   | { op: 'export'; key: string }
-  | { op: 'drop'; key: string };
+  | { op: 'drop'; key: string }
+  /** Combine rank summaries (JSON array) into a RanksReport; needs no loaded snapshot. */
+  | { op: 'combineRanks'; summaries: string };
 
 /** Engine methods the page may call, all answering JSON text. */
 export type EngineMethod =
@@ -33,7 +35,8 @@ export type EngineMethod =
   | 'streams'
   | 'simulate'
   | 'tuneCandidates'
-  | 'rankTune';
+  | 'rankTune'
+  | 'rankSummary';
 
 export type Envelope = { id: number } & Request;
 

@@ -648,3 +648,107 @@ export interface OomWhatIf {
   happens: boolean;
   sentence: string;
 }
+
+// ---- a distributed run: one snapshot per rank (`snapscope ranks`) ------------------------------
+
+/** Who holds the memory at a rank's allocated peak: one allocation site or one category. */
+export interface RankHolder {
+  label: string;
+  bytes: number;
+  blocks: number;
+}
+/** One device of one rank's file, summarized (the engine's `rankSummary`). */
+export interface RankDeviceSummary {
+  device: number;
+  events: number;
+  peaks: PeakSet;
+  /** `time_us` of the allocated peak's event, when the trace has times. */
+  peak_time_us: number | null;
+  oom_events: number[];
+  /** Steps recognized (null: none). */
+  steps: number | null;
+  top_sites: RankHolder[];
+  categories: RankHolder[];
+}
+/** One file of a run, summarized so that its engine can be closed (`rankSummary`, `--summary-out`). */
+export interface FileSummary {
+  file: string;
+  /** From the file name (rank7, rank_7, rank-7); null when it has none. */
+  rank: number | null;
+  source_bytes: number;
+  devices: RankDeviceSummary[];
+}
+export interface RankDeviceEntry {
+  device: number;
+  events: number;
+  peaks: { allocated: Peak; reserved: Peak };
+  peak_time_us: number | null;
+  oom_events: number;
+  steps: number | null;
+}
+export interface RankFileEntry {
+  file: string;
+  /** From the name, else the file's index in the order given. */
+  rank: number;
+  devices: RankDeviceEntry[];
+}
+/** One (file, device) figure and where it is. */
+export interface RankAt {
+  bytes: number;
+  file: string;
+  rank: number;
+  device: number;
+}
+export interface RankOutlier {
+  file: string;
+  rank: number;
+  device: number;
+  bytes: number;
+  /** Peak allocated bytes minus the median's. */
+  above_median: number;
+  /** Modified z-score (null when MAD = 0). */
+  z: number | null;
+}
+/** An allocation site or category: bytes at the worst rank's peak, at the median rank's, and the change. */
+export interface RankDelta {
+  label: string;
+  worst: number;
+  median: number;
+  delta: number;
+}
+export interface RankWorst {
+  file: string;
+  rank: number;
+  device: number;
+  median_file: string;
+  median_rank: number;
+  excess_bytes: number;
+  top_sites: RankDelta[];
+  categories: RankDelta[];
+  sentence: string;
+}
+export interface RanksSummary {
+  /** (file, device) pairs compared. */
+  ranks: number;
+  /** Said when the rank numbers could not be taken from the file names (newer engines). */
+  note?: string | null;
+  max: { allocated: RankAt | null; reserved: RankAt | null };
+  median: { allocated: RankAt | null; reserved: RankAt | null };
+  min: { allocated: RankAt | null; reserved: RankAt | null };
+  /** max / median. */
+  imbalance: { allocated: number | null; reserved: number | null };
+  outliers: RankOutlier[];
+  outlier_rule: string;
+  worst: RankWorst | null;
+}
+export interface RankFileError {
+  file: string;
+  code: string;
+  message: string;
+}
+/** `snapscope ranks FILES --json` (the body; the engine's `combineRanks`). */
+export interface RanksReport {
+  files: RankFileEntry[];
+  summary: RanksSummary;
+  errors: RankFileError[];
+}

@@ -1,6 +1,6 @@
 // The engine's Web Worker: streams files into the wasm engine, answers queries. Heavy work never
 // runs on the page's thread.
-import init, { Engine, wasmMemoryBytes } from '../pkg/snapscope.js';
+import init, { Engine, combineRanks, wasmMemoryBytes } from '../pkg/snapscope.js';
 import type { Envelope, Reply, EngineError, Progress } from './protocol';
 
 const engines = new Map<string, Engine>();
@@ -107,7 +107,11 @@ const warmedAhead = new Map<string, boolean>();
 /** Per snapshot: resolves once its SnapshotDB is built (calls that need SQL wait for it). */
 const stored = new Map<string, Promise<void>>();
 
-async function load(id: number, file: Blob, name: string, key: string) {
+/**
+ * Read, parse and replay `file`, answer its overview, then build its SnapshotDB unless `store` is
+ * false (a rank of a run is only summarized: the summary needs the replay, not the database).
+ */
+async function load(id: number, file: Blob, name: string, key: string, store = true) {
   warmedAhead.set(key, warmedUp);
   const warmUpMs = file.size >= WARM_UP_MIN_BYTES ? warmUp(false) : 0;
   const engine = new Engine();
@@ -131,6 +135,11 @@ async function load(id: number, file: Blob, name: string, key: string) {
   const overview = engine.replay();
   engines.get(key)?.free();
   engines.set(key, engine);
+  if (!store) {
+    stored.delete(key);
+    post({ id, kind: 'ok', json: overview });
+    return;
+  }
   let done!: () => void;
   let failed!: (e: unknown) => void;
   stored.set(key, new Promise<void>((res, rej) => ((done = res), (failed = rej))));
@@ -161,7 +170,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         break;
       case 'load':
         await ready;
-        await load(m.id, m.file, m.name, m.key);
+        await load(m.id, m.file, m.name, m.key, m.store ?? true);
         break;
       case 'call': {
         if (m.method !== 'stats' && m.method !== 'catalogue') await stored.get(m.key);
@@ -182,6 +191,10 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         post({ id: m.id, kind: 'ok', bytes: bytes.buffer as ArrayBuffer }, [bytes.buffer as ArrayBuffer]);
         break;
       }
+      case 'combineRanks':
+        await ready;
+        post({ id: m.id, kind: 'ok', json: combineRanks(m.summaries) });
+        break;
       case 'drop':
         engines.get(m.key)?.free();
         engines.delete(m.key);

@@ -132,7 +132,11 @@ pub fn findings(
                     at.free_blocks
                 ),
                 format!("at {}: {} free, largest piece {}", at.label.replace('_', " "), bytes(at.free_bytes), bytes(at.largest_free)),
-                "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                if what_if.is_some_and(|w| w.conf == "expandable_segments:False") {
+                    "the recording already uses expandable segments: the free pieces lie between live blocks; free or reuse the long-lived blocks that split them"
+                } else {
+                    "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+                },
                 match what_if.filter(|w| w.conf == "expandable_segments:True") {
                     Some(w) => w.sentence.clone(),
                     None => format!("up to {} less reserved memory", bytes(at.free_bytes - at.largest_free)),

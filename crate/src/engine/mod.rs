@@ -63,6 +63,8 @@ pub struct Engine {
     overview: OnceCell<overview::Overview>,
     /// The expandable-segments toggle per device: a whole simulation, the same for every event.
     what_ifs: std::cell::RefCell<std::collections::HashMap<i64, crate::simulate::WhatIf>>,
+    /// Device capacity for the simulations the analyses cite (None: from a recorded OOM).
+    device_memory: std::cell::Cell<Option<u64>>,
 }
 
 impl Engine {
@@ -73,13 +75,27 @@ impl Engine {
 
     /// `from_loaded` for a replay the caller keeps a handle on.
     pub fn from_shared(loaded: Arc<Loaded>, meta: Vec<(&'static str, String)>) -> Engine {
-        Engine { loaded: Some(loaded), db: OnceCell::new(), meta, overview: OnceCell::new(), what_ifs: Default::default() }
+        Engine {
+            loaded: Some(loaded),
+            db: OnceCell::new(),
+            meta,
+            overview: OnceCell::new(),
+            what_ifs: Default::default(),
+            device_memory: Default::default(),
+        }
     }
 
     /// An engine over a SnapshotDB (read-only).
     pub fn from_db(conn: Connection) -> Result<Engine> {
         store::check_schema(&conn)?;
-        Ok(Engine { loaded: None, db: OnceCell::from(conn), meta: Vec::new(), overview: OnceCell::new(), what_ifs: Default::default() })
+        Ok(Engine {
+            loaded: None,
+            db: OnceCell::from(conn),
+            meta: Vec::new(),
+            overview: OnceCell::new(),
+            what_ifs: Default::default(),
+            device_memory: Default::default(),
+        })
     }
 
     /// The SnapshotDB (built now if it is not yet).
@@ -198,9 +214,11 @@ impl Engine {
             return Ok(w.clone());
         }
         let conf = crate::simulate::WhatIf::toggle_conf(&self.recorded_settings(device)?);
-        let sim = self.simulate(device, Some(conf), None)?;
+        let memory = self.device_memory.get();
+        let sim = self.simulate(device, Some(conf), memory)?;
+        let baseline = self.simulate(device, None, memory)?;
         let recorded: Vec<u32> = oom.ooms.iter().map(|o| o.event as u32).collect();
-        let w = crate::simulate::WhatIf::from_simulation(conf, &sim, &recorded);
+        let w = crate::simulate::WhatIf::from_simulation(conf, &sim, &baseline, &recorded);
         self.what_ifs.borrow_mut().insert(device, w.clone());
         Ok(w)
     }
@@ -259,6 +277,12 @@ impl Engine {
             .ok_or_else(|| Error::new("BUSY", "the snapshot is shared with another view", "close the comparison, then change the rules"))?;
         loaded.set_rules(rules);
         Ok(())
+    }
+
+    /// The device capacity the analyses' simulations assume (`analyze --device-memory`).
+    pub fn set_device_memory(&self, bytes: Option<u64>) {
+        self.device_memory.set(bytes);
+        self.what_ifs.borrow_mut().clear();
     }
 
     /// This file as one rank of a distributed run (what `snapscope ranks` combines).

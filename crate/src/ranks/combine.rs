@@ -2,8 +2,9 @@
 //! the worst rank differs from the median one.
 //!
 //! Outliers are robust: a rank's peak is an outlier when its modified z-score
-//! 0.6745·(x − median)/MAD exceeds 3.5 (Iglewicz and Hoaglin) and it is at least 1% away from
-//! the median; when most ranks share one peak (MAD = 0), any rank 1% away is one.
+//! 0.6745·(x − median)/MAD exceeds 3.5 in absolute value (Iglewicz and Hoaglin) and it is at
+//! least 1% away from the median; when at least half the ranks share one peak (MAD = 0), any
+//! rank 1% away is one.
 
 use super::summary::{FileSummary, Holder};
 use crate::fasthash::FastMap;
@@ -110,6 +111,8 @@ pub struct Worst {
 pub struct Summary {
     /// (file, device) pairs compared.
     pub ranks: usize,
+    /// Said when the rank numbers could not be taken from the file names.
+    pub note: Option<String>,
     pub max: Both<Option<At>>,
     pub median: Both<Option<At>>,
     pub min: Both<Option<At>>,
@@ -207,10 +210,18 @@ fn outliers(units: &[Unit]) -> Vec<Outlier> {
 /// Combine per-file summaries (in the order given; files without a rank in their name are
 /// numbered by that order).
 pub fn combine(summaries: &[FileSummary], errors: Vec<FileError>) -> RanksReport {
+    // Rank numbers from the names only when every file has one and no two repeat.
+    let mut named: Vec<i64> = summaries.iter().filter_map(|f| f.rank).collect();
+    named.sort_unstable();
+    named.dedup();
+    let from_names = named.len() == summaries.len();
+    let note = (!from_names && summaries.iter().any(|f| f.rank.is_some()))
+        .then(|| "the rank numbers in the file names are missing or repeat: ranks are numbered in the order given".to_string());
+    let rank_of = |i: usize, f: &FileSummary| if from_names { f.rank.unwrap_or(i as i64) } else { i as i64 };
     let units: Vec<Unit> = summaries
         .iter()
         .enumerate()
-        .flat_map(|(i, f)| (0..f.devices.len()).map(move |d| Unit { file: f, rank: f.rank.unwrap_or(i as i64), d }))
+        .flat_map(|(i, f)| (0..f.devices.len()).map(move |d| Unit { file: f, rank: rank_of(i, f), d }))
         .filter(|u| u.file.devices[u.d].events > 0 || u.allocated() > 0)
         .collect();
     let allocated = spread(&units, |u| u.allocated());
@@ -222,16 +233,25 @@ pub fn combine(summaries: &[FileSummary], errors: Vec<FileError>) -> RanksReport
             let excess = w.allocated() - m.allocated();
             let top_sites = deltas(&wd.top_sites, &md.top_sites);
             let categories = deltas(&wd.categories, &md.categories);
-            let behind = top_sites
-                .first()
-                .filter(|s| s.delta > 0)
-                .map(|s| format!(", {} of it from {}", bytes(s.delta), s.label))
-                .unwrap_or_default();
+            // "of it" only when the site's difference fits in the excess; ranks running other
+            // code can differ by more at one site than in total.
+            let behind = match top_sites.first().filter(|s| s.delta > 0) {
+                Some(s) if s.delta <= excess => format!(", {} of it from {}", bytes(s.delta), s.label),
+                Some(s) => format!("; the largest difference by site is {} more at {}", bytes(s.delta), s.label),
+                None => String::new(),
+            };
+            let named = |u: &Unit| {
+                if u.file.devices.len() > 1 {
+                    format!("{} (device {})", count(u.rank), u.file.devices[u.d].device)
+                } else {
+                    count(u.rank)
+                }
+            };
             let sentence = format!(
                 "rank {} holds {} more at its allocated peak than the median rank {} ({} against {}){behind}.",
-                count(w.rank),
+                named(w),
                 bytes(excess),
-                count(m.rank),
+                named(m),
                 bytes(w.allocated()),
                 bytes(m.allocated())
             );
@@ -254,7 +274,7 @@ pub fn combine(summaries: &[FileSummary], errors: Vec<FileError>) -> RanksReport
         .enumerate()
         .map(|(i, f)| FileEntry {
             file: f.file.clone(),
-            rank: f.rank.unwrap_or(i as i64),
+            rank: rank_of(i, f),
             devices: f
                 .devices
                 .iter()
@@ -273,6 +293,7 @@ pub fn combine(summaries: &[FileSummary], errors: Vec<FileError>) -> RanksReport
         files,
         summary: Summary {
             ranks: units.len(),
+            note,
             max: Both { allocated: allocated.max, reserved: reserved.max },
             median: Both { allocated: allocated.median, reserved: reserved.median },
             min: Both { allocated: allocated.min, reserved: reserved.min },

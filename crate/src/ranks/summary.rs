@@ -45,13 +45,15 @@ pub struct Holder {
     pub blocks: u64,
 }
 
-/// The rank a file name carries: `rank7.pickle`, `snapshot_rank_07.pkl`, `mem-rank-3.pickle`.
+/// The rank a file's path carries, the last one named: `rank7.pickle`, `snapshot_rank_07.pkl`,
+/// `mem-rank-3.pickle`, `run/rank3/memory_snapshot.pickle`.
 pub fn rank_from_name(name: &str) -> Option<i64> {
     let lower = name.to_ascii_lowercase();
-    let at = lower.rfind("rank")?;
-    let rest = lower[at + 4..].trim_start_matches(['_', '-', '.']);
-    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-    digits.parse().ok()
+    lower.rmatch_indices("rank").find_map(|(at, _)| {
+        let rest = lower[at + 4..].trim_start_matches(['_', '-', '.']);
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        digits.parse().ok()
+    })
 }
 
 /// Counted in `allocated` right after event `e`.
@@ -123,7 +125,6 @@ fn holders(l: &Loaded, pos: usize, d: &DeviceReplay, event: Option<u32>, root: &
 pub fn summarize(file: &str, source_bytes: u64, l: &Loaded) -> FileSummary {
     let ov = overview(l);
     let root = crate::frames::user_root(l.snapshot.interner.frames.iter());
-    let name = std::path::Path::new(file).file_name().map_or(file.to_string(), |n| n.to_string_lossy().into_owned());
     let mut devices = Vec::new();
     for (pos, d) in l.devices.iter().enumerate() {
         let Some(o) = ov.devices.iter().find(|o| o.device == d.device && !o.pinned_host) else { continue };
@@ -145,7 +146,7 @@ pub fn summarize(file: &str, source_bytes: u64, l: &Loaded) -> FileSummary {
             categories,
         });
     }
-    FileSummary { file: file.to_string(), rank: rank_from_name(&name), source_bytes, devices }
+    FileSummary { file: file.to_string(), rank: rank_from_name(file), source_bytes, devices }
 }
 
 #[cfg(test)]
@@ -159,5 +160,7 @@ mod tests {
         assert_eq!(rank_from_name("mem-RANK-12.pickle"), Some(12));
         assert_eq!(rank_from_name("memory_snapshot.pickle"), None);
         assert_eq!(rank_from_name("ranking.pickle"), None);
+        assert_eq!(rank_from_name("run/rank3/memory_snapshot.pickle"), Some(3));
+        assert_eq!(rank_from_name("/tmp/ranks64/rank12.pickle"), Some(12));
     }
 }

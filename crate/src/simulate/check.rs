@@ -75,6 +75,15 @@ pub(crate) fn self_check(
         }
         let at = |e: u32| count(e as i64);
         diff = Some(match (rec, sim) {
+            (Some(r), Some(s)) if r.1 == s.action && r.2 == s.size => Difference {
+                event: r.3.min(s.trigger),
+                reason: format!(
+                    "the recording {} at event {}; the simulation does the same only at event {}",
+                    describe(r.1, r.2),
+                    at(r.3),
+                    at(s.trigger)
+                ),
+            },
             (Some(r), Some(s)) => Difference {
                 event: r.3.min(s.trigger),
                 reason: format!(

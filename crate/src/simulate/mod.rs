@@ -253,11 +253,14 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
 
     let recorded_peak = {
         let p = crate::replay::first_max(std::iter::once(replay.series.start.reserved).chain(replay.series.reserved.iter()));
-        // Like the simulated peak, at the request that reserved the memory: a segment event's
-        // cause is the next event that is not one.
-        let cause = |i: usize| (i..events.len()).find(|&j| !events[j].action().is_segment()).unwrap_or(i) as u32;
-        p.map(|(b, i)| SimPeak { bytes: b as u64, event: i.checked_sub(1).map(cause) }).unwrap_or(SimPeak { bytes: 0, event: None })
+        p.map(|(b, i)| SimPeak { bytes: b as u64, event: i.checked_sub(1).map(|x| x as u32) }).unwrap_or(SimPeak { bytes: 0, event: None })
     };
+    // The simulation reserves memory at the request that needs it; the recording shows the
+    // segment event just before that request. The same peak is told at the recording's event.
+    let cause = |i: u32| (i as usize..events.len()).find(|&j| !events[j].action().is_segment()).unwrap_or(i as usize) as u32;
+    if peak.bytes == recorded_peak.bytes && recorded_peak.event.map(cause) == peak.event {
+        peak.event = recorded_peak.event;
+    }
     let (reproduces, first_difference) =
         if as_recorded { check::self_check(replay, trace, &a, &reserved, &allocated) } else { (None, None) };
     let mut notes = Vec::new();

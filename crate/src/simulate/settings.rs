@@ -18,6 +18,8 @@ const EFFECTIVE_KEYS: &[&str] = &[
     "base_addr_aligned_kb",
     "backend",
 ];
+/// torch_npu's own keys.
+const NPU_KEYS: &[&str] = &["segment_size_mb", "page_size", "base_addr_aligned_kb"];
 /// Keys accepted and ignored: they change nothing in the device layout.
 const IGNORED_KEYS: &[&str] = &[
     "release_lock_on_cudamalloc",
@@ -87,14 +89,25 @@ impl Settings {
 
     /// Apply an alloc-conf string (`key:value,key:value`) on top of these settings.
     pub fn apply_conf(mut self, conf: &str) -> Result<Settings> {
-        let mut expandable_given = false;
-        let mut split_given = false;
         for (key, value) in split_pairs(conf) {
             let bad = |why: &str| invalid(&key, &value, why);
+            if value.is_empty() || key.contains('=') {
+                return Err(Error::new(
+                    "ALLOC_CONF_INVALID",
+                    format!("`{key}` is not a key:value pair"),
+                    "write the settings as PYTORCH_CUDA_ALLOC_CONF does: key:value pairs separated by commas, e.g. expandable_segments:True,max_split_size_mb:512",
+                ));
+            }
+            if NPU_KEYS.contains(&key.as_str()) && !self.npu {
+                return Err(Error::new(
+                    "ALLOC_CONF_INVALID",
+                    format!("`{key}` is a torch_npu setting and this recording is CUDA's"),
+                    format!("CUDA takes: {}", accepted_keys().into_iter().filter(|k| !NPU_KEYS.contains(k)).collect::<Vec<_>>().join(", ")),
+                ));
+            }
             match key.as_str() {
                 "expandable_segments" => {
                     self.rules.expandable = parse_bool(&value).ok_or_else(|| bad("True or False"))?;
-                    expandable_given = self.rules.expandable;
                 }
                 "max_split_size_mb" => {
                     let mb = parse_u64(&value).ok_or_else(|| bad("a size in MiB (> 20), or -1 for unlimited"))?;
@@ -103,7 +116,6 @@ impl Settings {
                         Some(mb) if mb > 20 => mb * MIB,
                         Some(_) => return Err(bad("a size in MiB above 20 (PyTorch rejects smaller ones)")),
                     };
-                    split_given = self.rules.max_split_size != u64::MAX;
                 }
                 "max_non_split_rounding_mb" => {
                     let mb = parse_u64(&value).flatten().ok_or_else(|| bad("a size in MiB"))?;
@@ -120,7 +132,6 @@ impl Settings {
                         return Err(bad("a fraction strictly between 0 and 1"));
                     }
                     self.garbage_collection_threshold = t;
-                    split_given = true;
                 }
                 "page_size" => {
                     self.huge_pages = match value.to_ascii_lowercase().as_str() {
@@ -154,7 +165,8 @@ impl Settings {
                 }
             }
         }
-        if self.npu && expandable_given && split_given {
+        let limited = self.rules.max_split_size != u64::MAX || self.garbage_collection_threshold > 0.0;
+        if self.npu && self.rules.expandable && limited {
             return Err(Error::new(
                 "ALLOC_CONF_INVALID",
                 "torch_npu rejects expandable_segments together with max_split_size_mb or garbage_collection_threshold",
@@ -265,10 +277,11 @@ fn split_pairs(conf: &str) -> Vec<(String, String)> {
     out
 }
 
+/// PyTorch takes exactly `True` or `False`.
 fn parse_bool(v: &str) -> Option<bool> {
     match v {
-        "True" | "true" | "1" => Some(true),
-        "False" | "false" | "0" => Some(false),
+        "True" => Some(true),
+        "False" => Some(false),
         _ => None,
     }
 }
@@ -359,6 +372,9 @@ mod tests {
         assert!(base().apply_conf("roundup_power2_divisions:3").is_err());
         assert!(base().apply_conf("backend:cudaMallocAsync").is_err());
         assert!(base().apply_conf("release_lock_on_cudamalloc:True").is_ok());
+        assert!(base().apply_conf("expandable_segments:true").is_err(), "PyTorch takes True or False");
+        assert!(base().apply_conf("expandable_segments=True").unwrap_err().hint.contains("key:value"));
+        assert!(base().apply_conf("page_size:1g").unwrap_err().message.contains("torch_npu"));
     }
 
     #[test]

@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 pub struct WhatIf {
     pub conf: String,
     pub reserved_peak: SimPeak,
+    /// The reserved peak of the recorded settings, simulated (the recording's own when the
+    /// simulator reproduces it).
     pub recorded_reserved_peak: SimPeak,
-    /// Simulated minus recorded reserved peak.
+    /// Simulated minus the recorded settings' reserved peak.
     pub change: i64,
     /// Each recorded OOM event and whether it would still happen.
     pub ooms: Vec<OomWhatIf>,
@@ -38,8 +40,11 @@ impl WhatIf {
         }
     }
 
-    pub fn from_simulation(conf: &str, sim: &Simulation, recorded_ooms: &[u32]) -> WhatIf {
-        let change = sim.reserved_peak.bytes as i64 - sim.recorded_reserved_peak.bytes as i64;
+    /// `sim` under `conf` against `baseline`, the simulation of the recorded settings (the same
+    /// model on both sides: where the simulator does not reproduce the recording exactly, it is
+    /// still compared with itself, and the sentence says so).
+    pub fn from_simulation(conf: &str, sim: &Simulation, baseline: &Simulation, recorded_ooms: &[u32]) -> WhatIf {
+        let change = sim.reserved_peak.bytes as i64 - baseline.reserved_peak.bytes as i64;
         let ooms = recorded_ooms
             .iter()
             .map(|&e| {
@@ -55,6 +60,11 @@ impl WhatIf {
             })
             .collect();
         let earlier_oom = sim.oom_detail.as_ref().filter(|o| !o.recorded);
+        let caveat = if baseline.reproduces_recording == Some(false) {
+            " The simulator does not reproduce this recording exactly: both figures are simulated."
+        } else {
+            ""
+        };
         let sentence = match change {
             _ if earlier_oom.is_some() => {
                 let o = earlier_oom.expect("checked");
@@ -68,21 +78,21 @@ impl WhatIf {
             c if c < 0 => format!(
                 "With {conf} the reserved peak would have been {} instead of {} ({} less, simulated).",
                 bytes(sim.reserved_peak.bytes as i64),
-                bytes(sim.recorded_reserved_peak.bytes as i64),
+                bytes(baseline.reserved_peak.bytes as i64),
                 bytes(-c)
             ),
             0 => format!("With {conf} the reserved peak would have been the same, {} (simulated).", bytes(sim.reserved_peak.bytes as i64)),
             c => format!(
                 "With {conf} the reserved peak would have been {} instead of {} ({} more, simulated).",
                 bytes(sim.reserved_peak.bytes as i64),
-                bytes(sim.recorded_reserved_peak.bytes as i64),
+                bytes(baseline.reserved_peak.bytes as i64),
                 bytes(c)
             ),
-        };
+        } + caveat;
         WhatIf {
             conf: conf.to_string(),
             reserved_peak: sim.reserved_peak.clone(),
-            recorded_reserved_peak: sim.recorded_reserved_peak.clone(),
+            recorded_reserved_peak: baseline.reserved_peak.clone(),
             change,
             ooms,
             sentence,

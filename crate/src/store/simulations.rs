@@ -26,8 +26,9 @@ pub const CREATE: &str = "CREATE TABLE IF NOT EXISTS simulated_runs (
     settings_json TEXT NOT NULL
 )";
 
-/// Append simulations to the database at `path` (a SnapshotDB from `snapscope import`).
-pub fn save(path: &std::path::Path, runs: &[Simulation]) -> Result<usize> {
+/// Append simulations to the database at `path` (a SnapshotDB from `snapscope import`) of the
+/// snapshot whose SHA-256 is `source_sha256`: runs never land in another snapshot's database.
+pub fn save(path: &std::path::Path, source_sha256: &str, runs: &[Simulation]) -> Result<usize> {
     let fail = |e: rusqlite::Error| Error::io(&path.display().to_string(), e);
     if !path.exists() {
         return Err(Error::new(
@@ -38,6 +39,14 @@ pub fn save(path: &std::path::Path, runs: &[Simulation]) -> Result<usize> {
     }
     let conn = Connection::open(path).map_err(fail)?;
     super::check_schema(&conn)?;
+    let recorded = super::metadata(&conn, "source_sha256")?.unwrap_or_default();
+    if recorded != source_sha256 {
+        return Err(Error::new(
+            "INVALID_PARAMETER",
+            format!("{} was imported from another snapshot (its source SHA-256 differs)", path.display()),
+            "save into the SnapshotDB of this snapshot: snapscope import FILE -o DB",
+        ));
+    }
     conn.execute(CREATE, []).map_err(fail)?;
     for s in runs {
         conn.execute(

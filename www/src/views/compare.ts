@@ -154,7 +154,13 @@ export async function renderCompare(c: ViewContext) {
   }
   const names = distinctNames(c.app.files);
   const mine = names[c.app.files.indexOf(c.file)];
-  const pick = el('select', {}, ...others.map(({ i }) => el('option', { value: i, text: names[i] })));
+  // The file asked for (the Ranks view's worst rank against the median one), else the first other.
+  const asked = others.some(({ i }) => i === c.other) ? c.other : null;
+  const pick = el(
+    'select',
+    {},
+    ...others.map(({ i }) => el('option', { value: i, text: names[i], selected: i === asked })),
+  );
   const out = el('div');
   const draw = async () => {
     const other = c.app.files[Number(pick.value)];

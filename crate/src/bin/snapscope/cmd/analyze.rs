@@ -21,7 +21,7 @@ pub struct Args {
     event: Option<i64>,
     #[arg(long)]
     device: Option<i64>,
-    /// Device capacity for --mode tune's OOM verdicts (e.g. 80GiB); default: seen at a recorded OOM.
+    /// Device capacity for the simulated OOM verdicts (--mode tune, what_if; e.g. 80GiB); default: seen at a recorded OOM.
     #[arg(long = "device-memory", value_name = "BYTES")]
     device_memory: Option<String>,
 }
@@ -31,6 +31,8 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     let engine = crate::rules::open(&target.path)?;
     let devices = engine.devices_or(target.device)?;
     let at = At::event_or_peak(a.event);
+    let memory = crate::cmd::simulate::device_memory(a.device_memory.as_deref())?;
+    engine.set_device_memory(memory);
     if a.mode == "compare" {
         let other = a.reference.ok_or_else(|| {
             Error::new("INVALID_PARAMETER", "--mode compare needs --ref OTHER", "snapscope analyze A.pickle --mode compare --ref B.pickle")
@@ -105,7 +107,6 @@ pub fn run(a: Args, out: Out) -> Result<()> {
             continue;
         }
         if a.mode == "tune" {
-            let memory = crate::cmd::simulate::device_memory(a.device_memory.as_deref())?;
             if engine.overview()?.devices.iter().any(|o| o.device == d && o.events == 0) {
                 results.push(
                     serde_json::json!({"device": d, "rows": [], "try_first": null, "verdict": "no trace events: nothing to simulate"}),
@@ -150,7 +151,11 @@ pub fn run(a: Args, out: Out) -> Result<()> {
 }
 
 fn print_tune(t: &snapscope::simulate::tune::Tuning) {
-    say!("== device {} · allocator settings simulated, lowest reserved peak first ==", t.device);
+    say!("== device {} · allocator settings simulated: those that run out of memory last, then by reserved peak ==", t.device);
+    if let Some(h) = &t.health {
+        say!("{h}");
+    }
+    say!("  {:>11} {:>12}  {:<18} settings", "reserved", "change", "out of memory");
     for r in &t.rows {
         let oom = match &r.oom {
             serde_json::Value::Number(n) => format!("OOM at event {n}"),

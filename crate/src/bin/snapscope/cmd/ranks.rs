@@ -28,15 +28,26 @@ const SUMMARY_SUFFIX: &str = ".summary.json";
 fn expand(inputs: &[PathBuf], keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for p in inputs {
-        if p.is_dir() {
-            let entries = std::fs::read_dir(p).map_err(|e| Error::io(&p.display().to_string(), e))?;
-            files.extend(entries.flatten().map(|e| e.path()).filter(|f| f.is_file() && keep(f)));
-        } else {
+        if !p.is_dir() {
             files.push(p.clone());
+            continue;
+        }
+        // Folders are searched to the bottom (run/rank3/memory_snapshot.pickle), as the page does.
+        let mut folders = vec![p.clone()];
+        while let Some(dir) = folders.pop() {
+            let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir.display().to_string(), e))?;
+            for f in entries.flatten().map(|e| e.path()) {
+                if f.is_dir() {
+                    folders.push(f);
+                } else if f.is_file() && keep(&f) {
+                    files.push(f);
+                }
+            }
         }
     }
-    let name = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    files.sort_by_key(|p| (snapscope::ranks::rank_from_name(&name(p)).unwrap_or(i64::MAX), name(p)));
+    // By rank, then by file name (as the page orders a dropped folder), then by path.
+    let base = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    files.sort_by_key(|p| (snapscope::ranks::rank_from_name(&p.to_string_lossy()).unwrap_or(i64::MAX), base(p), p.clone()));
     if files.is_empty() {
         return Err(Error::new(
             "INVALID_PARAMETER",
@@ -61,9 +72,13 @@ fn summarize_file(path: &Path, out_dir: Option<&Path>) -> std::result::Result<Fi
     let (loaded, _) = snapscope::engine::stream_snapshot(path, false).map_err(fail)?;
     let summary = summarize(&shown, size, &loaded);
     if let Some(dir) = out_dir {
+        // Files of the same name on different nodes (rank0.pickle everywhere) must not overwrite
+        // each other's summaries: the name carries a hash of the whole path.
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let full = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let tag = &snapscope::engine::sha256_hex(full.to_string_lossy().as_bytes())[..12];
         let text = serde_json::to_vec(&summary).expect("serializable");
-        snapscope::engine::write_atomic(&dir.join(format!("{name}{SUMMARY_SUFFIX}")), &text).map_err(fail)?;
+        snapscope::engine::write_atomic(&dir.join(format!("{name}.{tag}{SUMMARY_SUFFIX}")), &text).map_err(fail)?;
     }
     Ok(summary)
 }
@@ -116,6 +131,14 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         }
         None => read_all(&a.inputs, a.jobs, a.summary_out.as_deref())?,
     };
+    if report.files.is_empty() {
+        let first = report.errors.first().map(|e| format!(" (first: {} {})", e.file, e.message)).unwrap_or_default();
+        return Err(Error::new(
+            "SNAPSHOT_INVALID",
+            format!("none of the {} files could be read{first}", report.errors.len()),
+            "give snapshot files (or summaries from --summary-out with --merge)",
+        ));
+    }
     out.answer(&report, print);
     Ok(())
 }
@@ -137,6 +160,9 @@ fn print(r: &&RanksReport) {
         }
     }
     let s = &r.summary;
+    if let Some(n) = &s.note {
+        say!("note: {n}");
+    }
     let fig = |a: &Option<snapscope::ranks::combine::At>| {
         a.as_ref().map_or("—".into(), |a| format!("{} (rank {})", bytes(a.bytes), count(a.rank)))
     };
@@ -150,7 +176,8 @@ fn print(r: &&RanksReport) {
     } else {
         for o in &s.outliers {
             let sign = if o.above_median >= 0 { "+" } else { "" };
-            say!("outlier: rank {} {} ({sign}{} against the median)", count(o.rank), bytes(o.bytes), bytes(o.above_median));
+            let dev = if r.files.iter().any(|f| f.devices.len() > 1) { format!(" device {}", o.device) } else { String::new() };
+            say!("outlier: rank {}{dev} {} ({sign}{} against the median)", count(o.rank), bytes(o.bytes), bytes(o.above_median));
         }
     }
     if let Some(w) = &s.worst {

@@ -26,10 +26,10 @@ pub struct Args {
 /// `--device-memory` as bytes, with the accepted forms in the error.
 pub fn device_memory(text: Option<&str>) -> Result<Option<u64>> {
     text.map(|t| {
-        parse_bytes(t).ok_or_else(|| {
+        parse_bytes(t).filter(|&b| b > 0).ok_or_else(|| {
             Error::new(
                 "INVALID_PARAMETER",
-                format!("--device-memory {t:?} is not a byte count"),
+                format!("--device-memory {t:?} is not a byte count above 0"),
                 "write it like 80GiB, 40GB, 16384MiB or a number of bytes",
             )
         })
@@ -51,7 +51,8 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         devices.push(engine.simulate(d, a.alloc_conf.as_deref(), memory)?);
     }
     if let Some(db) = &a.save {
-        snapscope::store::simulations::save(db, &devices)?;
+        let bytes = std::fs::read(&target.path).map_err(|e| Error::io(&target.path.display().to_string(), e))?;
+        snapscope::store::simulations::save(db, &snapscope::engine::sha256_hex(&bytes), &devices)?;
     }
     out.answer(serde_json::json!({ "devices": devices }), |_| {
         devices.iter().for_each(print);
@@ -96,7 +97,12 @@ fn print(s: &Simulation) {
         say!("  recorded OOMs this setting would have served: event {}", list.join(", "));
     }
     if !s.cache_releases.is_empty() {
-        say!("  cache releases of the program (empty_cache) applied at the same points: {}", s.cache_releases.len());
+        let why = if s.capacity.is_some() {
+            "the program's empty_cache"
+        } else {
+            "empty_cache, or a retry after a failed cudaMalloc: without the device memory they look alike"
+        };
+        say!("  recorded cache releases applied at the same points: {} ({why})", s.cache_releases.len());
     }
     match (s.reproduces_recording, &s.first_difference) {
         (Some(true), _) => say!("  self-check: the simulation reproduces this recording exactly"),
