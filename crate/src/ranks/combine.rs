@@ -300,7 +300,7 @@ pub fn combine(summaries: &[FileSummary], errors: Vec<FileError>) -> RanksReport
             imbalance: Both { allocated: allocated.imbalance, reserved: reserved.imbalance },
             outliers: outliers(&units),
             outlier_rule:
-                "modified z-score 0.6745·(x − median)/MAD above 3.5 and at least 1% from the median (any rank 1% away when MAD = 0)".into(),
+                "|modified z-score| = |0.6745·(x − median)/MAD| is above 3.5 (above or below the median) and the peak is at least 1% from the median; when at least half the ranks share one peak (MAD = 0), any peak 1% away".into(),
             worst,
         },
         errors,
