@@ -63,8 +63,8 @@ class Trace:
         self.events.append(e)
         self.series.append((self.alloc, self.active, self.reserved, self.requested))
 
-    def segment_alloc(self, addr, size, pool="large", frames=None):
-        self.segments[addr] = {"size": size, "pool": pool, "expandable": False}
+    def segment_alloc(self, addr, size, pool="large", frames=None, pool_id=(0, 0)):
+        self.segments[addr] = {"size": size, "pool": pool, "expandable": False, "pool_id": pool_id}
         self.reserved += size
         self._ev("segment_alloc", addr, size, frames=frames or [])
 
@@ -126,7 +126,7 @@ class Trace:
                 "allocated_size": sum(b["size"] for b in act if b["state"] == "active_allocated"),
                 "active_size": sum(b["size"] for b in act),
                 "requested_size": sum(b["requested_size"] for b in act),
-                "stream": 0, "segment_type": s["pool"], "segment_pool_id": (0, 0),
+                "stream": 0, "segment_type": s["pool"], "segment_pool_id": s.get("pool_id", (0, 0)),
                 "is_expandable": s["expandable"], "frames": [], "blocks": blocks,
             })
         return out
@@ -541,7 +541,24 @@ def simulator_fixtures(fr):
         "": {"reserved_peak": 60 * MIB, "segment_allocs": 1, "oom": oom_at, "recorded_ooms_avoided": []},
         "expandable_segments:True": {"reserved_peak": 80 * MIB, "segment_allocs": 2, "segment_frees": 1, "oom": None, "recorded_ooms_avoided": [oom_at]},
     }}))
-    del C
+    # A private pool (a CUDA graph's, segment_pool_id (1, 0)) is kept as recorded: its 40 MiB
+    # segment and 30 MiB block follow the recording under every setting, and only the default
+    # pool is simulated. Defaults: 5 MiB then 12 MiB in one 20 MiB segment: 60 MiB reserved,
+    # 42 MiB allocated at most. expandable_segments:True: one 20 MiB page instead of the segment,
+    # the same 60 MiB. Simulated in the default pool, the 30 MiB would have needed a segment of its
+    # own there (30 MiB, not the recorded 40): the self-check would fail.
+    t = Trace(0)
+    t.segment_alloc(A, 20 * MIB, "large", st)
+    t.malloc(A, 5 * MIB, 5 * MIB, st)
+    graph = fr.stack("graph_capture", "train", "main")
+    t.segment_alloc(C, 40 * MIB, "large", graph, pool_id=(1, 0))
+    t.malloc(C, 30 * MIB, 30 * MIB, graph)
+    t.free(A)
+    t.malloc(A, 12 * MIB, 12 * MIB, st)
+    out.append(("sim_private_pool.pickle", snap_of(t), {"format": "dict", "consistent": True, "devices": [t.expected()], "simulate": {
+        "": {"reserved_peak": 60 * MIB, "allocated_peak": 42 * MIB, "segment_allocs": 1},
+        "expandable_segments:True": {"reserved_peak": 60 * MIB, "allocated_peak": 42 * MIB, "segment_allocs": 1},
+    }}))
     return out
 
 

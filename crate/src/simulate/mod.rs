@@ -9,6 +9,7 @@
 mod addresses;
 mod check;
 mod pool;
+mod private;
 mod seed;
 pub mod settings;
 pub mod tune;
@@ -114,12 +115,17 @@ pub struct Simulation {
 
 /// A maximal run of recorded releases that the program asked for (empty_cache), not the
 /// allocator's OOM path: start event → the event the releases precede.
-fn release_points(replay: &DeviceReplay, trace: &DeviceTrace, capacity: Option<u64>) -> FastMap<u32, u32> {
+fn release_points(
+    replay: &DeviceReplay,
+    trace: &DeviceTrace,
+    capacity: Option<u64>,
+    private: &private::PrivateRanges,
+) -> FastMap<u32, u32> {
     let events = &trace.events;
     let mut out = FastMap::default();
     let mut i = 0;
     while i < events.len() {
-        if !matches!(events[i].action(), Action::SegmentFree | Action::SegmentUnmap) {
+        if !matches!(events[i].action(), Action::SegmentFree | Action::SegmentUnmap) || private.contains(events[i].addr) {
             i += 1;
             continue;
         }
@@ -179,13 +185,15 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
     let trace = snap.trace(replay.device).unwrap_or(&empty);
     let events = &trace.events;
     let mut a = Allocator::new(settings.clone(), capacity.as_ref().map(|c| c.bytes), seed::recorded_addresses(replay, trace));
-    let mut block_of = seed::seed(&mut a, replay);
-    let releases = release_points(replay, trace, a.capacity);
+    let private = private::PrivateRanges::of(snap, replay.device, trace);
+    let (mut block_of, mut kept) = seed::seed(&mut a, replay, &private);
+    let releases = release_points(replay, trace, a.capacity, &private);
     let mut reserved = Column::with_capacity(events.len());
     let mut allocated = Column::with_capacity(events.len());
-    let mut peak = SimPeak { bytes: a.reserved, event: None };
-    let mut alloc_peak = SimPeak { bytes: a.allocated, event: None };
-    let (mut free_at_peak, mut largest_at_peak, mut small_at_peak) = (a.reserved - a.active, a.largest_free(), a.reserved_small);
+    let mut peak = SimPeak { bytes: a.reserved + kept.reserved, event: None };
+    let mut alloc_peak = SimPeak { bytes: a.allocated + kept.allocated, event: None };
+    let (mut free_at_peak, mut largest_at_peak, mut small_at_peak) =
+        (a.reserved + kept.reserved - a.active - kept.active, a.largest_free(), a.reserved_small);
     let mut oom: Option<OomAt> = None;
     let mut avoided = Vec::new();
     let mut cache_releases = Vec::new();
@@ -194,6 +202,12 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
         let e = &events[i];
         let l = replay.event_lifetime[i];
         a.trigger = i as u32;
+        if !private.is_empty() && private.contains(e.addr) && e.action() != Action::Oom {
+            follow_recorded(&mut kept, e.action(), e.size, l, replay);
+            reserved.push((a.reserved + kept.reserved) as i64);
+            allocated.push((a.allocated + kept.allocated) as i64);
+            continue;
+        }
         match e.action() {
             Action::Alloc if l != NONE && !replay.lifetimes[l as usize].orphan => {
                 let s = a.settings.rules.round_size(e.size);
@@ -238,16 +252,17 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
             },
             _ => {}
         }
-        reserved.push(a.reserved as i64);
-        allocated.push(a.allocated as i64);
-        if a.reserved > peak.bytes {
-            peak = SimPeak { bytes: a.reserved, event: Some(i as u32) };
-            free_at_peak = a.reserved - a.active;
+        let (total_reserved, total_allocated) = (a.reserved + kept.reserved, a.allocated + kept.allocated);
+        reserved.push(total_reserved as i64);
+        allocated.push(total_allocated as i64);
+        if total_reserved > peak.bytes {
+            peak = SimPeak { bytes: total_reserved, event: Some(i as u32) };
+            free_at_peak = total_reserved - a.active - kept.active;
             largest_at_peak = a.largest_free();
             small_at_peak = a.reserved_small;
         }
-        if a.allocated > alloc_peak.bytes {
-            alloc_peak = SimPeak { bytes: a.allocated, event: Some(i as u32) };
+        if total_allocated > alloc_peak.bytes {
+            alloc_peak = SimPeak { bytes: total_allocated, event: Some(i as u32) };
         }
     }
 
@@ -262,7 +277,7 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
         peak.event = recorded_peak.event;
     }
     let (reproduces, first_difference) =
-        if as_recorded { check::self_check(replay, trace, &a, &reserved, &allocated) } else { (None, None) };
+        if as_recorded { check::self_check(replay, trace, &a, &reserved, &allocated, &private) } else { (None, None) };
     let mut notes = Vec::new();
     if !replay.consistency.ok {
         notes.push("the replay of this trace is not consistent: the simulation follows the events it could place".to_string());
@@ -273,6 +288,14 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
             bytes(replay.start_ranges.total() as i64),
             count(replay.start_ranges.len() as i64),
             count(replay.before_window.len() as i64)
+        ));
+    }
+    if !private.is_empty() {
+        let n = private.len();
+        notes.push(format!(
+            "{} private-pool segment{} (CUDA graphs, MemPool) kept as recorded under every setting; the segment counts are the default pools'",
+            count(n as i64),
+            if n == 1 { "" } else { "s" }
         ));
     }
     if settings.garbage_collection_threshold > 0.0 && capacity.is_none() {
@@ -304,5 +327,27 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
         cache_releases,
         notes,
         reserved,
+    }
+}
+
+/// A recorded event in a private pool: the counters follow the recording.
+fn follow_recorded(kept: &mut private::AsRecorded, action: Action, size: u64, l: u32, replay: &DeviceReplay) {
+    let block = (l != NONE).then(|| &replay.lifetimes[l as usize]).filter(|lt| !lt.orphan).map(|lt| lt.size);
+    match action {
+        Action::SegmentAlloc | Action::SegmentMap => kept.reserved += size,
+        Action::SegmentFree | Action::SegmentUnmap => kept.reserved = kept.reserved.saturating_sub(size),
+        Action::Alloc => {
+            if let Some(b) = block {
+                kept.allocated += b;
+                kept.active += b;
+            }
+        }
+        Action::FreeRequested => kept.allocated = kept.allocated.saturating_sub(block.unwrap_or(0)),
+        Action::FreeCompleted => kept.active = kept.active.saturating_sub(block.unwrap_or(0)),
+        Action::Free => {
+            kept.allocated = kept.allocated.saturating_sub(block.unwrap_or(0));
+            kept.active = kept.active.saturating_sub(block.unwrap_or(0));
+        }
+        _ => {}
     }
 }

@@ -4,6 +4,7 @@
 
 use super::addresses::AddressSource;
 use super::pool::{Allocator, State, NIL};
+use super::private::{AsRecorded, PrivateRanges};
 use crate::fasthash::FastMap;
 use crate::model::{Action, BlockState, DeviceTrace, Pool};
 use crate::replay::{DeviceReplay, Lifetime};
@@ -50,9 +51,28 @@ fn start_state(l: &Lifetime) -> State {
     }
 }
 
-/// Lay out the window start; returns the simulated block of every lifetime alive then.
-pub(crate) fn seed(alloc: &mut Allocator, replay: &DeviceReplay) -> FastMap<u32, u32> {
-    let mut live: Vec<u32> = replay.before_window.iter().copied().filter(|&l| !replay.lifetimes[l as usize].orphan).collect();
+/// Lay out the window start; returns the simulated block of every lifetime alive then, and the
+/// private pools' share (kept as recorded, not laid out).
+pub(crate) fn seed(alloc: &mut Allocator, replay: &DeviceReplay, private: &PrivateRanges) -> (FastMap<u32, u32>, AsRecorded) {
+    let mut kept = AsRecorded::default();
+    for r in replay.start_ranges.iter().filter(|r| private.contains(r.start)) {
+        kept.reserved += r.size;
+    }
+    for &l in &replay.before_window {
+        let lt = &replay.lifetimes[l as usize];
+        if !lt.orphan && private.contains(lt.addr) {
+            kept.active += lt.size;
+            if start_state(lt) == State::Allocated {
+                kept.allocated += lt.size;
+            }
+        }
+    }
+    let mut live: Vec<u32> = replay
+        .before_window
+        .iter()
+        .copied()
+        .filter(|&l| !replay.lifetimes[l as usize].orphan && !private.contains(replay.lifetimes[l as usize].addr))
+        .collect();
     live.sort_by_key(|&l| replay.lifetimes[l as usize].addr);
     let mut block_of = FastMap::default();
     // Pieces of a range [start, end): live blocks and the free gaps between them.
@@ -81,7 +101,7 @@ pub(crate) fn seed(alloc: &mut Allocator, replay: &DeviceReplay) -> FastMap<u32,
         out
     };
 
-    let ranges: Vec<_> = replay.start_ranges.iter().copied().collect();
+    let ranges: Vec<_> = replay.start_ranges.iter().copied().filter(|r| !private.contains(r.start)).collect();
     // Expandable ranges grouped into reservations by stream and pool.
     let mut regions: Vec<((u64, bool), Vec<crate::replay::ranges::Range>)> = Vec::new();
     // Simulating without expandable segments a recording made with them: the mappings from before
@@ -132,7 +152,7 @@ pub(crate) fn seed(alloc: &mut Allocator, replay: &DeviceReplay) -> FastMap<u32,
         let ids = alloc.seed_chain(&pieces, key.0, key.1, region);
         remember(&mut block_of, &owners, &ids);
     }
-    block_of
+    (block_of, kept)
 }
 
 /// An expandable mapping turned into the segments a run without expandable segments would
