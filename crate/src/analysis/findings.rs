@@ -64,13 +64,19 @@ pub fn findings(
         );
     }
     for o in &oom.ooms {
-        let simulated = what_if.and_then(|w| w.ooms.iter().find(|x| x.event as i64 == o.event)).map(|x| format!(" {}", x.sentence));
+        let simulated = what_if.and_then(|w| w.ooms.iter().find(|x| x.event as i64 == o.event).map(|x| (w, x)));
+        // When the simulation serves the request under the toggled setting, that is the first
+        // thing to try, whatever the verdict from the numbers alone.
+        let suggestion = match simulated {
+            Some((w, x)) if !x.happens => format!("set PYTORCH_CUDA_ALLOC_CONF={} (simulated: this request is served)", w.conf),
+            _ => o.suggestions.first().cloned().unwrap_or_default(),
+        };
         add(
             "high",
             "oom",
-            format!("Out of memory at event {} ({})", o.event, o.verdict.replace('_', " ")),
-            format!("{}{}", o.explanation, simulated.unwrap_or_default()),
-            o.suggestions.first().map(String::as_str).unwrap_or(""),
+            format!("Out of memory at event {} ({})", count(o.event), o.verdict.replace('_', " ")),
+            format!("{}{}", o.explanation, simulated.map(|(_, x)| format!(" {}", x.sentence)).unwrap_or_default()),
+            &suggestion,
             format!("the {} request fits", bytes(o.requested)),
         );
     }

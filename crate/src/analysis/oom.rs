@@ -102,6 +102,23 @@ pub fn oom(conn: &Connection, device: i64) -> Result<OomAnalysis> {
                     "allocate long-lived tensors (weights, optimizer state) before the training loop",
                 ],
             )
+        } else if device_free.is_some_and(|f| st.free + f >= req && counters.allocated + req <= capacity) {
+            // Free memory exists, in the cache and on the device, but in two places: the cached
+            // piece sits in a segment that live blocks keep from being returned.
+            (
+                "fragmentation",
+                format!(
+                    "{} were free inside reserved segments and {} on the device, together enough for the {} request, but neither piece holds it: cached memory in segments that still hold live blocks cannot be returned to the device.",
+                    bytes(st.free),
+                    bytes(device_free.unwrap_or(0)),
+                    bytes(req)
+                ),
+                vec![
+                    "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so free pages can be unmapped and mapped where they are needed",
+                    "allocate long-lived tensors (weights, optimizer state) before the training loop",
+                    "call torch.cuda.empty_cache() only where whole segments are free",
+                ],
+            )
         } else if capacity > 0 && req * 2 > capacity {
             (
                 "one_huge_request",

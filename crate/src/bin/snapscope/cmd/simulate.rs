@@ -55,6 +55,9 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         snapscope::store::simulations::save(db, &snapscope::engine::sha256_hex(&bytes), &devices)?;
     }
     out.answer(serde_json::json!({ "devices": devices }), |_| {
+        if devices.is_empty() {
+            say!("no devices: the snapshot has no segments and no trace events, nothing to simulate");
+        }
         devices.iter().for_each(print);
         if let Some(db) = &a.save {
             say!("\nsaved {} run(s) to {} (table simulated_runs)", devices.len(), db.display());
@@ -80,7 +83,12 @@ fn print(s: &Simulation) {
         bytes(s.free_at_reserved_peak as i64),
         bytes(s.largest_free_at_reserved_peak as i64)
     );
-    say!("  segment allocations {}, releases {}", count(s.segment_allocs as i64), count(s.segment_frees as i64));
+    let (made, released) = if s.settings["expandable_segments"] == true {
+        ("page mappings", "unmappings")
+    } else {
+        ("segment allocations (cudaMalloc)", "releases (cudaFree)")
+    };
+    say!("  {made} {}, {released} {}", count(s.segment_allocs as i64), count(s.segment_frees as i64));
     match (&s.oom_detail, &s.capacity) {
         (Some(o), Some(c)) => say!(
             "  out of memory at event {} ({} requested, {} reserved, capacity {})",
