@@ -5,7 +5,7 @@
 // views; "Compare with the median rank" opens both in Compare.
 import type { RanksContext } from '../app-types';
 import type { RankAt, RankDelta, RanksReport } from '../types';
-import { fitCanvas, fitText } from '../ui/canvas';
+import { byteAxis, fitCanvas, fitText } from '../ui/canvas';
 import { bytes, bytesSpan, clip, el, exact, gridTable, int, plural } from '../ui/format';
 import { byteTicks, yScaleTo, type Frame } from '../ui/plot';
 import { tooltip } from '../ui/tooltip';
@@ -335,19 +335,7 @@ function chart(c: RanksContext, units: RankUnit[], devices: boolean): HTMLElemen
     const ticks = byteTicks(max);
     const y = yScaleTo(ticks[ticks.length - 1].value, f);
     const bottom = f.h - f.pad.b;
-    g.font = '11px system-ui, sans-serif';
-    for (const t of ticks) {
-      const ty = y.y(t.value);
-      g.strokeStyle = '#eef2f7';
-      g.beginPath();
-      g.moveTo(f.pad.l, ty);
-      g.lineTo(f.w - f.pad.r, ty);
-      g.stroke();
-      g.fillStyle = '#64748b';
-      g.textAlign = 'right';
-      g.fillText(t.label, f.pad.l - 8, ty + 4);
-    }
-    g.textAlign = 'left';
+    byteAxis(g, f, y, ticks, '#eef2f7');
     if (hover !== null) {
       g.fillStyle = RANK_COLORS.hover;
       g.fillRect(geo.left + hover * geo.group, f.pad.t, geo.group, bottom - f.pad.t);
