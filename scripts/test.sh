@@ -14,6 +14,9 @@ python3 scripts/gen_bad_fixtures.py "$tmp/bad" >/dev/null
 diff -r -q "$tmp/bad" fixtures/bad || { echo "fixtures/bad is stale: run scripts/gen_bad_fixtures.py"; exit 1; }
 rm -rf "$tmp"
 step build; scripts/build.sh
+step "release artifacts (scripts/release.sh) and their checksums"
+v=$(sed -n 's/^version = "\(.*\)"/\1/p' crate/Cargo.toml | head -1)
+scripts/release.sh "$v" >/dev/null && (cd "dist/release/$v" && sha256sum -c --quiet SHA256SUMS)
 step lint
 cargo fmt --all -- --check
 cargo clippy -j 2 --release --all-targets -- -D warnings
