@@ -448,8 +448,10 @@ def simulator_fixtures(fr):
     A, B, C = 0x7F1000000000, 0x7F2000000000, 0x7F3000000000
     out = []
 
-    def snap_of(t):
-        return {"segments": t.dump_segments(), "device_traces": [t.events], "allocator_settings": DEFAULT_SETTINGS}
+    def case(name, t, simulate, **extra):
+        """A program recorded under the defaults, with its figures per alloc-conf."""
+        snap = {"segments": t.dump_segments(), "device_traces": [t.events], "allocator_settings": DEFAULT_SETTINGS}
+        out.append((name, snap, dict({"format": "dict", "consistent": True, "devices": [t.expected()], "simulate": simulate}, **extra)))
 
     # Oversize blocks and max_split_size_mb. Defaults: 100 MiB is cached after its free; 60 MiB
     # and then 30 MiB are split from it: one segment, 100 MiB reserved.
@@ -465,11 +467,11 @@ def simulator_fixtures(fr):
     t.malloc(A + 60 * MIB, 30 * MIB, 30 * MIB, st)
     t.free(A)
     t.free(A + 60 * MIB)
-    out.append(("sim_oversize.pickle", snap_of(t), {"format": "dict", "consistent": True, "devices": [t.expected()], "simulate": {
+    case("sim_oversize.pickle", t, simulate={
         "": {"reserved_peak": 100 * MIB, "segment_allocs": 1, "segment_frees": 0, "oom": "unknown capacity"},
         "max_split_size_mb:50": {"reserved_peak": 190 * MIB, "segment_allocs": 3, "segment_frees": 0, "allocated_peak": 100 * MIB},
         "max_split_size_mb:128": {"reserved_peak": 100 * MIB, "segment_allocs": 1, "segment_frees": 0},
-    }}))
+    })
 
     # roundup_power2_divisions. 17 requests of 1,100,000 B: 512-rounded to 1,100,288 B they all
     # fit one 20 MiB segment (17 × 1,100,288 = 18,704,896 B). With 4 divisions per power of two
@@ -482,10 +484,10 @@ def simulator_fixtures(fr):
         t.malloc(A + k * block, req, block, st)
     for k in range(17):
         t.free(A + k * block)
-    out.append(("sim_rounding.pickle", snap_of(t), {"format": "dict", "consistent": True, "devices": [t.expected()], "simulate": {
+    case("sim_rounding.pickle", t, simulate={
         "": {"reserved_peak": 20 * MIB, "segment_allocs": 1, "allocated_peak": 17 * block},
         "roundup_power2_divisions:4": {"reserved_peak": 40 * MIB, "segment_allocs": 2, "allocated_peak": 17 * 1_310_720},
-    }}))
+    })
 
     # garbage_collection_threshold against a 100 MiB device. Defaults: 40 MiB cached, then 60 MiB
     # in a new segment: 100 MiB reserved. With a threshold of 0.3 (30 MiB), the allocation that
@@ -498,10 +500,10 @@ def simulator_fixtures(fr):
     t.segment_alloc(B, 60 * MIB, "large", st)
     t.malloc(B, 60 * MIB, 60 * MIB, st)
     t.free(B)
-    out.append(("sim_gc.pickle", snap_of(t), {"format": "dict", "consistent": True, "devices": [t.expected()], "device_memory": 100 * MIB, "simulate": {
+    case("sim_gc.pickle", t, device_memory=100 * MIB, simulate={
         "": {"reserved_peak": 100 * MIB, "segment_allocs": 2, "segment_frees": 0, "oom": None},
         "garbage_collection_threshold:0.3": {"reserved_peak": 60 * MIB, "segment_allocs": 2, "segment_frees": 1, "oom": None},
-    }}))
+    })
 
     # The OOM path on a 100 MiB device (the capacity comes from the recorded OOM: 80 MiB reserved
     # + 20 MiB free). 60 MiB is cached; 80 MiB does not fit beside it, so the allocator frees the
@@ -517,10 +519,10 @@ def simulator_fixtures(fr):
     t.segment_alloc(B, 80 * MIB, "large", st)
     t.malloc(B, 80 * MIB, 80 * MIB, st)
     t.oom(40 * MIB, 20 * MIB)
-    out.append(("sim_oom_retry.pickle", snap_of(t), {"format": "dict", "consistent": True, "devices": [t.expected()], "simulate": {
+    case("sim_oom_retry.pickle", t, simulate={
         "": {"reserved_peak": 80 * MIB, "segment_allocs": 2, "segment_frees": 1, "oom": len(t.events) - 1, "recorded_ooms_avoided": []},
         "expandable_segments:True": {"reserved_peak": 80 * MIB, "segment_allocs": 2, "segment_frees": 0, "oom": len(t.events) - 1, "recorded_ooms_avoided": []},
-    }}))
+    })
 
     # An OOM that expandable segments avoid (90 MiB device: 60 MiB reserved + 30 MiB free at the
     # OOM). 60 MiB is cached, then split into two 30 MiB blocks; the first is freed. 35 MiB fits
@@ -537,10 +539,10 @@ def simulator_fixtures(fr):
     t.free(A)
     t.oom(35 * MIB, 30 * MIB)
     oom_at = len(t.events) - 1
-    out.append(("sim_oom_avoided.pickle", snap_of(t), {"format": "dict", "consistent": True, "devices": [t.expected()], "simulate": {
+    case("sim_oom_avoided.pickle", t, simulate={
         "": {"reserved_peak": 60 * MIB, "segment_allocs": 1, "oom": oom_at, "recorded_ooms_avoided": []},
         "expandable_segments:True": {"reserved_peak": 80 * MIB, "segment_allocs": 2, "segment_frees": 1, "oom": None, "recorded_ooms_avoided": [oom_at]},
-    }}))
+    })
     # A private pool (a CUDA graph's, segment_pool_id (1, 0)) is kept as recorded: its 40 MiB
     # segment and 30 MiB block follow the recording under every setting, and only the default
     # pool is simulated. Defaults: 5 MiB then 12 MiB in one 20 MiB segment: 60 MiB reserved,
@@ -555,10 +557,10 @@ def simulator_fixtures(fr):
     t.malloc(C, 30 * MIB, 30 * MIB, graph)
     t.free(A)
     t.malloc(A, 12 * MIB, 12 * MIB, st)
-    out.append(("sim_private_pool.pickle", snap_of(t), {"format": "dict", "consistent": True, "devices": [t.expected()], "simulate": {
+    case("sim_private_pool.pickle", t, simulate={
         "": {"reserved_peak": 60 * MIB, "allocated_peak": 42 * MIB, "segment_allocs": 1},
         "expandable_segments:True": {"reserved_peak": 60 * MIB, "allocated_peak": 42 * MIB, "segment_allocs": 1},
-    }}))
+    })
     return out
 
 

@@ -17,6 +17,24 @@ pub fn corpus() -> Option<PathBuf> {
     p.join("reference.json").exists().then_some(p)
 }
 
+/// Every snapshot file of the real corpus (cuda/ and npu/, searched to the bottom), sorted.
+pub fn corpus_files(root: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.join("cuda"), root.join("npu")];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "pickle" || x == "pkl") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 pub fn overview_json(bytes: &[u8]) -> serde_json::Value {
     let loaded = snapscope::Loaded::from_bytes(bytes).expect("snapshot loads");
     serde_json::to_value(snapscope::analysis::overview::overview(&loaded)).unwrap()

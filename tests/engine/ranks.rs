@@ -4,7 +4,7 @@
 
 mod common;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn snapscope(args: &[&str]) -> Value {
@@ -67,29 +67,13 @@ fn the_outlier_rank_its_excess_and_the_site_behind_it() {
     assert_eq!(merged["files"].as_array().unwrap().len(), 64);
 }
 
-fn corpus_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.join("cuda"), root.join("npu")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "pickle" || x == "pkl") {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn every_corpus_file_shows_the_peaks_of_overview() {
     let Some(root) = common::corpus() else {
         eprintln!("../shared/snapshots not present: skipped");
         return;
     };
-    let files = corpus_files(&root);
+    let files = common::corpus_files(&root);
     let args: Vec<String> =
         ["ranks".to_string(), "--json".into()].into_iter().chain(files.iter().map(|p| p.display().to_string())).collect();
     let v = snapscope(&args.iter().map(String::as_str).collect::<Vec<_>>());

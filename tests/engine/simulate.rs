@@ -74,25 +74,6 @@ fn tune_ranks_the_standard_set_and_names_what_to_try() {
     assert!(t.rows[..failing].iter().all(|r| !r.oom.is_u64()), "settings that fail rank last");
 }
 
-fn corpus_files(root: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for dir in ["cuda", "npu"] {
-        let mut stack = vec![root.join(dir)];
-        while let Some(d) = stack.pop() {
-            for entry in std::fs::read_dir(&d).unwrap().flatten() {
-                let p = entry.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "pickle" || x == "pkl") {
-                    out.push(p);
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[test]
 fn every_real_snapshot_with_segment_events_is_reproduced() {
     let Some(root) = common::corpus() else {
@@ -100,7 +81,7 @@ fn every_real_snapshot_with_segment_events_is_reproduced() {
         return;
     };
     let (mut reproduced, mut nothing_to_check) = (0, 0);
-    for path in corpus_files(&root) {
+    for path in common::corpus_files(&root) {
         let e = open(&path);
         for d in e.devices().unwrap() {
             let sim = e.simulate(d, None, None).unwrap();
