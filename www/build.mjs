@@ -9,7 +9,16 @@ const here = new URL('.', import.meta.url).pathname;
 const dist = here + 'dist/';
 mkdirSync(dist, { recursive: true });
 
-const common = { bundle: true, minify: true, sourcemap: false, target: 'es2022', logLevel: 'warning' };
+// The release's version (the crate's): the page footer and the web component show it.
+const version = readFileSync(here + '../crate/Cargo.toml', 'utf8').match(/^version = "(.*)"/m)[1];
+const common = {
+  bundle: true,
+  minify: true,
+  sourcemap: false,
+  target: 'es2022',
+  logLevel: 'warning',
+  define: { __SNAPSCOPE_VERSION__: JSON.stringify(version) },
+};
 await build({ ...common, entryPoints: [here + 'src/main.ts'], outfile: dist + 'app.js', format: 'esm' });
 // Classic (IIFE) worker: runs from a same-origin URL or from a Blob URL alike.
 await build({
@@ -30,7 +39,7 @@ const CSP_SITE =
 const CSP_SINGLE = (scriptHashes) =>
   `default-src 'none'; script-src ${scriptHashes} blob: 'wasm-unsafe-eval'; worker-src blob:; connect-src 'self' blob: data:; img-src data: blob:; style-src 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'none'`;
 const meta = (csp) => `<meta http-equiv="Content-Security-Policy" content="${csp}">`;
-const page = readFileSync(here + 'index.html', 'utf8');
+const page = readFileSync(here + 'index.html', 'utf8').replace('<!--VERSION-->', version);
 writeFileSync(dist + 'index.html', page.replace('<!--CSP-->', meta(CSP_SITE)));
 
 // The HTML parser turns CR and CRLF into LF before the browser hashes a script, so the text is
@@ -60,3 +69,23 @@ writeFileSync(dist + 'snapscope.html', single);
 console.log(
   `www/dist: index.html, app.js, worker.js, snapscope_bg.wasm, snapscope.html (${single.length.toLocaleString('en-US')} bytes)`,
 );
+
+// The web component for npm and docs portals (www/package): one ES module defining
+// <snapscope-view>, with the page's style sheet for its shadow root, and the worker and the wasm
+// beside it (found from the module's own URL).
+const pkg = here + 'package/';
+const pkgJson = JSON.parse(readFileSync(pkg + 'package.json', 'utf8'));
+if (pkgJson.version !== version)
+  throw new Error(`www/package/package.json is version ${pkgJson.version}, the crate ${version}: make them equal`);
+const elementCss =
+  readFileSync(here + 'style.css', 'utf8').replace(/:root\b/g, ':host') + readFileSync(here + 'element.css', 'utf8');
+await build({
+  ...common,
+  entryPoints: [here + 'src/element.ts'],
+  outfile: pkg + 'snapscope-view.js',
+  format: 'esm',
+  define: { ...common.define, __SNAPSCOPE_ELEMENT_CSS__: JSON.stringify(elementCss) },
+});
+copyFileSync(dist + 'worker.js', pkg + 'worker.js');
+copyFileSync(dist + 'snapscope_bg.wasm', pkg + 'snapscope_bg.wasm');
+console.log(`www/package: snapscope-view.js, worker.js, snapscope_bg.wasm (npm package ${pkgJson.name}@${version})`);

@@ -32,7 +32,8 @@ const TYPES = {
   ".json": "application/json",
 };
 
-export function serve() {
+/** Serve `root` (www/dist by default) and fixtures/ under /fixtures/ on 127.0.0.1. */
+export function serve(root = DIST) {
   const server = createServer((req, res) => {
     const url = new URL(req.url, "http://x");
     // A same-origin link that sends the page elsewhere (?src= must refuse to follow it).
@@ -48,8 +49,8 @@ export function serve() {
     }
     const file = path.startsWith("/fixtures/")
       ? join(FIXTURES, normalize(path.slice("/fixtures/".length)))
-      : join(DIST, normalize(path === "/" ? "index.html" : path.slice(1)));
-    if (!file.startsWith(DIST) && !file.startsWith(FIXTURES))
+      : join(root, normalize(path === "/" ? "index.html" : path.slice(1)));
+    if (!file.startsWith(root) && !file.startsWith(FIXTURES))
       return res.writeHead(403).end();
     if (!existsSync(file) || statSync(file).isDirectory())
       return res.writeHead(404).end();

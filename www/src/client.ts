@@ -25,9 +25,10 @@ let booting: Promise<Boot> | null = null;
 
 /**
  * Fetch the worker script and compile the wasm once, at page load: later workers start from
- * memory, so opening a file needs no network (the page keeps working offline).
+ * memory, so opening a file needs no network (the page keeps working offline). `base`: where
+ * worker.js and snapscope_bg.wasm are (the page's folder; the web component's own).
  */
-export function boot(): Promise<Boot> {
+export function boot(base: URL = new URL('.', document.baseURI)): Promise<Boot> {
   return (booting ??= (async () => {
     const inline = globalThis.__SNAPSCOPE_INLINE__;
     if (inline) {
@@ -37,13 +38,26 @@ export function boot(): Promise<Boot> {
       const workerUrl = URL.createObjectURL(new Blob([inline.worker], { type: 'text/javascript' }));
       return { workerUrl, wasm: await WebAssembly.compile(bytes) };
     }
-    const base = new URL('.', document.baseURI);
     const [src, wasm] = await Promise.all([
-      fetch(new URL('worker.js', base)).then((r) => r.text()),
-      WebAssembly.compileStreaming(fetch(new URL('snapscope_bg.wasm', base))),
+      fetchOk(new URL('worker.js', base)).then((r) => r.text()),
+      compileWasm(base),
     ]);
     return { workerUrl: URL.createObjectURL(new Blob([src], { type: 'text/javascript' })), wasm };
   })());
+}
+
+async function fetchOk(url: URL): Promise<Response> {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`${url.pathname}: HTTP ${r.status}`);
+  return r;
+}
+
+/** The engine, compiled while it downloads; a host that serves .wasm without application/wasm (docs portals do) gets the slower way. */
+async function compileWasm(base: URL): Promise<WebAssembly.Module> {
+  const url = new URL('snapscope_bg.wasm', base);
+  const r = await fetchOk(url);
+  if (r.headers.get('content-type')?.startsWith('application/wasm')) return WebAssembly.compileStreaming(r);
+  return WebAssembly.compile(await r.arrayBuffer());
 }
 
 let spare: EngineClient | null = null;

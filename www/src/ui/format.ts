@@ -131,6 +131,8 @@ export function el<K extends keyof HTMLElementTagNameMap>(
     if (v === undefined || v === false) continue;
     if (k === 'class') e.className = String(v);
     else if (k === 'text') e.textContent = String(v);
+    // Through the CSSOM: a host page's CSP may refuse style attributes, not this.
+    else if (k === 'style') e.style.cssText = String(v);
     else e.setAttribute(k, v === true ? '' : String(v));
   }
   for (const c of children) if (c !== null && c !== undefined && c !== false) e.append(c);

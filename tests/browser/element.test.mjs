@@ -1,0 +1,215 @@
+// The npm package and its web component: `npm pack --dry-run` lists exactly the package's files;
+// the packed tarball, unpacked beside a plain HTML page with a strict Content-Security-Policy (the
+// one the package's README documents), runs two <snapscope-view> elements (one from `src`, one
+// from bytes given to its `data` property) and one whose `src` is missing, in real Chromium.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serve, launch, shot, ROOT, FIXTURES } from "./harness.mjs";
+
+const PACKAGE = join(ROOT, "www/package");
+const CLI = join(ROOT, "target/release/snapscope");
+const cli = (...args) =>
+  JSON.parse(execFileSync(CLI, args, { encoding: "utf8", maxBuffer: 1 << 28 }));
+const crateVersion = readFileSync(join(ROOT, "crate/Cargo.toml"), "utf8").match(
+  /^version = "(.*)"/m,
+)[1];
+
+// The policy the package README asks of a host page, and nothing more: no inline scripts or
+// styles, the worker from blob:, the engine compiled with 'wasm-unsafe-eval'.
+const CSP =
+  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src blob:; connect-src 'self'; style-src 'self'; img-src 'self'";
+
+const HOST_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${CSP}">
+<title>docs portal</title>
+<script src="embed.js"></script>
+<script type="module" src="package/snapscope-view.js"></script>
+</head><body>
+<h1>Training run: memory</h1>
+<snapscope-view id="a" src="/fixtures/cuda_training.pickle" view="peak" height="520"></snapscope-view>
+<p>The OOM of the multi-device run:</p>
+<snapscope-view id="b" view="oom" device="1" height="480"></snapscope-view>
+<snapscope-view id="c" src="/fixtures/no-such-file.pickle"></snapscope-view>
+</body></html>`;
+
+// A classic script (CSP: from 'self'): counts policy violations, gives #b its bytes.
+const EMBED_JS = `window.__violations = [];
+document.addEventListener("securitypolicyviolation", (e) => window.__violations.push(e.violatedDirective + " " + e.blockedURI));
+window.addEventListener("DOMContentLoaded", async () => {
+  const bytes = await (await fetch("/fixtures/multi_device_oom.pickle")).arrayBuffer();
+  document.getElementById("b").data = bytes;
+});`;
+
+let server, origin, context, page, errors;
+before(async () => {
+  ({ server, origin } = await serve(unpackedPackage()));
+  context = await launch();
+  page = await context.newPage();
+  errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(origin + "/embed.html");
+});
+after(async () => {
+  await context?.close();
+  server?.close();
+});
+
+/** `npm pack` of www/package, unpacked into a fresh folder with the host page beside it. */
+function unpackedPackage() {
+  const dir = mkdtempSync(join(tmpdir(), "snapscope-npm-"));
+  const [packed] = JSON.parse(
+    execFileSync("npm", ["pack", "--json", "--pack-destination", dir], {
+      cwd: PACKAGE,
+      encoding: "utf8",
+    }),
+  );
+  execFileSync("tar", ["xzf", join(dir, packed.filename), "-C", dir]);
+  writeFileSync(join(dir, "embed.html"), HOST_PAGE);
+  writeFileSync(join(dir, "embed.js"), EMBED_JS);
+  return dir;
+}
+
+const state = (id) =>
+  page.evaluate((id) => document.getElementById(id).dataset.state, id);
+const settled = (id) =>
+  page.waitForFunction(
+    (id) =>
+      ["ready", "error"].includes(document.getElementById(id).dataset.state),
+    id,
+    { timeout: 60_000 },
+  );
+
+test("npm pack --dry-run: the module, its types, the worker, the wasm, the README, at the crate's version", () => {
+  const [dry] = JSON.parse(
+    execFileSync("npm", ["pack", "--dry-run", "--json"], {
+      cwd: PACKAGE,
+      encoding: "utf8",
+    }),
+  );
+  assert.equal(dry.name, "snapscope");
+  assert.equal(dry.version, crateVersion);
+  assert.deepEqual(dry.files.map((f) => f.path).sort(), [
+    "README.md",
+    "package.json",
+    "snapscope-view.d.ts",
+    "snapscope-view.js",
+    "snapscope_bg.wasm",
+    "worker.js",
+  ]);
+  const pkg = JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8"));
+  assert.equal(pkg.exports["."].default, "./snapscope-view.js");
+  assert.equal(pkg.exports["."].types, "./snapscope-view.d.ts");
+});
+
+test("two elements from the packed files: each its own snapshot, view and device, the CLI's peaks", async () => {
+  await settled("a");
+  await settled("b");
+  assert.equal(await state("a"), "ready");
+  assert.equal(await state("b"), "ready");
+  for (const [id, fixture] of [
+    ["a", "cuda_training.pickle"],
+    ["b", "multi_device_oom.pickle"],
+  ]) {
+    const ov = await page.evaluate(
+      (id) => document.getElementById(id).overview(),
+      id,
+    );
+    const want = cli("overview", join(FIXTURES, fixture), "--json");
+    assert.deepEqual(
+      ov.devices.map((d) => [d.device, d.peaks.allocated, d.peaks.reserved]),
+      want.devices.map((d) => [d.device, d.peaks.allocated, d.peaks.reserved]),
+      `${id}: ${fixture}`,
+    );
+  }
+  // Each renders the view its attributes ask for, inside its shadow root.
+  await page.waitForFunction(
+    () =>
+      ["a", "b"].every(
+        (id) => document.getElementById(id).dataset.view === "done",
+      ),
+    null,
+    { timeout: 60_000 },
+  );
+  const shown = await page.evaluate(() =>
+    ["a", "b"].map((id) => {
+      const root = document.getElementById(id).shadowRoot;
+      return {
+        view: root.querySelector("main > .view").className,
+        tab: root.querySelector(".tabs a.active")?.dataset.view,
+        device: root.querySelector(".status select")?.value ?? null,
+        text: root.querySelector("main").textContent,
+      };
+    }),
+  );
+  assert.equal(shown[0].view, "view view-peak");
+  assert.equal(shown[0].tab, "peak");
+  assert.equal(shown[1].view, "view view-oom");
+  assert.equal(shown[1].device, "1");
+  assert.match(shown[1].text, /out of memory|OOM/i);
+  // Nothing of the element leaks into the host page: its own DOM holds no view.
+  // (document.querySelectorAll, unlike Playwright's locators, does not enter shadow roots.)
+  assert.equal(
+    await page.evaluate(
+      () => document.querySelectorAll("main, .view, .tabs").length,
+    ),
+    0,
+  );
+  // height="520": the element is that tall and scrolls inside.
+  const box = await page.locator("#a").boundingBox();
+  assert.equal(Math.round(box.height), 520);
+  await shot(page, "element-two-views");
+});
+
+test("the element's methods answer like the CLI: a template query", async () => {
+  const rows = await page.evaluate(() =>
+    document.getElementById("a").query("memory_peak", {}),
+  );
+  const want = cli(
+    "query",
+    join(FIXTURES, "cuda_training.pickle"),
+    "-t",
+    "memory_peak",
+    "--rows",
+    "arrays",
+    "--json",
+  );
+  assert.deepEqual(rows.rows, want.rows);
+});
+
+test("a tab switches the element's view; the other element stays where it was", async () => {
+  await page.click("#a >> .tabs a[data-view=timeline]");
+  await page.waitForFunction(() =>
+    document
+      .getElementById("a")
+      .shadowRoot.querySelector("main > .view-timeline"),
+  );
+  await page.waitForFunction(
+    () => document.getElementById("a").dataset.view === "done",
+  );
+  const b = await page.evaluate(
+    () =>
+      document.getElementById("b").shadowRoot.querySelector("main > .view")
+        .className,
+  );
+  assert.equal(b, "view view-oom");
+});
+
+test("a missing src: data-state=error with what and what to do; the others are unaffected", async () => {
+  await settled("c");
+  assert.equal(await state("c"), "error");
+  const text = await page.evaluate(
+    () =>
+      document.getElementById("c").shadowRoot.querySelector(".error")
+        .textContent,
+  );
+  assert.match(text, /no-such-file\.pickle: HTTP 404/);
+  assert.match(text, /check the src= path/);
+  assert.equal(await state("a"), "ready");
+  assert.deepEqual(await page.evaluate(() => window.__violations), []);
+  assert.deepEqual(errors, []);
+});

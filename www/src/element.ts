@@ -1,0 +1,329 @@
+// <snapscope-view>: the page's views inside a shadow root, for docs portals. One ES module defines
+// the element; each element starts its own engine worker (from worker.js and snapscope_bg.wasm
+// beside this module) and shares nothing with the others but the compiled engine.
+//
+//   <script type="module" src="snapscope-view.js"></script>
+//   <snapscope-view src="run.pickle" view="peak" device="0" height="600"></snapscope-view>
+//
+// `data-state` is `loading`, `ready` or `error`, like the page's `data-snapscope`.
+import { EngineClient, EngineFailure, boot } from './client';
+import type { EngineError, Progress } from './protocol';
+import type { Overview, Rows } from './types';
+import type { AppHandle, OpenFile, ViewContext, ViewName } from './app-types';
+import { VIEWS, isView } from './views';
+import { bytes, el, int } from './ui/format';
+import { computing } from './ui/busy';
+import { fetchSnapshot } from './fetch-snapshot';
+
+// Filled in by the build: the page's style sheet for a shadow root, and the release's version.
+declare const __SNAPSCOPE_ELEMENT_CSS__: string;
+declare const __SNAPSCOPE_VERSION__: string;
+
+/** Where worker.js and snapscope_bg.wasm are: beside this module, wherever it is served from. */
+const MODULE_BASE = new URL('.', import.meta.url);
+
+/** Views of one file: every tab of the page but Compare (which needs a second file). */
+const ELEMENT_VIEWS = (Object.keys(VIEWS) as ViewName[]).filter((v) => v !== 'compare');
+
+type State = 'loading' | 'ready' | 'error';
+
+export class SnapscopeView extends HTMLElement implements AppHandle {
+  static readonly observedAttributes = ['src', 'view', 'device', 'height', 'event'];
+  static readonly version = __SNAPSCOPE_VERSION__;
+
+  files: OpenFile[] = [];
+  private view: ViewName = 'overview';
+  private device: number | null = null;
+  private event: number | null = null;
+  private template: string | null = null;
+  private range: [number, number] | null = null;
+  private client: EngineClient | null = null;
+  /** Counts loads: an older load that ends late must not replace a newer one. */
+  private generation = 0;
+  private readonly tabs: HTMLElement;
+  private readonly status: HTMLElement;
+  private readonly main: HTMLElement;
+
+  constructor() {
+    super();
+    const shadow = this.attachShadow({ mode: 'open' });
+    // A constructed sheet, not a <style>: a host page's CSP need not allow inline styles.
+    shadow.adoptedStyleSheets = [elementSheet()];
+    this.tabs = el('nav', { class: 'tabs', part: 'tabs' });
+    this.status = el('div', { class: 'status', role: 'status' });
+    this.main = el('main', { part: 'view' });
+    shadow.append(this.tabs, this.status, this.main);
+    this.tabs.addEventListener('click', (e) => {
+      const a = (e.target as HTMLElement).closest<HTMLElement>('a[data-view]');
+      if (!a) return;
+      e.preventDefault();
+      this.show(a.dataset.view as ViewName);
+    });
+  }
+
+  connectedCallback() {
+    this.applyHeight();
+    // A `src` set before the element was upgraded, or no file yet: say so.
+    if (!this.dataset.state && !this.files.length && !this.getAttribute('src')) this.showMessage('No snapshot given.');
+  }
+
+  disconnectedCallback() {
+    // Out of the document: its engine's memory goes back to the system; back in, it loads again.
+    this.client?.terminate();
+    this.client = null;
+    this.files = [];
+    delete this.dataset.state;
+  }
+
+  attributeChangedCallback(name: string, old: string | null, value: string | null) {
+    if (old === value) return;
+    if (name === 'src' && value) this.load(value).catch(() => {});
+    else if (name === 'view' && isView(value)) this.show(value);
+    else if (name === 'device' && value !== null) this.setDevice(Number(value));
+    else if (name === 'event') this.select(eventNumber(value));
+    else if (name === 'height') this.applyHeight();
+  }
+
+  // ---- properties and methods (types in snapscope-view.d.ts) ---------------------------------
+
+  /** A snapshot as a Blob or File (e.g. from an <input type=file>): loads it. */
+  set file(f: Blob | null) {
+    if (f) this.load(f).catch(() => {});
+  }
+
+  /** A snapshot's bytes: loads them. */
+  set data(d: ArrayBuffer | ArrayBufferView | null) {
+    if (d) this.load(new Blob([d as BlobPart])).catch(() => {});
+  }
+
+  /** Open a snapshot (a same-origin URL, a Blob or bytes); resolves with its overview. */
+  async load(src: string | Blob | ArrayBuffer | ArrayBufferView, name?: string): Promise<Overview> {
+    const generation = ++this.generation;
+    this.client?.terminate();
+    this.files = [];
+    this.setState('loading');
+    this.main.replaceChildren();
+    this.renderTabs();
+    const label = name ?? (typeof src === 'string' ? fileName(src) : ((src as File).name ?? 'snapshot'));
+    const client = new EngineClient(await boot(MODULE_BASE).catch((e) => this.fail(e, generation)));
+    this.client = client;
+    try {
+      this.showProgress({ stage: 'reading', bytesRead: 0, totalBytes: 0 }, label);
+      const blob =
+        typeof src === 'string'
+          ? await fetchSnapshot(src, 'src=')
+          : src instanceof Blob
+            ? src
+            : new Blob([src as BlobPart]);
+      const json = await client.load(blob, label, (p) => generation === this.generation && this.showProgress(p, label));
+      if (generation !== this.generation) throw new EngineFailure({ code: 'CANCELLED', message: 'replaced', hint: '' });
+      const overview = JSON.parse(json) as Overview;
+      this.files = [{ name: label, size: blob.size, client, overview, overviewJson: json }];
+      const wanted = eventNumber(this.getAttribute('event'));
+      this.event = wanted;
+      const attrView = this.getAttribute('view');
+      if (isView(attrView) && attrView !== 'compare') this.view = attrView;
+      const dev = this.getAttribute('device');
+      this.device = dev !== null ? Number(dev) : null;
+      this.setState('ready');
+      this.render();
+      this.dispatchEvent(new CustomEvent('snapscope-ready', { detail: JSON.parse(json) }));
+      return overview;
+    } catch (e) {
+      if (generation === this.generation) this.fail(e, generation);
+      throw e;
+    }
+  }
+
+  /** The open snapshot's overview (the JSON of `snapscope overview --json`), or null. */
+  overview(): Overview | null {
+    return this.files[0] ? JSON.parse(this.files[0].overviewJson) : null;
+  }
+
+  /** A template query, as `snapscope query FILE NAME --json` answers it. */
+  query(name: string, params: Record<string, unknown> = {}): Promise<Rows> {
+    return this.requireFile().client.call<Rows>('query', name, JSON.stringify(params));
+  }
+
+  /** Read-only SQL on the SnapshotDB. */
+  sql(text: string, maxRows = 10000): Promise<Rows> {
+    return this.requireFile().client.call<Rows>('sql', text, maxRows, 30000);
+  }
+
+  // ---- AppHandle: what the views ask of their host ---------------------------------------------
+
+  select(event: number | null, view?: ViewName) {
+    this.event = event;
+    this.range = null;
+    if (isView(view) && view !== 'compare') this.view = view;
+    this.render();
+  }
+
+  show(view: ViewName) {
+    if (isView(view) && view !== 'compare') this.view = view;
+    this.render();
+  }
+
+  setDevice(device: number, view?: ViewName) {
+    this.device = device;
+    this.event = null;
+    this.range = null;
+    if (isView(view) && view !== 'compare') this.view = view;
+    this.render();
+  }
+
+  setEvent(event: number | null) {
+    this.event = event;
+  }
+
+  setTemplate(name: string | null) {
+    this.template = name;
+  }
+
+  showRange(from: number, to: number) {
+    this.range = [Math.min(from, to), Math.max(from, to)];
+    this.view = 'timeline';
+    this.render();
+  }
+
+  // ---- rendering ---------------------------------------------------------------------------
+
+  private render() {
+    const f = this.files[0];
+    this.renderTabs();
+    if (!f) return;
+    const devices = f.overview.devices;
+    const device = devices.some((d) => d.device === this.device) ? this.device! : (devices[0]?.device ?? 0);
+    this.device = device;
+    this.status.replaceChildren(
+      el('span', { class: 'muted', text: `${f.name} · ${bytes(f.size)}` }),
+      devices.length > 1 ? this.deviceSelect(devices.map((d) => d.device)) : '',
+    );
+    const ctx: ViewContext = {
+      app: this,
+      file: f,
+      device,
+      deviceOverview: devices.find((d) => d.device === device),
+      event: this.event,
+      template: this.template,
+      range: this.range,
+      other: null,
+      root: el('div', { class: `view view-${this.view}` }),
+    };
+    this.main.replaceChildren(ctx.root);
+    this.dataset.view = 'computing';
+    computing(ctx.root, (async () => VIEWS[this.view].render(ctx))())
+      .then(() => {
+        if (ctx.root.isConnected) this.dataset.view = 'done';
+      })
+      .catch((e) => this.showError(errorInfo(e)));
+  }
+
+  private renderTabs() {
+    this.tabs.replaceChildren(
+      ...(this.files.length ? ELEMENT_VIEWS : []).map((name) =>
+        el('a', { href: '#', class: name === this.view ? 'active' : '', 'data-view': name, text: VIEWS[name].title }),
+      ),
+    );
+  }
+
+  private deviceSelect(devices: number[]): HTMLElement {
+    const sel = el(
+      'select',
+      { 'aria-label': 'device' },
+      ...devices.map((d) => el('option', { value: d, text: `device ${d}`, selected: d === this.device })),
+    );
+    sel.addEventListener('change', () => this.setDevice(Number(sel.value)));
+    return sel;
+  }
+
+  private showProgress(p: Progress, name: string) {
+    const stage = {
+      reading: p.totalBytes ? `reading ${bytes(p.bytesRead)} of ${bytes(p.totalBytes)}` : 'reading',
+      parsing: `parsing ${bytes(p.totalBytes)}`,
+      replaying: `replaying ${int(p.events ?? 0)} allocator events`,
+      storing: `building the SnapshotDB (${int(p.events ?? 0)} events)`,
+    }[p.stage];
+    this.showMessage(`${name}: ${stage}…`);
+  }
+
+  private showMessage(text: string) {
+    this.status.replaceChildren(el('span', { class: 'muted', text }));
+  }
+
+  private showError(e: EngineError) {
+    this.setState('error');
+    this.status.replaceChildren(
+      el(
+        'div',
+        { class: 'error', role: 'alert' },
+        el('strong', { text: 'Could not open the snapshot: ' }),
+        el('span', { class: 'msg', text: e.message }),
+        e.hint ? el('div', { class: 'hint', text: e.hint }) : '',
+        el('code', { text: e.code }),
+      ),
+    );
+    this.dispatchEvent(new CustomEvent('snapscope-error', { detail: e }));
+  }
+
+  /** A failed load (of generation `generation`): the error shown, the engine ended. */
+  private fail(e: unknown, generation: number): never {
+    if (generation === this.generation) {
+      this.client?.terminate();
+      this.client = null;
+      this.showError(errorInfo(e));
+    }
+    throw e;
+  }
+
+  private setState(s: State) {
+    this.dataset.state = s;
+  }
+
+  private applyHeight() {
+    const h = Number(this.getAttribute('height'));
+    this.style.height = Number.isFinite(h) && h > 0 ? `${h}px` : '';
+  }
+
+  private requireFile(): OpenFile {
+    if (!this.files[0]) throw new Error('no snapshot is loaded');
+    return this.files[0];
+  }
+}
+
+let sheet: CSSStyleSheet | null = null;
+/** The style sheet every element's shadow root adopts (made once). */
+function elementSheet(): CSSStyleSheet {
+  if (!sheet) {
+    sheet = new CSSStyleSheet();
+    sheet.replaceSync(__SNAPSCOPE_ELEMENT_CSS__);
+  }
+  return sheet;
+}
+
+function errorInfo(e: unknown): EngineError {
+  return e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' };
+}
+
+/** The event in an attribute: a whole number ≥ 0, or null. */
+function eventNumber(v: string | null): number | null {
+  const e = v === null ? NaN : Number(v);
+  return Number.isSafeInteger(e) && e >= 0 ? e : null;
+}
+
+function fileName(url: string): string {
+  const last = url.split(/[?#]/)[0].split('/').pop() || 'snapshot';
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+if (!customElements.get('snapscope-view')) customElements.define('snapscope-view', SnapscopeView);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'snapscope-view': SnapscopeView;
+  }
+}
