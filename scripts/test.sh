@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test: set up, build, lint (rustfmt, clippy, prettier, tsc), native tests (unit, fixtures,
-# the real corpus when ../shared/snapshots exists, CLI), then the browser tests in Debian
+# Every test: set up, build, release artifacts (site, single file, CLI, wheel, npm package), lint
+# (rustfmt, clippy, prettier, tsc), native tests (unit, fixtures, the real corpus when
+# ../shared/snapshots exists, CLI), the Python wheel, then the browser tests in Debian
 # chromium. Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,11 +22,13 @@ step lint
 cargo fmt --all -- --check
 cargo clippy -j 2 --release --all-targets -- -D warnings
 cargo clippy -j 2 --release --target wasm32-unknown-unknown --lib -- -D warnings
-(cd www && npx prettier --check "src/**/*.ts" build.mjs "../tests/browser/**/*.mjs" "../tests/unit/**/*.{ts,mjs}" "../scripts/**/*.mjs" >/dev/null && npx tsc --noEmit -p .)
+(cd www && npx prettier --check "src/**/*.ts" build.mjs "../tests/browser/**/*.mjs" "../tests/python/*.mjs" "../tests/unit/**/*.{ts,mjs}" "../scripts/**/*.mjs" >/dev/null && npx tsc --noEmit -p .)
 step "native tests"
 cargo test -j 2 --release
 step "interop: pt-snap-cli 0.4.1 reads snapscope's export"
 python3 tests/interop/test_ptsnap.py
+step "the Python wheel in a fresh virtualenv: the CLI, the module, show() in chromium"
+python3 tests/python/test_wheel.py
 step "unit tests: page layout, protocol types against the CLI, imports"; node tests/unit/run.mjs
 step "browser tests (chromium)"
 node --test --test-concurrency=1 tests/browser/

@@ -424,7 +424,13 @@ class App {
     if (this.route.event !== null) p.set('event', String(this.route.event));
     if (this.route.template) p.set('template', this.route.template);
     const h = '#' + p.toString();
-    if (location.hash !== h) history.replaceState(null, '', h);
+    if (location.hash === h) return;
+    try {
+      history.replaceState(null, '', h);
+    } catch {
+      // A page without a URL of its own (an iframe's srcdoc, as Jupyter shows snapscope.html())
+      // may not change it: the view then has no shareable link, and works the same.
+    }
   }
 
   /** Select an event everywhere (details, tree, state follow it). */
@@ -728,3 +734,27 @@ boot().catch((e) =>
 );
 const src = new URLSearchParams(location.search).get('src');
 if (src) app.openUrl(src).catch(() => {});
+openEmbedded();
+
+/**
+ * A snapshot carried in the document itself (the Python module's `snapscope.html()`): a
+ * `<script type="application/x-snapscope-snapshot" id="snapscope-snapshot" data-name=…>` holding
+ * its bytes in base64. Not a script that runs, so the page's CSP is unchanged; opened at once.
+ */
+function openEmbedded() {
+  const node = document.getElementById('snapscope-snapshot');
+  if (!node || node.getAttribute('type') !== 'application/x-snapscope-snapshot') return;
+  const name = node.dataset.name || 'snapshot';
+  fetch(`data:application/octet-stream;base64,${(node.textContent ?? '').trim()}`)
+    .then((r) => r.blob())
+    .then(
+      // A file the engine refuses shows the engine's error (openFiles does that).
+      (blob) => app.openFiles([blob], [name]).catch(() => {}),
+      (e) =>
+        app.showError({
+          code: 'EMBEDDED_SNAPSHOT',
+          message: `the snapshot embedded in this page could not be read (${e instanceof Error ? e.message : e})`,
+          hint: 'make the page again with snapscope.html(...)',
+        }),
+    );
+}
