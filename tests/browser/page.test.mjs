@@ -63,6 +63,12 @@ test("the empty page invites a drop and says nothing is uploaded", async () => {
     /Drop a PyTorch memory snapshot/,
   );
   assert.match(await page.textContent(".privacy"), /nothing uploaded/);
+  // The footer names the release: the CLI's `--version` and every exported database's.
+  const version = execFileSync(CLI, ["--version"], { encoding: "utf8" }).trim();
+  assert.equal(
+    `snapscope ${await page.textContent(".foot .version")}`,
+    version,
+  );
   await shot(page, "00-empty");
 });
 
