@@ -213,3 +213,26 @@ test("a missing src: data-state=error with what and what to do; the others are u
   assert.deepEqual(await page.evaluate(() => window.__violations), []);
   assert.deepEqual(errors, []);
 });
+
+test("an element taken out of the page ends its engine; put back, it loads its src again", async () => {
+  const live = () =>
+    page.evaluate(() => document.getElementById("a").dataset.state ?? "none");
+  await page.evaluate(() => {
+    window.__a = document.getElementById("a");
+    window.__a.remove();
+  });
+  assert.equal(
+    await page.evaluate(() => window.__a.dataset.state ?? "none"),
+    "none",
+  );
+  await page.evaluate(() => document.body.prepend(window.__a));
+  await settled("a");
+  assert.equal(await live(), "ready");
+  const ov = await page.evaluate(() => document.getElementById("a").overview());
+  assert.equal(
+    ov.devices.length,
+    cli("overview", join(FIXTURES, "cuda_training.pickle"), "--json").devices
+      .length,
+  );
+  assert.deepEqual(errors, []);
+});

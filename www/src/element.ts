@@ -63,12 +63,17 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
 
   connectedCallback() {
     this.applyHeight();
-    // A `src` set before the element was upgraded, or no file yet: say so.
-    if (!this.dataset.state && !this.files.length && !this.getAttribute('src')) this.showMessage('No snapshot given.');
+    if (this.dataset.state) return;
+    // Back in the document after a removal (which ended its engine): load `src` again.
+    const src = this.getAttribute('src');
+    if (src) this.load(src).catch(() => {});
+    else this.showMessage('No snapshot given: set src, file or data.');
   }
 
   disconnectedCallback() {
-    // Out of the document: its engine's memory goes back to the system; back in, it loads again.
+    // Out of the document: its engine's memory goes back to the system (an unfinished load is
+    // abandoned); back in, it loads `src` again.
+    this.generation++;
     this.client?.terminate();
     this.client = null;
     this.files = [];
