@@ -236,3 +236,128 @@ test("an element taken out of the page ends its engine; put back, it loads its s
   );
   assert.deepEqual(errors, []);
 });
+
+test("an element made by a script: file property, the ready event, sql(), a refused cross-origin src", async () => {
+  const got = await page.evaluate(async () => {
+    const el = document.createElement("snapscope-view");
+    const ready = new Promise((r) =>
+      el.addEventListener("snapscope-ready", (e) => r(e.detail)),
+    );
+    const blob = await (await fetch("/fixtures/cuda_training.pickle")).blob();
+    el.file = blob;
+    el.setAttribute("event", "7");
+    document.body.append(el);
+    const detail = await ready;
+    const sql = await el.sql("SELECT COUNT(*) FROM traces");
+    const sameBlob = el.file === blob;
+    const failed = new Promise((r) =>
+      el.addEventListener("snapscope-error", (e) => r(e.detail)),
+    );
+    el.setAttribute("src", "http://example.invalid/x.pickle");
+    const error = await failed;
+    const state = el.dataset.state;
+    el.remove();
+    return {
+      events: detail.devices[0].events,
+      count: sql.rows[0][0],
+      sameBlob,
+      error,
+      state,
+    };
+  });
+  assert.equal(got.count, got.events);
+  assert.ok(got.sameBlob);
+  assert.equal(got.error.code, "CROSS_ORIGIN");
+  assert.match(got.error.hint, /same-origin/);
+  assert.equal(got.state, "error");
+});
+
+test("query() before a snapshot is open rejects (a promise, not a throw)", async () => {
+  const msg = await page.evaluate(() =>
+    document
+      .createElement("snapscope-view")
+      .query("memory_peak")
+      .then(
+        () => "resolved",
+        (e) => e.message,
+      ),
+  );
+  assert.equal(msg, "no snapshot is loaded");
+});
+
+test("an element removed while it loads leaves no engine worker behind", async () => {
+  const workers = () => page.workers().length;
+  const before = workers();
+  await page.evaluate(() => {
+    const el = document.createElement("snapscope-view");
+    el.setAttribute("src", "/fixtures/semantics_training.pickle");
+    document.body.append(el);
+    el.remove();
+  });
+  await page.waitForTimeout(1500);
+  assert.equal(workers(), before);
+});
+
+test("the package's types: a consumer of snapscope-view.d.ts type-checks; the element has every method they declare", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "snapscope-types-"));
+  const mod = join(PACKAGE, "snapscope-view.js");
+  writeFileSync(
+    join(dir, "consumer.ts"),
+    `import type { SnapscopeView, TemplateRows, Rows, Overview } from ${JSON.stringify(mod)};
+const el = document.createElement("snapscope-view");
+el.addEventListener("snapscope-ready", (e) => {
+  const o: Overview = e.detail;
+  o.devices[0].peaks.requested.bytes.toFixed(0);
+});
+el.addEventListener("snapscope-error", (e) => e.detail.hint.toUpperCase());
+export async function use(view: SnapscopeView): Promise<string> {
+  const t: TemplateRows = await view.query("memory_peak", { device: 0 });
+  const s: Rows = await view.sql("SELECT 1");
+  view.file = new Blob([]);
+  view.data = new ArrayBuffer(8);
+  view.show("peak");
+  view.select(3, "tree");
+  view.setDevice(0, "timeline");
+  const o = await view.load("/run.pickle", "run");
+  return t.columns[0].name + s.columns[0] + o.devices.length + (view.file?.size ?? 0) + el.tagName;
+}
+`,
+  );
+  execFileSync(
+    "node",
+    [
+      join(ROOT, "www/node_modules/typescript/bin/tsc"),
+      "--noEmit",
+      "--strict",
+      "--target",
+      "es2022",
+      "--module",
+      "es2022",
+      "--moduleResolution",
+      "bundler",
+      "--lib",
+      "es2022,dom",
+      join(dir, "consumer.ts"),
+    ],
+    { encoding: "utf8" },
+  );
+  const declared = [
+    ...readFileSync(join(PACKAGE, "snapscope-view.d.ts"), "utf8").matchAll(
+      /^  (\w+)\(/gm,
+    ),
+  ].map((m) => m[1]);
+  assert.ok(declared.length >= 7, declared.join());
+  const missing = await page.evaluate(
+    (names) =>
+      names.filter(
+        (n) =>
+          typeof document.createElement("snapscope-view")[n] !== "function",
+      ),
+    declared,
+  );
+  assert.deepEqual(missing, []);
+  assert.equal(
+    await page.evaluate(() => customElements.get("snapscope-view").version),
+    crateVersion,
+  );
+});

@@ -101,7 +101,12 @@ try:
 except snapscope.SnapscopeError as e:
     print(json.dumps([e.code, e.message, e.hint]))
 """)
-        self.assertTrue(got[0])
+        bad = os.path.join(self.work, "bad.pickle")
+        with open(bad, "wb") as f:
+            f.write(b"not a pickle at all")
+        want = json.loads(subprocess.run([CLI, "overview", bad, "--json"], capture_output=True, text=True).stderr)
+        self.assertEqual(got, [want["error"]["code"], want["error"]["message"], want["error"]["hint"]])
+        self.assertTrue(got[2], "a hint says what to do")
         self.assertRegex(got[1], r"byte|offset|pickle")
         got = self.py("""
 import json, snapscope

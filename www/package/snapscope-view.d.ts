@@ -5,12 +5,20 @@ export interface DeviceOverview {
   device: number;
   events: number;
   pinned_host?: boolean;
+  /** Exact peaks and the event reaching each (`requested` too; more figures may come). */
   peaks: {
-    allocated: { bytes: number; event: number | null };
-    reserved: { bytes: number; event: number | null };
-    active: { bytes: number; event: number | null };
+    allocated: Peak;
+    reserved: Peak;
+    active: Peak;
+    requested: Peak;
+    [figure: string]: Peak;
   };
   [field: string]: unknown;
+}
+
+export interface Peak {
+  bytes: number;
+  event: number | null;
 }
 
 /** The JSON of `snapscope overview FILE --json`. */
@@ -19,11 +27,27 @@ export interface Overview {
   [field: string]: unknown;
 }
 
-/** Rows of a query or of SQL: column names and rows of values. */
+/** Rows of read-only SQL: column names and rows of values (arrays in column order). */
 export interface Rows {
   columns: string[];
-  rows: unknown[][];
-  [field: string]: unknown;
+  rows: (number | string | null)[][];
+  returned: number;
+  has_more: boolean;
+  truncated: boolean;
+}
+
+/** A template's answer: `snapscope query FILE -t NAME --rows arrays --json`. */
+export interface TemplateRows {
+  template: string;
+  device: number;
+  effective_params: Record<string, number | string | boolean | null>;
+  columns: { name: string; unit: string | null }[];
+  rows: (number | string | null)[][];
+  returned: number;
+  has_more: boolean;
+  truncated: boolean;
+  total: number;
+  total_is_exact: boolean;
 }
 
 /** What went wrong, where, and what to do: `detail` of `snapscope-error`. */
@@ -51,22 +75,27 @@ export type ViewName =
  * `<snapscope-view src="run.pickle" view="peak" device="0" event="120" height="600">`.
  * Attributes: `src` (a same-origin URL), `view`, `device`, `event`, `height` (CSS pixels).
  * `data-state` is `loading`, `ready` or `error`; events `snapscope-ready` (detail: the overview)
- * and `snapscope-error` (detail: a SnapscopeError).
+ * and `snapscope-error` (detail: a SnapscopeError) fire on the element itself (they do not
+ * bubble). Taken out of the page the element ends its engine; put back, it loads the same
+ * snapshot again.
  */
 export declare class SnapscopeView extends HTMLElement {
   /** The release this module belongs to. */
   static readonly version: string;
-  /** A snapshot as a Blob or File: loads it. */
+  /** A snapshot as a Blob or File: loads it. Reads as the Blob given last, or null. */
+  get file(): Blob | null;
   set file(f: Blob | null);
-  /** A snapshot's bytes: loads them. */
-  set data(d: ArrayBuffer | ArrayBufferView | null);
+  /** A snapshot's bytes: loads them. Reads as the Blob made of them (as `file`). */
+  get data(): Blob | null;
+  set data(d: ArrayBuffer | ArrayBufferView | Blob | null);
   /** Open a snapshot (same-origin URL, Blob or bytes); resolves with its overview. */
   load(src: string | Blob | ArrayBuffer | ArrayBufferView, name?: string): Promise<Overview>;
   /** The open snapshot's overview, or null before one is open. */
   overview(): Overview | null;
-  /** A template query (`snapscope query FILE NAME --json`). */
-  query(name: string, params?: Record<string, unknown>): Promise<Rows>;
-  /** Read-only SQL on the SnapshotDB. */
+  /** A template query: `snapscope query FILE -t NAME --rows arrays --json`; the device is
+   * `params.device`, else the first. Rejects before a snapshot is open. */
+  query(name: string, params?: Record<string, unknown>): Promise<TemplateRows>;
+  /** Read-only SQL on the SnapshotDB. Rejects before a snapshot is open. */
   sql(text: string, maxRows?: number): Promise<Rows>;
   /** Show a view. */
   show(view: ViewName): void;

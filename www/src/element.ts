@@ -8,7 +8,7 @@
 // `data-state` is `loading`, `ready` or `error`, like the page's `data-snapscope`.
 import { EngineClient, EngineFailure, boot } from './client';
 import type { EngineError, Progress } from './protocol';
-import type { Overview, Rows } from './types';
+import type { Overview, Rows, TemplateRows } from './types';
 import type { AppHandle, OpenFile, ViewContext, ViewName } from './app-types';
 import { VIEWS, isView } from './views';
 import { bytes, el, int } from './ui/format';
@@ -38,6 +38,9 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
   private template: string | null = null;
   private range: [number, number] | null = null;
   private client: EngineClient | null = null;
+  /** What the element shows (a URL or a Blob) and its name: loaded again when put back. */
+  private source: string | Blob | null = null;
+  private sourceName: string | undefined;
   /** Counts loads: an older load that ends late must not replace a newer one. */
   private generation = 0;
   private readonly tabs: HTMLElement;
@@ -63,16 +66,24 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
 
   connectedCallback() {
     this.applyHeight();
+    // `file` or `data` set on the element before this module defined it: an own property that
+    // hides the setter. Take it and give it to the setter.
+    for (const key of ['file', 'data'] as const) {
+      if (!Object.hasOwn(this, key)) continue;
+      const value = (this as unknown as Record<string, unknown>)[key];
+      delete (this as unknown as Record<string, unknown>)[key];
+      (this as unknown as Record<string, unknown>)[key] = value;
+    }
     if (this.dataset.state) return;
-    // Back in the document after a removal (which ended its engine): load `src` again.
-    const src = this.getAttribute('src');
-    if (src) this.load(src).catch(() => {});
+    // Back in the document after a removal (which ended its engine): load what it showed again.
+    const again = this.source ?? this.getAttribute('src');
+    if (again) this.load(again, this.sourceName).catch(() => {});
     else this.showMessage('No snapshot given: set src, file or data.');
   }
 
   disconnectedCallback() {
     // Out of the document: its engine's memory goes back to the system (an unfinished load is
-    // abandoned); back in, it loads `src` again.
+    // abandoned); back in, it loads the same snapshot again.
     this.generation++;
     this.client?.terminate();
     this.client = null;
@@ -95,31 +106,40 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
   set file(f: Blob | null) {
     if (f) this.load(f).catch(() => {});
   }
+  /** The Blob or File given last (`file`, `data` or `load()`), or null (a `src` or nothing). */
+  get file(): Blob | null {
+    return this.source instanceof Blob ? this.source : null;
+  }
 
-  /** A snapshot's bytes: loads them. */
-  set data(d: ArrayBuffer | ArrayBufferView | null) {
-    if (d) this.load(new Blob([d as BlobPart])).catch(() => {});
+  /** A snapshot's bytes: loads them. Reading it gives the Blob made of them (as `file`). */
+  set data(d: ArrayBuffer | ArrayBufferView | Blob | null) {
+    if (d) this.load(d).catch(() => {});
+  }
+  get data(): Blob | null {
+    return this.file;
   }
 
   /** Open a snapshot (a same-origin URL, a Blob or bytes); resolves with its overview. */
   async load(src: string | Blob | ArrayBuffer | ArrayBufferView, name?: string): Promise<Overview> {
     const generation = ++this.generation;
     this.client?.terminate();
+    this.client = null;
     this.files = [];
+    const blobGiven = typeof src === 'string' || src instanceof Blob ? src : new Blob([src as BlobPart]);
+    this.source = blobGiven;
+    this.sourceName = name;
     this.setState('loading');
     this.main.replaceChildren();
     this.renderTabs();
     const label = name ?? (typeof src === 'string' ? fileName(src) : ((src as File).name ?? 'snapshot'));
-    const client = new EngineClient(await boot(MODULE_BASE).catch((e) => this.fail(e, generation)));
+    const booted = await boot(MODULE_BASE).catch((e) => this.fail(e, generation));
+    // Replaced or removed while the engine compiled: start no worker for it.
+    if (generation !== this.generation) throw new EngineFailure({ code: 'CANCELLED', message: 'replaced', hint: '' });
+    const client = new EngineClient(booted);
     this.client = client;
     try {
       this.showProgress({ stage: 'reading', bytesRead: 0, totalBytes: 0 }, label);
-      const blob =
-        typeof src === 'string'
-          ? await fetchSnapshot(src, 'src=')
-          : src instanceof Blob
-            ? src
-            : new Blob([src as BlobPart]);
+      const blob = typeof blobGiven === 'string' ? await fetchSnapshot(blobGiven, 'src=') : blobGiven;
       const json = await client.load(blob, label, (p) => generation === this.generation && this.showProgress(p, label));
       if (generation !== this.generation) throw new EngineFailure({ code: 'CANCELLED', message: 'replaced', hint: '' });
       const overview = JSON.parse(json) as Overview;
@@ -145,13 +165,16 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
     return this.files[0] ? JSON.parse(this.files[0].overviewJson) : null;
   }
 
-  /** A template query, as `snapscope query FILE NAME --json` answers it. */
-  query(name: string, params: Record<string, unknown> = {}): Promise<Rows> {
-    return this.requireFile().client.call<Rows>('query', name, JSON.stringify(params));
+  /**
+   * A template query: what `snapscope query FILE -t NAME --rows arrays --json` answers (the
+   * device is `params.device`, else the first). Rejects before a snapshot is open.
+   */
+  async query(name: string, params: Record<string, unknown> = {}): Promise<TemplateRows> {
+    return this.requireFile().client.call<TemplateRows>('query', name, JSON.stringify(params));
   }
 
-  /** Read-only SQL on the SnapshotDB. */
-  sql(text: string, maxRows = 10000): Promise<Rows> {
+  /** Read-only SQL on the SnapshotDB (rows as arrays). Rejects before a snapshot is open. */
+  async sql(text: string, maxRows = 10000): Promise<Rows> {
     return this.requireFile().client.call<Rows>('sql', text, maxRows, 30000);
   }
 

@@ -122,17 +122,14 @@ def html(snapshot: Snapshot, name: Optional[str] = None) -> str:
 
 def show(snapshot: Snapshot, name: Optional[str] = None, height: int = 760) -> Optional[str]:
     """Display the analyzer inline in Jupyter (an iframe holding ``html(snapshot)``). Outside a
-    notebook, write the page to a temporary file, open it in the browser and return its path."""
+    notebook (plain Python, terminal IPython), write the page to a temporary file, open it in the
+    browser and return its path (delete it when done: it holds the snapshot)."""
     doc = html(snapshot, name)
-    try:
-        from IPython import get_ipython  # type: ignore
+    if _in_notebook():
         from IPython.display import HTML, display  # type: ignore
 
-        if get_ipython() is not None:
-            display(HTML(_iframe(doc, height)))
-            return None
-    except ImportError:
-        pass
+        display(HTML(_iframe(doc, height)))
+        return None
     fd, path = tempfile.mkstemp(prefix="snapscope-", suffix=".html")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(doc)
@@ -143,6 +140,16 @@ def show(snapshot: Snapshot, name: Optional[str] = None, height: int = 760) -> O
 
 
 # ---- helpers ---------------------------------------------------------------------------------
+
+
+def _in_notebook() -> bool:
+    """A Jupyter kernel (it renders HTML), not terminal IPython or plain Python."""
+    try:
+        from IPython import get_ipython  # type: ignore
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def _iframe(doc: str, height: int) -> str:
