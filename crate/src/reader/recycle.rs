@@ -15,7 +15,8 @@ pub struct Recycler {
     pub maps_mark: usize,
     pub seqs_mark: usize,
     pub memo_mark: usize,
-    /// Containers older than the mark that received values since (their new children must live).
+    /// Containers older than the mark that received values since (their new children must
+    /// live), and values stored since in memo slots older than the mark (they must live).
     pub extra_roots: Vec<Node>,
 }
 
@@ -26,8 +27,11 @@ impl Recycler {
         let mut live_maps = vec![false; arena.maps.len() - maps_mark];
         let mut live_seqs = vec![false; arena.seqs.len() - seqs_mark];
         let mut work: Vec<Node> = stack.iter().copied().chain(memo.values_from(self.memo_mark)).collect();
-        for old in self.extra_roots.drain(..) {
-            push_children(arena, old, &mut work);
+        for root in self.extra_roots.drain(..) {
+            // A new value stored in an old memo slot lives itself; an old container that
+            // received values keeps them (it lies below the mark, so only its children are new).
+            work.push(root);
+            push_children(arena, root, &mut work);
         }
         while let Some(n) = work.pop() {
             let fresh = match n {
