@@ -281,11 +281,14 @@ impl<'b> Ops<'b> {
                     return None;
                 }
                 let raw = self.take(n)?;
-                // Little-endian two's complement, sign-extended from its last byte.
-                let fill = if raw.last().is_some_and(|&b| b & 0x80 != 0) { 0xff } else { 0 };
-                let mut word = [fill; 8];
-                word[..n].copy_from_slice(raw);
-                Some(i64::from_le_bytes(word))
+                // Little-endian two's complement of n bytes: read 8 when they are there (a
+                // variable-length copy costs more than the rest), keep the low n, sign-extend.
+                let word = match self.b.get(self.at - n..self.at - n + 8) {
+                    Some(eight) => u64::from_le_bytes(eight.try_into().ok()?),
+                    None => raw.iter().rev().fold(0, |w, &b| (w << 8) | b as u64),
+                };
+                let unused = 64 - 8 * n as u32;
+                Some(if n == 0 { 0 } else { ((word << unused) as i64) >> unused })
             }
             _ => None,
         }
@@ -341,6 +344,26 @@ mod tests {
             assert_eq!(*straight.get_or_insert(n), n, "entries read straight in pieces of {piece} bytes");
         }
         straight.unwrap_or(0)
+    }
+
+    #[test]
+    fn long1_is_sign_extended_with_or_without_bytes_after_it() {
+        let cases: [(&[u8], i64); 6] = [
+            (b"\x8a\x00", 0),
+            (b"\x8a\x01\xff", -1),
+            (b"\x8a\x02\x00\x80", -32768),
+            (b"\x8a\x03\x00\x80\x00", 32768),
+            (b"\x8a\x06\x00\x00\x00\x00\x00\xff", -(1 << 40)),
+            (b"\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x7f", i64::MAX),
+        ];
+        for (bytes, want) in cases {
+            for tail in [&b""[..], b"........"] {
+                let b = [bytes, tail].concat();
+                let mut ops = super::Ops { b: &b, at: 0, short: false };
+                assert_eq!(ops.int(), Some(want), "{bytes:?} then {} bytes", tail.len());
+                assert_eq!(ops.at, bytes.len());
+            }
+        }
     }
 
     #[test]
