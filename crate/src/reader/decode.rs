@@ -179,13 +179,28 @@ impl DecodeState {
     }
 
     /// Which trace-entry field string `key` names (None if it is not a string).
+    #[inline]
     pub(super) fn entry_field(&mut self, a: &Arena, key: Node) -> Option<EntryField> {
-        Decoder { a, st: self }.field(key)
+        // Resolved already, as nearly every key is: no call.
+        match key {
+            Node::Str(i) => match self.field_of_str.get(i as usize) {
+                Some(&f) if f != EntryField::Unresolved => Some(f),
+                _ => Decoder { a, st: self }.field(key),
+            },
+            _ => None,
+        }
     }
 
     /// The action a string value names (None if it is not a string).
+    #[inline]
     pub(super) fn action_of(&mut self, a: &Arena, v: Node) -> Option<Action> {
-        Decoder { a, st: self }.action(v)
+        match v {
+            Node::Str(i) => match self.action_of_str.get(i as usize) {
+                Some(&Some(action)) => Some(action),
+                _ => Decoder { a, st: self }.action(v),
+            },
+            _ => None,
+        }
     }
 
     /// The frame a frames-list item decodes to (None for a bad frame).

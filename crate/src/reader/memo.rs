@@ -67,13 +67,18 @@ impl Memo {
         self.slots.is_empty()
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn put(&mut self, idx: usize, v: Node) -> Result<(), String> {
         if let (true, Some(k)) = (idx == self.slots.len(), Memo::key(v)) {
             // MEMOIZE of a container or string: the common case.
             self.slots.push(k);
             return Ok(());
         }
+        self.put_other(idx, v)
+    }
+
+    /// A put to another slot than the next, or of a value kept in the side table.
+    fn put_other(&mut self, idx: usize, v: Node) -> Result<(), String> {
         if matches!(self.get(idx), Some(Node::Dict(_))) {
             self.dict_changes += 1;
         }

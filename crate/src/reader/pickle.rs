@@ -499,9 +499,11 @@ impl StreamVm {
                     let Some(v) = self.state.push_pending(read.event) else { break };
                     self.stack.push(v);
                     // The slots are the next free ones (checked by the read): the puts cannot fail.
-                    let puts = [read.dict_memoized.then_some(v), read.list_memo];
-                    for put in puts.into_iter().flatten() {
-                        let _ = self.memo.put(self.memo.len(), put);
+                    if read.dict_memoized {
+                        let _ = self.memo.put(self.memo.len(), v);
+                    }
+                    if let Some(list) = read.list_memo {
+                        let _ = self.memo.put(self.memo.len(), list);
                     }
                     read.len
                 }

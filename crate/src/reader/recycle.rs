@@ -23,6 +23,12 @@ pub struct Recycler {
 impl Recycler {
     pub fn collect(&mut self, arena: &mut Arena, memo: &mut Memo, stack: &[Node], state: &mut DecodeState, replaced: &Replaced) {
         memo.replace_from(self.memo_mark, replaced);
+        if arena.maps.len() <= self.maps_mark && arena.seqs.len() <= self.seqs_mark {
+            // Nothing was made since the marks (every entry was read straight): nothing to free.
+            self.extra_roots.clear();
+            (self.maps_mark, self.seqs_mark, self.memo_mark) = (arena.maps.len(), arena.seqs.len(), memo.len());
+            return;
+        }
         let (maps_mark, seqs_mark) = (self.maps_mark.min(arena.maps.len()), self.seqs_mark.min(arena.seqs.len()));
         let mut live_maps = vec![false; arena.maps.len() - maps_mark];
         let mut live_seqs = vec![false; arena.seqs.len() - seqs_mark];
