@@ -8,13 +8,17 @@
 use crate::fasthash::FastMap;
 use crate::model::StackId;
 
-/// Bytes of keys kept at most; past it the cache starts afresh (memory stays bounded).
-const MAX_KEY_BYTES: usize = 16 << 20;
+/// Bytes kept at most, keys and their table entries and allocations; past it the cache starts
+/// afresh (memory stays bounded, also with millions of tiny keys).
+const MAX_BYTES: usize = 16 << 20;
+/// What an entry costs besides its key's bytes: the table's slot and the key's allocation.
+const ENTRY_BYTES: usize = 48;
 
 #[derive(Default)]
 pub struct StackCache {
     stacks: FastMap<Box<[u8]>, Option<StackId>>,
-    key_bytes: usize,
+    /// Memory the entries take, as `MAX_BYTES` counts it.
+    bytes: usize,
     /// The count of changes (see [`StackCache::get`]) when the entries were made.
     changes: u64,
 }
@@ -32,15 +36,16 @@ impl StackCache {
     }
 
     pub fn insert(&mut self, ops: &[u8], stack: Option<StackId>) {
-        if self.key_bytes + ops.len() > MAX_KEY_BYTES {
+        let bytes = ops.len() + ENTRY_BYTES;
+        if self.bytes + bytes > MAX_BYTES {
             self.clear();
         }
-        self.key_bytes += ops.len();
+        self.bytes += bytes;
         self.stacks.insert(ops.into(), stack);
     }
 
     fn clear(&mut self) {
         self.stacks.clear();
-        self.key_bytes = 0;
+        self.bytes = 0;
     }
 }
