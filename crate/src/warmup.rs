@@ -55,12 +55,12 @@ pub fn snapshot_pickle(events: usize) -> Vec<u8> {
     p.list_start();
     p.out.push(b'(');
     segment(&mut p);
-    p.out.push(0x90); // APPENDS
+    p.out.push(b'e'); // APPENDS
     p.str("device_traces");
     p.list_start();
     p.out.push(b'(');
     trace(&mut p, events);
-    p.out.push(0x90);
+    p.out.push(b'e');
     p.out.push(b'u'); // SETITEMS of the top dict
     p.out.push(b'.');
     p.out
@@ -87,7 +87,7 @@ fn segment(p: &mut Pickler) {
     p.str("state");
     p.str("inactive");
     p.out.push(b'u');
-    p.out.push(0x90);
+    p.out.push(b'e');
     p.out.push(b'u');
 }
 
@@ -121,7 +121,7 @@ fn trace(p: &mut Pickler, events: usize) {
                         None => frames[k] = Some(frame(p, k)),
                     }
                 }
-                p.out.push(0x90);
+                p.out.push(b'e');
                 list
             }
             Stack::Memo(i) => {
@@ -132,7 +132,7 @@ fn trace(p: &mut Pickler, events: usize) {
         p.out.push(b'u');
         batch += 1;
         if batch == 1000 {
-            p.out.push(0x90);
+            p.out.push(b'e');
             batch = 0;
         }
         list
@@ -152,7 +152,7 @@ fn trace(p: &mut Pickler, events: usize) {
         cycle += 1;
     }
     if batch > 0 {
-        p.out.push(0x90);
+        p.out.push(b'e');
     }
 }
 

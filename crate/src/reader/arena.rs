@@ -29,6 +29,9 @@ pub enum Node {
     Stack(Option<StackId>),
     /// A trace entry already folded into an event; its storage was recycled.
     Folded,
+    /// A trace entry read straight into an event (`entry.rs`), waiting for its batch to be
+    /// folded (the number counts such entries from the start); it reads as `Folded` afterwards.
+    Entry(u32),
 }
 
 #[derive(Default)]
@@ -180,7 +183,7 @@ impl Arena {
             Node::List(_) | Node::Stack(_) => "list",
             Node::Tuple(_) => "tuple",
             Node::Set(_) => "set",
-            Node::Dict(_) | Node::Folded => "dict",
+            Node::Dict(_) | Node::Folded | Node::Entry(_) => "dict",
             Node::TypeTagFn => "function",
         }
     }
@@ -200,7 +203,7 @@ impl Arena {
         }
         *budget -= 1;
         match id {
-            Node::None | Node::TypeTagFn | Node::Folded | Node::Stack(_) => J::Null,
+            Node::None | Node::TypeTagFn | Node::Folded | Node::Entry(_) | Node::Stack(_) => J::Null,
             Node::Bool(b) => J::Bool(b),
             Node::Int(v) => J::from(v),
             Node::Big(_) => {

@@ -29,11 +29,18 @@ pub struct DecodeState {
     action_of_str: Vec<Option<Action>>,
     /// Frame ids of the frames list being interned (reused).
     frames_scratch: Vec<FrameId>,
+    /// Events of the entries read straight from the opcodes (`entry.rs`) whose batch is not
+    /// folded yet: `Node::Entry(pending_first + k)` is `pending[k]`.
+    pending: Vec<Event>,
+    pending_first: u32,
+    /// Entries folded that had been read as frames too (odd files only): their memo slots now
+    /// read as folded, so what was derived from them by slot number is stale.
+    frames_folded: u64,
 }
 
 /// The keys of a trace entry snapscope reads.
 #[derive(Clone, Copy, PartialEq, Default)]
-enum EntryField {
+pub(super) enum EntryField {
     #[default]
     Unresolved,
     Action,
@@ -116,6 +123,10 @@ impl DecodeState {
     ) {
         let mut trace = self.folded.remove(&list).unwrap_or_default();
         for item in items {
+            if let Some(ev) = self.pending_event(item) {
+                trace.trace.events.push(ev);
+                continue;
+            }
             let warnings_before = self.snap.warnings.len();
             let index = trace.trace.events.len();
             let (ev, frames) = Decoder { a, st: self }.event_and_frames(item, PENDING_DEVICE, index, &mut trace.trace.extras);
@@ -125,9 +136,86 @@ impl DecodeState {
                 Some(Node::List(j)) => Some((j, ev.stack())),
                 _ => None,
             };
+            if let Node::Dict(i) = item {
+                self.frames_folded += cached(&self.frame_of_dict, i).is_some() as u64;
+            }
             folded(item, frames);
         }
         self.folded.insert(list, trace);
+        // A fold takes every waiting entry (one that went anywhere else reads as folded).
+        self.pending_first = self.pending_first.saturating_add(self.pending.len() as u32);
+        self.pending.clear();
+    }
+
+    fn pending_event(&self, item: Node) -> Option<Event> {
+        let Node::Entry(e) = item else {
+            return None;
+        };
+        self.pending.get(e.checked_sub(self.pending_first)? as usize).copied()
+    }
+
+    /// Entries read straight into events so far (with the ones waiting).
+    #[cfg(test)]
+    pub fn entries_read_straight(&self) -> usize {
+        self.pending_first as usize + self.pending.len()
+    }
+
+    /// See `frames_folded`.
+    pub fn frames_folded(&self) -> u64 {
+        self.frames_folded
+    }
+
+    /// Entries read straight into events and not folded yet.
+    pub fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Keep the event of an entry read straight from the opcodes until its batch is folded;
+    /// the node stands for the entry meanwhile. None once the numbers run out.
+    pub fn push_pending(&mut self, ev: Event) -> Option<Node> {
+        let id = self.pending_first.checked_add(u32::try_from(self.pending.len()).ok()?).filter(|&id| id < u32::MAX)?;
+        self.pending.push(ev);
+        Some(Node::Entry(id))
+    }
+
+    /// Which trace-entry field string `key` names (None if it is not a string).
+    #[inline]
+    pub(super) fn entry_field(&mut self, a: &Arena, key: Node) -> Option<EntryField> {
+        // Resolved already, as nearly every key is: no call.
+        match key {
+            Node::Str(i) => match self.field_of_str.get(i as usize) {
+                Some(&f) if f != EntryField::Unresolved => Some(f),
+                _ => Decoder { a, st: self }.field(key),
+            },
+            _ => None,
+        }
+    }
+
+    /// The action a string value names (None if it is not a string).
+    #[inline]
+    pub(super) fn action_of(&mut self, a: &Arena, v: Node) -> Option<Action> {
+        match v {
+            Node::Str(i) => match self.action_of_str.get(i as usize) {
+                Some(&Some(action)) => Some(action),
+                _ => Decoder { a, st: self }.action(v),
+            },
+            _ => None,
+        }
+    }
+
+    /// The frame a frames-list item decodes to (None for a bad frame).
+    pub(super) fn frame_of(&mut self, a: &Arena, f: Node) -> Option<FrameId> {
+        Decoder { a, st: self }.frame(f)
+    }
+
+    /// The stack an entry's `frames` value decodes to.
+    pub(super) fn stack_of(&mut self, a: &Arena, list: Node) -> Option<StackId> {
+        Decoder { a, st: self }.stack(list)
+    }
+
+    /// Intern the stack of these frames (none when empty).
+    pub(super) fn intern_stack(&mut self, frames: &[FrameId]) -> Option<StackId> {
+        (!frames.is_empty()).then(|| self.snap.interner.stack(frames))
     }
 
     /// The arena recycled these slots: forget what they decoded to.
@@ -546,7 +634,7 @@ impl Decoder<'_> {
         let mut ev = Event::new(Action::Unknown, 0, 0);
         // Most entries have no extras: build them only when a field asks.
         let mut extra: Option<EventExtra> = None;
-        if e == Node::Folded {
+        if matches!(e, Node::Folded | Node::Entry(_)) {
             self.warn(
                 "EVENT_INVALID",
                 "trace entry repeats an earlier entry object; kept as an unknown event".into(),
@@ -660,7 +748,7 @@ fn is_empty_extra(x: &EventExtra) -> bool {
 
 /// The largest byte count a snapshot field may hold (1 PiB): beyond any device, and far enough
 /// below 2^63 that sums over millions of them cannot wrap.
-const MAX_BYTES: u64 = 1 << 50;
+pub(super) const MAX_BYTES: u64 = 1 << 50;
 
 /// Pickled addresses are unsigned 64-bit; a negative value is a C++ `-1` reinterpreted, so wrap.
 fn to_u64(v: i128) -> u64 {

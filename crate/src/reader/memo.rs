@@ -17,6 +17,10 @@ const MAX_MEMO_GAP: usize = 1 << 20;
 pub struct Memo {
     slots: Vec<u32>,
     others: Vec<Node>,
+    /// Counts the times a slot that held a dict was overwritten: anything derived from the
+    /// dicts that slot numbers name is stale once it moves. (A fold's rewrites are counted by
+    /// the fold, see `DecodeState::frames_folded`.)
+    dict_changes: u64,
 }
 
 impl Memo {
@@ -31,7 +35,9 @@ impl Memo {
             // 0 is "no stack"; an id too large to shift goes to the side table.
             Node::Stack(None) => (5, 0),
             Node::Stack(Some(s)) => (5, s.checked_add(1)?),
+            // 0 is "folded"; an entry still waiting for its fold is its number + 1.
             Node::Folded => (6, 0),
+            Node::Entry(e) => (6, e.checked_add(1)?),
             _ => return None,
         };
         (index <= INDEX_MASK).then_some((kind << INDEX_BITS) | index)
@@ -47,7 +53,7 @@ impl Memo {
             3 => Node::Set(i),
             4 => Node::Dict(i),
             5 => Node::Stack(i.checked_sub(1)),
-            6 => Node::Folded,
+            6 => i.checked_sub(1).map_or(Node::Folded, Node::Entry),
             _ if v == UNSET => return None,
             _ => *self.others.get(i as usize)?,
         })
@@ -61,12 +67,20 @@ impl Memo {
         self.slots.is_empty()
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn put(&mut self, idx: usize, v: Node) -> Result<(), String> {
         if let (true, Some(k)) = (idx == self.slots.len(), Memo::key(v)) {
             // MEMOIZE of a container or string: the common case.
             self.slots.push(k);
             return Ok(());
+        }
+        self.put_other(idx, v)
+    }
+
+    /// A put to another slot than the next, or of a value kept in the side table.
+    fn put_other(&mut self, idx: usize, v: Node) -> Result<(), String> {
+        if matches!(self.get(idx), Some(Node::Dict(_))) {
+            self.dict_changes += 1;
         }
         if idx >= self.slots.len() {
             if idx > self.slots.len() + MAX_MEMO_GAP {
@@ -104,6 +118,11 @@ impl Memo {
             }
         }
     }
+
+    /// See `dict_changes`.
+    pub fn dict_changes(&self) -> u64 {
+        self.dict_changes
+    }
 }
 
 #[cfg(test)]
@@ -120,6 +139,8 @@ mod tests {
             Node::Stack(Some(0)),
             Node::Stack(Some(9)),
             Node::Folded,
+            Node::Entry(0),
+            Node::Entry(41),
             Node::Int(-5),
             Node::Float(1.5),
         ];
@@ -136,7 +157,8 @@ mod tests {
 }
 
 /// What a fold turned values into, for rewriting the memo slots that name them: each folded
-/// entry becomes `Node::Folded`, its frames list `Node::Stack`. The entries and lists of a
+/// entry becomes `Node::Folded` (an entry read straight into an event, `Node::Entry`, always
+/// does: a fold takes every one waiting), its frames list `Node::Stack`. The entries and lists of a
 /// batch lie above the recycler's marks, so they are looked up in dense tables; anything else
 /// (only odd files) goes through a map keyed by the packed memo value (see [`Memo::key`]).
 #[derive(Default)]
@@ -190,6 +212,7 @@ impl Replaced {
                 i.checked_sub(self.maps_from as u32).and_then(|k| self.dicts.get(k as usize)).filter(|&&f| f).map(|_| Node::Folded)
             }
             Node::List(i) => i.checked_sub(self.seqs_from as u32).and_then(|k| self.lists.get(k as usize).copied().flatten()),
+            Node::Entry(_) => Some(Node::Folded),
             _ => None,
         };
         if dense.is_some() || self.others.is_empty() {

@@ -3,10 +3,12 @@
 
 pub mod arena;
 pub mod decode;
+pub mod entry;
 pub mod json;
 pub mod memo;
 pub mod pickle;
 pub mod recycle;
+pub mod stack_cache;
 
 use crate::error::{Error, Result};
 use crate::model::{Snapshot, Warning};

@@ -14,6 +14,7 @@
 
 use super::arena::{Arena, Node};
 use super::decode::DecodeState;
+use super::entry;
 use super::memo::Memo;
 use super::memo::Replaced;
 use super::recycle::Recycler;
@@ -49,6 +50,11 @@ type Step<T> = std::result::Result<T, Halt>;
 /// argument (LONG1 of 8 bytes) fits, so it never checks lengths.
 const FAST_WINDOW: usize = 16;
 
+/// A trace entry cut by the end of the input so far is read once more has come if it started
+/// this close to the end (a longer one is left to the general path: waiting for it would read
+/// its start again with every chunk).
+const ENTRY_WAIT: usize = 64 << 10;
+
 /// A pickle read incrementally: [`StreamVm::feed`] chunks, then [`StreamVm::finish`].
 pub struct StreamVm {
     /// Unconsumed input; `base` is the file offset of `buf[0]`.
@@ -72,6 +78,13 @@ pub struct StreamVm {
     /// Buffers reused by every fold.
     fold_items: Vec<Node>,
     replaced: Replaced,
+    /// The trace list folded last: the entries of its next batches are read straight into
+    /// events when they can be ([`entry::read`]).
+    folding_list: Option<u32>,
+    /// What [`entry::read`] reuses.
+    entry_reader: entry::EntryReader,
+    /// Off only in tests, to compare with the general path.
+    read_entries: bool,
 }
 
 /// Parse one complete pickle held in memory; returns the arena, the root and the decode state.
@@ -106,6 +119,9 @@ impl StreamVm {
             action_key: None,
             fold_items: Vec::new(),
             replaced: Replaced::default(),
+            folding_list: None,
+            entry_reader: entry::EntryReader::default(),
+            read_entries: true,
         }
     }
 
@@ -123,6 +139,12 @@ impl StreamVm {
         self.base += self.pos;
         self.pos = 0;
         Ok(())
+    }
+
+    /// A VM that leaves every trace entry to the general path (to check the fast one against).
+    #[cfg(test)]
+    pub fn general_only() -> Self {
+        StreamVm { read_entries: false, ..Self::new() }
     }
 
     /// No more input: the pickle must be complete.
@@ -299,6 +321,25 @@ impl StreamVm {
         self.recycler.collect(&mut self.arena, &mut self.memo, &self.stack, &mut self.state, &replaced);
         self.replaced = replaced;
         self.fold_items = items;
+        self.folding_list = Some(list);
+    }
+
+    /// Whether a trace entry starts too close to the end of the input so far for the fast path
+    /// to look at it: it waits for more input as a cut one does.
+    fn entry_at_end(&self) -> bool {
+        self.buf.len() - self.pos <= FAST_WINDOW && self.buf.get(self.pos) == Some(&b'}') && self.in_entry_batch()
+    }
+
+    /// Whether the next value pushed is an item of a trace list's batch whose items so far were
+    /// all read by [`entry::read`]: only then may the next entry be, for its frame and stack ids
+    /// to come out in the order the fold would give them.
+    #[inline(always)]
+    fn in_entry_batch(&self) -> bool {
+        let (Some(&m), Some(list), true) = (self.marks.last(), self.folding_list, self.read_entries) else {
+            return false;
+        };
+        m.checked_sub(1).and_then(|t| self.stack.get(t)) == Some(&Node::List(list))
+            && self.stack.len().checked_sub(m) == Some(self.state.pending_len())
     }
 
     /// SETITEM(S): the stack items from `m` on are key/value pairs for the dict below them.
@@ -385,7 +426,8 @@ impl StreamVm {
     /// ints, empty containers, short strings), run while at least `FAST_WINDOW` bytes remain
     /// without the general loop's per-opcode bookkeeping. It stops at any other opcode and at
     /// anything that could fail, leaving it to [`StreamVm::run`], which reports errors.
-    fn run_fast(&mut self) {
+    /// True when it stopped at a trace entry that may read once more input has come.
+    fn run_fast(&mut self) -> bool {
         let buf = &self.buf[..];
         let mut pos = self.pos;
         let end = buf.len().saturating_sub(FAST_WINDOW);
@@ -446,6 +488,25 @@ impl StreamVm {
                     self.stack.push(v);
                     2 + n
                 }
+                b'}' if self.in_entry_batch() => {
+                    let read = match entry::read(&buf[pos..], &self.memo, &self.arena, &mut self.state, &mut self.entry_reader) {
+                        Ok(read) => read,
+                        Err(why) => {
+                            self.pos = pos;
+                            return why == entry::Unread::Short && buf.len() - pos < ENTRY_WAIT;
+                        }
+                    };
+                    let Some(v) = self.state.push_pending(read.event) else { break };
+                    self.stack.push(v);
+                    // The slots are the next free ones (checked by the read): the puts cannot fail.
+                    if read.dict_memoized {
+                        let _ = self.memo.put(self.memo.len(), v);
+                    }
+                    if let Some(list) = read.list_memo {
+                        let _ = self.memo.put(self.memo.len(), list);
+                    }
+                    read.len
+                }
                 b'}' | b']' => {
                     let v = if op == b'}' { self.arena.new_empty_dict() } else { self.arena.new_empty_seq(Node::List) };
                     self.stack.push(v);
@@ -474,15 +535,17 @@ impl StreamVm {
             };
         }
         self.pos = pos;
+        false
     }
 
     fn run(&mut self) -> Step<()> {
         loop {
-            if self.buf.len() - self.pos > FAST_WINDOW {
-                self.run_fast();
-            }
+            let waits = (self.buf.len() - self.pos > FAST_WINDOW && self.run_fast()) || self.entry_at_end();
             let at = self.base + self.pos;
             self.op_at = at;
+            if waits && !self.last {
+                return Err(Halt::More);
+            }
             let op = match self.buf.get(self.pos) {
                 Some(&b) => b,
                 None if !self.last => return Err(Halt::More),

@@ -15,19 +15,29 @@ pub struct Recycler {
     pub maps_mark: usize,
     pub seqs_mark: usize,
     pub memo_mark: usize,
-    /// Containers older than the mark that received values since (their new children must live).
+    /// Containers older than the mark that received values since (their new children must
+    /// live), and values stored since in memo slots older than the mark (they must live).
     pub extra_roots: Vec<Node>,
 }
 
 impl Recycler {
     pub fn collect(&mut self, arena: &mut Arena, memo: &mut Memo, stack: &[Node], state: &mut DecodeState, replaced: &Replaced) {
         memo.replace_from(self.memo_mark, replaced);
+        if arena.maps.len() <= self.maps_mark && arena.seqs.len() <= self.seqs_mark {
+            // Nothing was made since the marks (every entry was read straight): nothing to free.
+            self.extra_roots.clear();
+            (self.maps_mark, self.seqs_mark, self.memo_mark) = (arena.maps.len(), arena.seqs.len(), memo.len());
+            return;
+        }
         let (maps_mark, seqs_mark) = (self.maps_mark.min(arena.maps.len()), self.seqs_mark.min(arena.seqs.len()));
         let mut live_maps = vec![false; arena.maps.len() - maps_mark];
         let mut live_seqs = vec![false; arena.seqs.len() - seqs_mark];
         let mut work: Vec<Node> = stack.iter().copied().chain(memo.values_from(self.memo_mark)).collect();
-        for old in self.extra_roots.drain(..) {
-            push_children(arena, old, &mut work);
+        for root in self.extra_roots.drain(..) {
+            // A new value stored in an old memo slot lives itself; an old container that
+            // received values keeps them (it lies below the mark, so only its children are new).
+            work.push(root);
+            push_children(arena, root, &mut work);
         }
         while let Some(n) = work.pop() {
             let fresh = match n {
