@@ -27,6 +27,9 @@ const ELEMENT_VIEWS = (Object.keys(VIEWS) as ViewName[]).filter((v) => v !== 'co
 
 type State = 'loading' | 'ready' | 'error';
 
+/** How a load ends that a newer load (or the element's removal) replaced: silently. */
+const REPLACED = new EngineFailure({ code: 'CANCELLED', message: 'replaced by a newer load', hint: '' });
+
 export class SnapscopeView extends HTMLElement implements AppHandle {
   static readonly observedAttributes = ['src', 'view', 'device', 'height', 'event'];
   static readonly version = __SNAPSCOPE_VERSION__;
@@ -125,8 +128,8 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
     this.client?.terminate();
     this.client = null;
     this.files = [];
-    const blobGiven = typeof src === 'string' || src instanceof Blob ? src : new Blob([src as BlobPart]);
-    this.source = blobGiven;
+    const source = typeof src === 'string' || src instanceof Blob ? src : new Blob([src as BlobPart]);
+    this.source = source;
     this.sourceName = name;
     this.setState('loading');
     this.main.replaceChildren();
@@ -134,18 +137,17 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
     const label = name ?? (typeof src === 'string' ? fileName(src) : ((src as File).name ?? 'snapshot'));
     const booted = await boot(MODULE_BASE).catch((e) => this.fail(e, generation));
     // Replaced or removed while the engine compiled: start no worker for it.
-    if (generation !== this.generation) throw new EngineFailure({ code: 'CANCELLED', message: 'replaced', hint: '' });
+    if (generation !== this.generation) throw REPLACED;
     const client = new EngineClient(booted);
     this.client = client;
     try {
       this.showProgress({ stage: 'reading', bytesRead: 0, totalBytes: 0 }, label);
-      const blob = typeof blobGiven === 'string' ? await fetchSnapshot(blobGiven, 'src=') : blobGiven;
+      const blob = typeof source === 'string' ? await fetchSnapshot(source, 'src=') : source;
       const json = await client.load(blob, label, (p) => generation === this.generation && this.showProgress(p, label));
-      if (generation !== this.generation) throw new EngineFailure({ code: 'CANCELLED', message: 'replaced', hint: '' });
+      if (generation !== this.generation) throw REPLACED;
       const overview = JSON.parse(json) as Overview;
       this.files = [{ name: label, size: blob.size, client, overview, overviewJson: json }];
-      const wanted = eventNumber(this.getAttribute('event'));
-      this.event = wanted;
+      this.event = eventNumber(this.getAttribute('event'));
       const attrView = this.getAttribute('view');
       if (isView(attrView) && attrView !== 'compare') this.view = attrView;
       const dev = this.getAttribute('device');
