@@ -15,7 +15,7 @@ pub type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
 pub struct FastHasher(u64);
 
 /// Per process, from std's random keys (fixed where the platform has no randomness, as in wasm).
-fn seed() -> u64 {
+pub fn seed() -> u64 {
     static SEED: OnceLock<u64> = OnceLock::new();
     *SEED.get_or_init(|| RandomState::new().hash_one(0x5eed_u64) | 1)
 }

@@ -16,7 +16,7 @@
 use super::arena::{Arena, Node};
 use super::decode::{DecodeState, EntryField, MAX_BYTES};
 use super::memo::Memo;
-use super::stack_cache::StackCache;
+use super::stack_cache::{ListKey, ListKeyBuilder, StackCache};
 use crate::model::{Action, Event, FrameId, StackId};
 
 /// What reading entries reuses from one to the next.
@@ -111,10 +111,10 @@ fn read_ops(ops: &mut Ops, memo: &Memo, arena: &Arena, st: &mut DecodeState, rea
 /// references appended with APPENDS, or one with APPEND. Returns its stack.
 fn read_frames(ops: &mut Ops, memo: &Memo, arena: &Arena, st: &mut DecodeState, reader: &mut EntryReader) -> Option<Option<StackId>> {
     let start = ops.at;
-    let one_batch = one_batch_len(&ops.b[start..]);
-    if let Some(len) = one_batch {
+    let one_batch = one_batch(&ops.b[start..]);
+    if let Some((len, key)) = one_batch {
         let changes = memo.dict_changes() + st.frames_folded();
-        if let Some(stack) = reader.stacks.get(changes, &ops.b[start..start + len]) {
+        if let Some(stack) = reader.stacks.get(changes, key) {
             ops.at += len;
             return Some(stack);
         }
@@ -149,23 +149,31 @@ fn read_frames(ops: &mut Ops, memo: &Memo, arena: &Arena, st: &mut DecodeState, 
         }
     }
     let stack = st.intern_stack(frames);
-    if let Some(len) = one_batch.filter(|&len| ops.at == start + len) {
-        reader.stacks.insert(&ops.b[start..start + len], stack);
+    if let Some((_, key)) = one_batch.filter(|&(len, _)| ops.at == start + len) {
+        reader.stacks.insert(key, stack);
     }
     Some(stack)
 }
 
-/// The length of `MARK (BINGET | LONG_BINGET)... APPENDS` at the start of `b` when no more items
-/// follow it (another batch, an APPEND, or a FRAME that hides what follows).
-fn one_batch_len(b: &[u8]) -> Option<usize> {
+/// `MARK (BINGET | LONG_BINGET)... APPENDS` at the start of `b` when no more items follow it
+/// (another batch, an APPEND, or a FRAME that hides what follows): its length and the key of the
+/// memo slots it names, read in one pass.
+fn one_batch(b: &[u8]) -> Option<(usize, ListKey)> {
     if b.first() != Some(&b'(') {
         return None;
     }
+    let mut key = ListKeyBuilder::default();
     let mut at = 1;
     loop {
         match *b.get(at)? {
-            b'h' => at += 2,
-            b'j' => at += 5,
+            b'h' => {
+                key.push(*b.get(at + 1)? as u32);
+                at += 2;
+            }
+            b'j' => {
+                key.push(u32::from_le_bytes(b.get(at + 1..at + 5)?.try_into().ok()?));
+                at += 5;
+            }
             b'e' => break,
             _ => return None,
         }
@@ -176,7 +184,7 @@ fn one_batch_len(b: &[u8]) -> Option<usize> {
         b'(' | 0x95 => None,
         b'h' if appends_one(1) => None,
         b'j' if appends_one(4) => None,
-        _ => Some(end),
+        _ => Some((end, key.finish())),
     }
 }
 

@@ -1,51 +1,160 @@
-//! Frames lists by their opcode bytes. A stack recorded again is pickled as the same memo
-//! references to the same frame dicts, so the bytes of its list name it: one hash of them
-//! replaces resolving each frame and hashing the frame ids. The bytes mean the same stack only
-//! while the memo slots they name hold the same frame dicts, so the cache empties whenever a
-//! slot that held a dict is overwritten or a frame dict is folded as a trace entry (never, in a
-//! pickle Python wrote).
+//! Frames lists by the memo slots they name. A stack recorded again is pickled as the same memo
+//! references to the same frame dicts, so the slots of its list name it: one hash of them
+//! replaces resolving each frame and hashing the frame ids. The slots mean the same stack only
+//! while they hold the same frame dicts, so the cache empties whenever a slot that held a dict is
+//! overwritten or a frame dict is folded as a trace entry (never, in a pickle Python wrote).
+//!
+//! The key is a 128-bit hash of the slots, not the slots themselves: comparing a stored list of
+//! thirty slots waited on memory at every lookup. Two lists share a key with a chance of about
+//! n²/2¹²⁹ (n lists in the cache: below 10⁻²⁶); a file built to collide can only make one of its
+//! own stacks read as another of its own stacks, which its bytes could say anyway.
 
-use crate::fasthash::FastMap;
+use crate::fasthash::seed;
 use crate::model::StackId;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
-/// Bytes kept at most, keys and their table entries and allocations; past it the cache starts
-/// afresh (memory stays bounded, also with millions of tiny keys).
-const MAX_BYTES: usize = 16 << 20;
-/// What an entry costs besides its key's bytes: the table's slot and the key's allocation.
-const ENTRY_BYTES: usize = 48;
+/// Entries kept at most; past it the cache starts afresh (memory stays bounded, also with
+/// millions of distinct lists).
+const MAX_ENTRIES: usize = 1 << 19;
+
+/// A 128-bit hash of a list's memo slots, from [`ListKeyBuilder`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ListKey(u64, u64);
+
+impl std::hash::Hash for ListKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.0);
+    }
+}
+
+/// Two folded-multiply lanes with their own seeds and constants over the slots, two at a time.
+pub struct ListKeyBuilder {
+    lanes: [u64; 2],
+    pending: Option<u32>,
+    count: u64,
+}
+
+const K: [u64; 2] = [0x9e37_79b9_7f4a_7c15, 0xd6e8_feb8_6659_fd93];
+
+/// The high and low halves of the full product, folded: every input bit reaches every output bit.
+#[inline(always)]
+fn fold_mul(a: u64, b: u64) -> u64 {
+    let p = (a as u128) * (b as u128);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+impl Default for ListKeyBuilder {
+    fn default() -> Self {
+        let s = seed();
+        ListKeyBuilder { lanes: [s, s.rotate_left(32) ^ 0x5851_f42d_4c95_7f2d], pending: None, count: 0 }
+    }
+}
+
+impl ListKeyBuilder {
+    #[inline(always)]
+    pub fn push(&mut self, slot: u32) {
+        self.count += 1;
+        match self.pending.take() {
+            None => self.pending = Some(slot),
+            Some(first) => self.word(first as u64 | (slot as u64) << 32),
+        }
+    }
+
+    #[inline(always)]
+    fn word(&mut self, w: u64) {
+        for (lane, k) in self.lanes.iter_mut().zip(K) {
+            *lane = fold_mul(*lane ^ w, k);
+        }
+    }
+
+    pub fn finish(mut self) -> ListKey {
+        if let Some(last) = self.pending.take() {
+            // An odd count: the last slot alone, told apart from a pair by the count below.
+            self.word(last as u64 | 1 << 63);
+        }
+        self.word(self.count);
+        let [a, b] = self.lanes;
+        ListKey(fold_mul(a, K[1]), fold_mul(b, K[0]))
+    }
+}
+
+/// The key is a hash already: the table takes its first half as it is.
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("ListKey hashes as u64s")
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 #[derive(Default)]
 pub struct StackCache {
-    stacks: FastMap<Box<[u8]>, Option<StackId>>,
-    /// Memory the entries take, as `MAX_BYTES` counts it.
-    bytes: usize,
+    stacks: HashMap<ListKey, Option<StackId>, BuildHasherDefault<KeyHasher>>,
     /// The count of changes (see [`StackCache::get`]) when the entries were made.
     changes: u64,
 }
 
 impl StackCache {
-    /// The stack of the list whose items' opcodes are `ops`, if seen before; `changes` counts
-    /// the memo slots of dicts changed so far (`Memo::dict_changes` + `DecodeState::frames_folded`).
+    /// The stack of the list with this key, if seen before; `changes` counts the memo slots of
+    /// dicts changed so far (`Memo::dict_changes` + `DecodeState::frames_folded`).
     #[inline]
-    pub fn get(&mut self, changes: u64, ops: &[u8]) -> Option<Option<StackId>> {
+    pub fn get(&mut self, changes: u64, key: ListKey) -> Option<Option<StackId>> {
         if changes != self.changes {
-            self.clear();
+            self.stacks.clear();
             self.changes = changes;
         }
-        self.stacks.get(ops).copied()
+        self.stacks.get(&key).copied()
     }
 
-    pub fn insert(&mut self, ops: &[u8], stack: Option<StackId>) {
-        let bytes = ops.len() + ENTRY_BYTES;
-        if self.bytes + bytes > MAX_BYTES {
-            self.clear();
+    pub fn insert(&mut self, key: ListKey, stack: Option<StackId>) {
+        if self.stacks.len() >= MAX_ENTRIES {
+            self.stacks.clear();
         }
-        self.bytes += bytes;
-        self.stacks.insert(ops.into(), stack);
+        self.stacks.insert(key, stack);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(slots: &[u32]) -> ListKey {
+        let mut b = ListKeyBuilder::default();
+        slots.iter().for_each(|&s| b.push(s));
+        b.finish()
     }
 
-    fn clear(&mut self) {
-        self.stacks.clear();
-        self.bytes = 0;
+    /// Lists differing in one slot, in order, or in length (also by a trailing slot 0) get
+    /// different keys.
+    #[test]
+    fn keys_tell_lists_apart() {
+        let base: Vec<u32> = (0..31).map(|i| 300 + 7 * i).collect();
+        let mut seen = std::collections::HashSet::new();
+        assert!(seen.insert(key(&base)));
+        assert_eq!(key(&base), key(&base));
+        for i in 0..base.len() {
+            let mut other = base.clone();
+            other[i] ^= 1;
+            assert!(seen.insert(key(&other)), "slot {i}");
+        }
+        let mut swapped = base.clone();
+        swapped.swap(0, 1);
+        assert!(seen.insert(key(&swapped)));
+        for n in 0..base.len() {
+            assert!(seen.insert(key(&base[..n])), "prefix {n}");
+        }
+        let mut zero = base.clone();
+        zero.push(0);
+        assert!(seen.insert(key(&zero)));
+        zero.push(0);
+        assert!(seen.insert(key(&zero)));
     }
 }
