@@ -2,8 +2,6 @@
 //! block sizes, so within a run of `BLOCK` events every value lies within ±2 GiB of the run's
 //! first value almost always. A run where one does not (a 2 GiB segment, say) is kept whole.
 
-use crate::fasthash::FastMap;
-
 /// Events per run; also the granularity of the series' precomputed extremes.
 pub const BLOCK: usize = 256;
 
@@ -16,13 +14,19 @@ pub struct Column {
     base: Vec<i64>,
     /// Each event's value minus its run's base (0 in runs kept whole).
     offset: Vec<i32>,
-    /// Runs whose values do not fit an `i32` offset, by run index.
-    wide: FastMap<u32, Vec<i64>>,
+    /// Where each run kept whole starts in `whole` (`NOT_WIDE` for the others): a list, not a
+    /// map, because a trace of big blocks can have most of its runs wide.
+    wide_at: Vec<u32>,
+    /// The values of the runs kept whole, `BLOCK` slots each.
+    whole: Vec<i64>,
 }
+
+const NOT_WIDE: u32 = u32::MAX;
 
 impl Column {
     pub fn with_capacity(n: usize) -> Column {
-        Column { base: Vec::with_capacity(n.div_ceil(BLOCK)), offset: Vec::with_capacity(n), wide: FastMap::default() }
+        let runs = n.div_ceil(BLOCK);
+        Column { base: Vec::with_capacity(runs), offset: Vec::with_capacity(n), wide_at: Vec::with_capacity(runs), whole: Vec::new() }
     }
 
     pub fn len(&self) -> usize {
@@ -38,6 +42,7 @@ impl Column {
         let i = self.offset.len();
         if i.is_multiple_of(BLOCK) {
             self.base.push(v);
+            self.wide_at.push(NOT_WIDE);
         }
         let base = *self.base.last().expect("a run was started");
         // i128: the difference of two i64 cannot overflow there.
@@ -47,16 +52,49 @@ impl Column {
         }
     }
 
+    /// Append a whole run (`values.len() <= BLOCK`, the column at a run's start): one range
+    /// check for the run and a tight copy, where `push` decides at every value.
+    pub fn push_run(&mut self, values: &[i64]) {
+        debug_assert!(self.len().is_multiple_of(BLOCK) && values.len() <= BLOCK);
+        let Some(&base) = values.first() else {
+            return;
+        };
+        let (lo, hi) = values.iter().fold((base, base), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        let fits = |v: i64| i32::try_from(v as i128 - base as i128).is_ok();
+        if base != WIDE && fits(lo) && fits(hi) {
+            self.base.push(base);
+            self.wide_at.push(NOT_WIDE);
+            // Every difference fits an i32 (checked above), so the wrapping one is exact.
+            self.offset.extend(values.iter().map(|&v| v.wrapping_sub(base) as i32));
+        } else {
+            self.base.push(WIDE);
+            self.wide_at.push(self.whole.len() as u32);
+            self.whole.extend_from_slice(values);
+            self.whole.resize(self.whole.len() + BLOCK - values.len(), 0);
+            self.offset.resize(self.offset.len() + values.len(), 0);
+        }
+    }
+
     /// Keep the current run whole (its values so far, then `v`).
-    #[cold]
     fn push_wide(&mut self, v: i64) {
-        let run = self.offset.len() / BLOCK;
-        let base = self.base[run];
-        let earlier = &self.offset[run * BLOCK..];
-        let whole = self.wide.entry(run as u32).or_insert_with(|| earlier.iter().map(|&d| base + d as i64).collect());
-        whole.push(v);
-        self.base[run] = WIDE;
+        let i = self.offset.len();
+        let run = i / BLOCK;
+        if self.wide_at[run] == NOT_WIDE {
+            let base = self.base[run];
+            let start = self.whole.len();
+            self.wide_at[run] = start as u32;
+            self.whole.extend(self.offset[run * BLOCK..].iter().map(|&d| base + d as i64));
+            self.whole.resize(start + BLOCK, 0);
+            self.base[run] = WIDE;
+        }
+        self.whole[self.wide_at[run] as usize + i % BLOCK] = v;
         self.offset.push(0);
+    }
+
+    /// The values of a run kept whole.
+    fn whole_run(&self, run: usize) -> &[i64] {
+        let start = self.wide_at[run] as usize;
+        &self.whole[start..start + BLOCK]
     }
 
     /// The value after event `i` (panics beyond the end, like slice indexing).
@@ -64,7 +102,7 @@ impl Column {
     pub fn at(&self, i: usize) -> i64 {
         let run = i / BLOCK;
         match self.base[run] {
-            WIDE => self.wide[&(run as u32)][i % BLOCK],
+            WIDE => self.whole_run(run)[i % BLOCK],
             base => base + self.offset[i] as i64,
         }
     }
@@ -80,11 +118,8 @@ impl Column {
         runs.flat_map(move |run| {
             let (lo, hi) = (r.start.max(run * BLOCK), r.end.min((run + 1) * BLOCK));
             let base = self.base[run];
-            let (narrow, whole): (&[i32], &[i64]) = if base == WIDE {
-                (&[], &self.wide[&(run as u32)][lo - run * BLOCK..hi - run * BLOCK])
-            } else {
-                (&self.offset[lo..hi], &[])
-            };
+            let (narrow, whole): (&[i32], &[i64]) =
+                if base == WIDE { (&[], &self.whole_run(run)[lo - run * BLOCK..hi - run * BLOCK]) } else { (&self.offset[lo..hi], &[]) };
             narrow.iter().map(move |&d| base + d as i64).chain(whole.iter().copied())
         })
     }
@@ -126,9 +161,14 @@ mod tests {
             assert!(r.clone().all(|i| c.at(i) == values[i]));
         }
         assert_eq!(c.get(999), Some(values[999]));
+        // Filled a run at a time, the same values in the same layout.
+        let mut by_run = Column::default();
+        values.chunks(BLOCK).for_each(|run| by_run.push_run(run));
+        assert_eq!(by_run.iter().collect::<Vec<_>>(), values);
+        assert_eq!((&by_run.base, &by_run.wide_at, &by_run.offset), (&c.base, &c.wide_at, &c.offset));
         assert_eq!(c.get(1000), None);
         // Only the runs holding the jumps are kept whole.
-        assert_eq!(c.wide.len(), 2, "runs 1 and 2 are wide, runs 0 and 3 narrow");
-        assert!(c.wide.contains_key(&1) && c.wide.contains_key(&2));
+        let wide: Vec<usize> = (0..c.base.len()).filter(|&r| c.wide_at[r] != NOT_WIDE).collect();
+        assert_eq!(wide, [1, 2], "runs 1 and 2 are wide, runs 0 and 3 narrow");
     }
 }

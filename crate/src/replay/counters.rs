@@ -90,6 +90,28 @@ impl Series {
         }
     }
 
+    /// Append the counters after a run of events (at most `SERIES_BLOCK`, the series at a
+    /// run's start), their extremes included.
+    fn push_run(&mut self, run: &[Counters]) {
+        if run.is_empty() {
+            return;
+        }
+        let mut values = [0i64; SERIES_BLOCK];
+        let mut column = |c: &mut Column, get: fn(&Counters) -> i64| {
+            for (v, x) in values.iter_mut().zip(run) {
+                *v = get(x);
+            }
+            c.push_run(&values[..run.len()]);
+            let v = &values[..run.len()];
+            (v.iter().copied().min().unwrap_or(i64::MAX), v.iter().copied().max().unwrap_or(i64::MIN))
+        };
+        let (allocated_min, allocated_max) = column(&mut self.allocated, |c| c.allocated);
+        let (_, active_max) = column(&mut self.active, |c| c.active);
+        let (_, reserved_max) = column(&mut self.reserved, |c| c.reserved);
+        let (_, requested_max) = column(&mut self.requested, |c| c.requested);
+        self.blocks.push(Extremes { allocated_min, allocated_max, active_max, reserved_max, requested_max });
+    }
+
     /// Fill `blocks` (once the series is complete).
     pub fn summarize(&mut self) {
         self.blocks = (0..self.len()).step_by(SERIES_BLOCK).map(|a| self.scan(a..(a + SERIES_BLOCK).min(self.len()))).collect();
@@ -236,18 +258,23 @@ pub(crate) fn compute(
         active: Column::with_capacity(n),
         reserved: Column::with_capacity(n),
         requested: Column::with_capacity(n),
-        blocks: Vec::new(),
+        blocks: Vec::with_capacity(n.div_ceil(SERIES_BLOCK)),
     };
-    for (i, d) in changes().enumerate() {
+    // A run of events at a time: the columns take it in one copy each, and its extremes come
+    // with it (no pass over the columns afterwards).
+    let mut run = [Counters::default(); SERIES_BLOCK];
+    let mut filled = 0;
+    for ((i, d), e) in changes().enumerate().zip(trace.events.iter()) {
         cur.allocated += d.allocated;
         cur.active += d.active;
         cur.reserved += d.reserved;
         cur.requested += d.requested;
-        s.allocated.push(cur.allocated);
-        s.active.push(cur.active);
-        s.reserved.push(cur.reserved);
-        s.requested.push(cur.requested);
-        let e = &trace.events[i];
+        run[filled] = cur;
+        filled += 1;
+        if filled == SERIES_BLOCK {
+            s.push_run(&run);
+            filled = 0;
+        }
         // Each `snapshot` entry records the device's active bytes at that moment.
         if e.action() == Action::Snapshot && e.size as i64 != cur.active {
             log.add(
@@ -257,6 +284,39 @@ pub(crate) fn compute(
             );
         }
     }
-    s.summarize();
+    s.push_run(&run[..filled]);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Filled a run at a time, the series holds the same values and extremes as filled one
+    /// value at a time and summarized afterwards; whole runs add no empty block.
+    #[test]
+    fn runs_give_the_values_and_extremes_of_a_summary() {
+        for n in [0, 1, 255, 256, 257, 1000, 1024] {
+            let at = |i: i64| Counters {
+                allocated: (i * 7919) % 5000 << 20,
+                active: (i * 104_729) % 9000 << 21,
+                reserved: (i / 300) << 31,
+                requested: (i * 31) % 1_000_003,
+            };
+            let values: Vec<Counters> = (0..n).map(at).collect();
+            let mut by_run = Series::default();
+            values.chunks(SERIES_BLOCK).for_each(|run| by_run.push_run(run));
+            let mut summarized = Series {
+                allocated: values.iter().map(|c| c.allocated).collect(),
+                active: values.iter().map(|c| c.active).collect(),
+                reserved: values.iter().map(|c| c.reserved).collect(),
+                requested: values.iter().map(|c| c.requested).collect(),
+                ..Default::default()
+            };
+            summarized.summarize();
+            assert_eq!(by_run.blocks, summarized.blocks, "{n} events");
+            assert_eq!(by_run.blocks.len(), (n as usize).div_ceil(SERIES_BLOCK));
+            assert!((0..n as usize).all(|i| by_run.at(i) == values[i]), "{n} events");
+        }
+    }
 }

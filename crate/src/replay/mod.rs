@@ -13,6 +13,7 @@ mod backward;
 pub mod column;
 mod counters;
 mod forward;
+mod free_blocks;
 pub mod ranges;
 pub mod rules;
 

@@ -42,6 +42,11 @@ impl RangeSet {
         self.map.values().map(|r| r.size).sum()
     }
 
+    /// Whether a range starts at `addr`.
+    pub fn starts_at(&self, addr: u64) -> bool {
+        self.map.contains_key(&addr)
+    }
+
     pub fn containing(&self, addr: u64) -> Option<Range> {
         self.map.range(..=addr).next_back().map(|(_, r)| *r).filter(|r| addr < r.end())
     }
