@@ -12,7 +12,7 @@ const WIDE: i64 = i64::MIN;
 pub struct Column {
     /// First value of each run of `BLOCK` events, or `WIDE`.
     base: Vec<i64>,
-    /// Each event's value minus its run's base (0 in runs kept whole).
+    /// Each event's value minus its run's base (not read in runs kept whole).
     offset: Vec<i32>,
     /// Where each run kept whole starts in `whole` (`NOT_WIDE` for the others): a list, not a
     /// map, because a trace of big blocks can have most of its runs wide.
@@ -161,11 +161,11 @@ mod tests {
             assert!(r.clone().all(|i| c.at(i) == values[i]));
         }
         assert_eq!(c.get(999), Some(values[999]));
-        // Filled a run at a time, the same values in the same layout.
+        // Filled a run at a time, the same values and the same runs kept whole.
         let mut by_run = Column::default();
         values.chunks(BLOCK).for_each(|run| by_run.push_run(run));
         assert_eq!(by_run.iter().collect::<Vec<_>>(), values);
-        assert_eq!((&by_run.base, &by_run.wide_at, &by_run.offset), (&c.base, &c.wide_at, &c.offset));
+        assert_eq!((&by_run.base, &by_run.wide_at), (&c.base, &c.wide_at));
         assert_eq!(c.get(1000), None);
         // Only the runs holding the jumps are kept whole.
         let wide: Vec<usize> = (0..c.base.len()).filter(|&r| c.wide_at[r] != NOT_WIDE).collect();
