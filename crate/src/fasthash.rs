@@ -1,8 +1,8 @@
 //! The hash maps of the hot paths (addresses per replayed event, ids per decoded frame, memo
-//! slots per fold). Std's SipHash costs more than the work around it there; this is the Fx word
-//! mix of rustc with a seeded avalanche at the end, so that aligned addresses (whose low bits
-//! are all zero) still spread over the buckets, and a file cannot be crafted to collide without
-//! knowing the process's seed.
+//! slots per fold). Std's SipHash costs more than the work around it there; this is one folded
+//! multiply per word from a per-process seed (the mix of foldhash and wyhash): every output bit
+//! depends on every input bit, so aligned addresses (whose low bits are all zero) still spread
+//! over the buckets, and a file cannot be crafted to collide without knowing the seed.
 
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
@@ -13,6 +13,13 @@ pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 pub type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
 
 pub struct FastHasher(u64);
+
+/// The high and low halves of the full product, folded: every input bit reaches every output bit.
+#[inline(always)]
+pub fn fold_mul(a: u64, b: u64) -> u64 {
+    let p = (a as u128) * (b as u128);
+    (p as u64) ^ ((p >> 64) as u64)
+}
 
 /// Per process, from std's random keys (fixed where the platform has no randomness, as in wasm).
 pub fn seed() -> u64 {
@@ -47,18 +54,14 @@ impl Hasher for FastHasher {
     }
     #[inline]
     fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        self.0 = fold_mul(self.0 ^ v, 0x9e37_79b9_7f4a_7c15);
     }
     fn write_usize(&mut self, v: usize) {
         self.write_u64(v as u64);
     }
-    /// The splitmix64 finalizer: every output bit depends on every input bit.
     #[inline]
     fn finish(&self) -> u64 {
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0
     }
 }
 

@@ -9,7 +9,7 @@
 //! n²/2¹²⁹ (n lists in the cache: below 10⁻²⁶); a file built to collide can only make one of its
 //! own stacks read as another of its own stacks, which its bytes could say anyway.
 
-use crate::fasthash::seed;
+use crate::fasthash::{fold_mul, seed};
 use crate::model::StackId;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -36,13 +36,6 @@ pub struct ListKeyBuilder {
 }
 
 const K: [u64; 2] = [0x9e37_79b9_7f4a_7c15, 0xd6e8_feb8_6659_fd93];
-
-/// The high and low halves of the full product, folded: every input bit reaches every output bit.
-#[inline(always)]
-fn fold_mul(a: u64, b: u64) -> u64 {
-    let p = (a as u128) * (b as u128);
-    (p as u64) ^ ((p >> 64) as u64)
-}
 
 impl Default for ListKeyBuilder {
     fn default() -> Self {

@@ -173,13 +173,27 @@ impl Series {
         }
     }
     pub fn peak(&self, name: &str) -> Peak {
-        let start = match name {
-            "allocated" => self.start.allocated,
-            "active" => self.start.active,
-            "reserved" => self.start.reserved,
-            _ => self.start.requested,
+        let (start, block_max): (i64, fn(&Extremes) -> i64) = match name {
+            "allocated" => (self.start.allocated, |b| b.allocated_max),
+            "active" => (self.start.active, |b| b.active_max),
+            "reserved" => (self.start.reserved, |b| b.reserved_max),
+            _ => (self.start.requested, |b| b.requested_max),
         };
-        match self.column(name).and_then(|c| first_max(c.iter())) {
+        // The first run holding the largest maximum, then the first event in it that reaches it
+        // (every event when the runs' extremes are not there).
+        let column = self.column(name).unwrap_or(&self.requested);
+        if self.blocks.len() != self.len().div_ceil(SERIES_BLOCK) {
+            return match first_max(column.iter()) {
+                Some((bytes, i)) if bytes > start => Peak { bytes, event: Some(i as u32) },
+                _ => Peak { bytes: start, event: None },
+            };
+        }
+        let found = first_max(self.blocks.iter().map(block_max)).and_then(|(bytes, run)| {
+            let from = run * SERIES_BLOCK;
+            let at = column.range(from..(from + SERIES_BLOCK).min(self.len())).position(|v| v == bytes)?;
+            Some((bytes, from + at))
+        });
+        match found {
             Some((bytes, i)) if bytes > start => Peak { bytes, event: Some(i as u32) },
             _ => Peak { bytes: start, event: None },
         }
@@ -220,6 +234,40 @@ fn change_of(e: &crate::model::Event, l: u32, lifetimes: &[Lifetime]) -> Counter
     d
 }
 
+/// The sum of every event's change (`change_of`), gathered per lifetime: each non-orphan
+/// lifetime is named by at most its alloc, its free_requested and its free_completed (or one
+/// `free`, which sets both), so its events' changes follow from the lifetime alone. Wrapping,
+/// like the event-by-event sum in a release build, so the order of the terms cannot matter.
+fn total_change(trace: &DeviceTrace, lifetimes: &[Lifetime]) -> Counters {
+    let mut t = Counters::default();
+    for e in trace.events.iter() {
+        match e.action() {
+            Action::SegmentAlloc | Action::SegmentMap => t.reserved = t.reserved.wrapping_add(e.size as i64),
+            Action::SegmentFree | Action::SegmentUnmap => t.reserved = t.reserved.wrapping_sub(e.size as i64),
+            _ => {}
+        }
+    }
+    for lt in lifetimes.iter().filter(|lt| !lt.orphan) {
+        let (size, req) = (lt.size as i64, lt.requested as i64);
+        let (alloc, freq, fcomp) = (lt.alloc_event(), lt.free_requested_event(), lt.free_completed_event());
+        if alloc.is_some() {
+            t.allocated = t.allocated.wrapping_add(size);
+            t.active = t.active.wrapping_add(size);
+            t.requested = t.requested.wrapping_add(req);
+        }
+        if fcomp.is_some() {
+            t.active = t.active.wrapping_sub(size);
+            t.requested = t.requested.wrapping_sub(req);
+        }
+        // A free_requested (or the one `free`) drops allocated; so does a free_completed
+        // without one when the alloc is in the window.
+        if freq.is_some() || (fcomp.is_some() && alloc.is_some()) {
+            t.allocated = t.allocated.wrapping_sub(size);
+        }
+    }
+    t
+}
+
 pub(crate) fn compute(
     snap: &Snapshot,
     trace: &DeviceTrace,
@@ -229,31 +277,27 @@ pub(crate) fn compute(
     log: &mut IssueLog,
 ) -> Series {
     let n = trace.events.len();
-    // Two passes over the events (the sum of all changes, then the running state) rather than
-    // a column of changes: that column would cost 32 bytes per event at the memory peak.
+    // The sum of all changes, taken per lifetime (in memory order) rather than per event (which
+    // reads the lifetimes at random); then one pass over the events for the running state.
     let changes = || trace.events.iter().zip(event_lifetime).map(|(e, &l)| change_of(e, l, lifetimes));
     let dump = snap.dump_totals(device);
-    let mut cur = Counters {
-        allocated: dump.allocated as i64,
-        active: dump.active as i64,
-        reserved: dump.reserved as i64,
-        requested: dump.requested as i64,
+    let total = total_change(trace, lifetimes);
+    let start = Counters {
+        allocated: (dump.allocated as i64).wrapping_sub(total.allocated),
+        active: (dump.active as i64).wrapping_sub(total.active),
+        reserved: (dump.reserved as i64).wrapping_sub(total.reserved),
+        requested: (dump.requested as i64).wrapping_sub(total.requested),
     };
-    for d in changes() {
-        cur.allocated -= d.allocated;
-        cur.active -= d.active;
-        cur.reserved -= d.reserved;
-        cur.requested -= d.requested;
-    }
-    if cur.allocated < 0 || cur.active < 0 || cur.reserved < 0 {
+    if start.allocated < 0 || start.active < 0 || start.reserved < 0 {
         log.add(
             None,
             "NEGATIVE_START",
-            format!("the trace implies negative memory before its first event ({cur:?}); the trace does not fit the dump"),
+            format!("the trace implies negative memory before its first event ({start:?}); the trace does not fit the dump"),
         );
     }
+    let mut cur = start;
     let mut s = Series {
-        start: cur,
+        start,
         allocated: Column::with_capacity(n),
         active: Column::with_capacity(n),
         reserved: Column::with_capacity(n),
@@ -317,6 +361,19 @@ mod tests {
             assert_eq!(by_run.blocks, summarized.blocks, "{n} events");
             assert_eq!(by_run.blocks.len(), (n as usize).div_ceil(SERIES_BLOCK));
             assert!((0..n as usize).all(|i| by_run.at(i) == values[i]), "{n} events");
+            // The peaks from the runs' extremes are those of every event, and without the
+            // extremes they are still found.
+            for name in ["allocated", "active", "reserved", "requested"] {
+                let column = summarized.column(name).unwrap();
+                let expected = match first_max(column.iter()) {
+                    Some((bytes, i)) if bytes > 0 => Peak { bytes, event: Some(i as u32) },
+                    _ => Peak { bytes: 0, event: None },
+                };
+                let unsummarized = Series { blocks: Vec::new(), ..summarized.clone() };
+                for s in [&by_run, &summarized, &unsummarized] {
+                    assert_eq!(s.peak(name), expected, "{name}, {n} events");
+                }
+            }
         }
     }
 }
