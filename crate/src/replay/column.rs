@@ -1,6 +1,8 @@
 //! One counter after every event in about 4 bytes per event instead of 8: counters change by
 //! block sizes, so within a run of `BLOCK` events every value lies within ±2 GiB of the run's
-//! first value almost always. A run where one does not (a 2 GiB segment, say) is kept whole.
+//! first value almost always, and within ±2³¹ steps of 512 B (±1 TiB) when every change is a
+//! whole number of blocks. A run where neither holds (a 2 GiB segment, say, and requested
+//! bytes) is kept whole.
 
 /// Events per run; also the granularity of the series' precomputed extremes.
 pub const BLOCK: usize = 256;
@@ -8,12 +10,19 @@ pub const BLOCK: usize = 256;
 /// `base` of a run kept whole in `wide`.
 const WIDE: i64 = i64::MIN;
 
+/// The largest step (2^16 B) offsets count in: big enough for block sizes, small enough that
+/// an offset that fits an i32 is a difference that fits an i64.
+const MAX_SHIFT: u32 = 16;
+
 #[derive(Debug, Clone, Default)]
 pub struct Column {
     /// First value of each run of `BLOCK` events, or `WIDE`.
     base: Vec<i64>,
-    /// Each event's value minus its run's base (not read in runs kept whole).
+    /// Each event's value minus its run's base, in steps of 2^`shift` of the run (not read in
+    /// runs kept whole).
     offset: Vec<i32>,
+    /// Per run: the offsets' step as a power of two (0 for runs filled one value at a time).
+    shift: Vec<u8>,
     /// Where each run kept whole starts in `whole` (`NOT_WIDE` for the others): a list, not a
     /// map, because a trace of big blocks can have most of its runs wide.
     wide_at: Vec<u32>,
@@ -26,7 +35,13 @@ const NOT_WIDE: u32 = u32::MAX;
 impl Column {
     pub fn with_capacity(n: usize) -> Column {
         let runs = n.div_ceil(BLOCK);
-        Column { base: Vec::with_capacity(runs), offset: Vec::with_capacity(n), wide_at: Vec::with_capacity(runs), whole: Vec::new() }
+        Column {
+            base: Vec::with_capacity(runs),
+            offset: Vec::with_capacity(n),
+            shift: Vec::with_capacity(runs),
+            wide_at: Vec::with_capacity(runs),
+            whole: Vec::new(),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -42,12 +57,13 @@ impl Column {
         let i = self.offset.len();
         if i.is_multiple_of(BLOCK) {
             self.base.push(v);
+            self.shift.push(0);
             self.wide_at.push(NOT_WIDE);
         }
         let base = *self.base.last().expect("a run was started");
         // i128: the difference of two i64 cannot overflow there.
         match i32::try_from(v as i128 - base as i128) {
-            Ok(d) if base != WIDE => self.offset.push(d),
+            Ok(d) if base != WIDE && self.shift.last() == Some(&0) => self.offset.push(d),
             _ => self.push_wide(v),
         }
     }
@@ -60,14 +76,20 @@ impl Column {
             return;
         };
         let (lo, hi) = values.iter().fold((base, base), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-        let fits = |v: i64| i32::try_from(v as i128 - base as i128).is_ok();
+        // The largest power of two every difference is a multiple of (up to MAX_SHIFT).
+        let common = values.iter().fold(0u64, |acc, &v| acc | v.wrapping_sub(base) as u64);
+        let shift = common.trailing_zeros().min(MAX_SHIFT);
+        let fits = |v: i64| i32::try_from((v as i128 - base as i128) >> shift).is_ok();
         if base != WIDE && fits(lo) && fits(hi) {
             self.base.push(base);
+            self.shift.push(shift as u8);
             self.wide_at.push(NOT_WIDE);
-            // Every difference fits an i32 (checked above), so the wrapping one is exact.
-            self.offset.extend(values.iter().map(|&v| v.wrapping_sub(base) as i32));
+            // Every difference fits an i32 in steps of 2^shift ≤ 2^16 (checked above), so it
+            // fits an i64 and the wrapping one is exact.
+            self.offset.extend(values.iter().map(|&v| (v.wrapping_sub(base) >> shift) as i32));
         } else {
             self.base.push(WIDE);
+            self.shift.push(0);
             self.wide_at.push(self.whole.len() as u32);
             self.whole.extend_from_slice(values);
             self.whole.resize(self.whole.len() + BLOCK - values.len(), 0);
@@ -83,7 +105,8 @@ impl Column {
             let base = self.base[run];
             let start = self.whole.len();
             self.wide_at[run] = start as u32;
-            self.whole.extend(self.offset[run * BLOCK..].iter().map(|&d| base + d as i64));
+            let shift = self.shift[run];
+            self.whole.extend(self.offset[run * BLOCK..].iter().map(|&d| base + ((d as i64) << shift)));
             self.whole.resize(start + BLOCK, 0);
             self.base[run] = WIDE;
         }
@@ -103,7 +126,7 @@ impl Column {
         let run = i / BLOCK;
         match self.base[run] {
             WIDE => self.whole_run(run)[i % BLOCK],
-            base => base + self.offset[i] as i64,
+            base => base + ((self.offset[i] as i64) << self.shift[run]),
         }
     }
 
@@ -120,7 +143,8 @@ impl Column {
             let base = self.base[run];
             let (narrow, whole): (&[i32], &[i64]) =
                 if base == WIDE { (&[], &self.whole_run(run)[lo - run * BLOCK..hi - run * BLOCK]) } else { (&self.offset[lo..hi], &[]) };
-            narrow.iter().map(move |&d| base + d as i64).chain(whole.iter().copied())
+            let shift = self.shift[run];
+            narrow.iter().map(move |&d| base + ((d as i64) << shift)).chain(whole.iter().copied())
         })
     }
 
@@ -170,5 +194,27 @@ mod tests {
         // Only the runs holding the jumps are kept whole.
         let wide: Vec<usize> = (0..c.base.len()).filter(|&r| c.wide_at[r] != NOT_WIDE).collect();
         assert_eq!(wide, [1, 2], "runs 1 and 2 are wide, runs 0 and 3 narrow");
+    }
+
+    /// A run a time: values 40 MiB blocks apart span 10 GiB in a run yet stay narrow (steps of
+    /// 512 B), so do big negative steps; bytes that are no whole number of blocks go wide; a run
+    /// begun by `push_run` and continued by `push` keeps every value.
+    #[test]
+    fn runs_of_whole_blocks_stay_narrow() {
+        let blocks: Vec<i64> = (0..BLOCK as i64).map(|i| (7 << 40) + (if i % 2 == 0 { i } else { -i }) * (40 << 20)).collect();
+        let bytes: Vec<i64> = (0..BLOCK as i64).map(|i| i * 3_000_000_007).collect();
+        let mut c = Column::default();
+        c.push_run(&blocks);
+        c.push_run(&bytes);
+        c.push_run(&blocks[..10]);
+        for &v in &bytes[..5] {
+            c.push(v);
+        }
+        let expected: Vec<i64> = blocks.iter().chain(&bytes).chain(&blocks[..10]).chain(&bytes[..5]).copied().collect();
+        assert_eq!(c.iter().collect::<Vec<_>>(), expected);
+        assert!((0..expected.len()).all(|i| c.at(i) == expected[i]));
+        assert_eq!((c.wide_at[0], c.shift[0] as u32), (NOT_WIDE, MAX_SHIFT), "40 MiB steps, counted in the largest step");
+        assert_ne!(c.wide_at[1], NOT_WIDE, "odd bytes over 2 GiB");
+        assert_ne!(c.wide_at[2], NOT_WIDE, "continued one value at a time");
     }
 }
