@@ -214,7 +214,7 @@ mod tests {
         assert_eq!(c.iter().collect::<Vec<_>>(), expected);
         assert!((0..expected.len()).all(|i| c.at(i) == expected[i]));
         assert_eq!((c.wide_at[0], c.shift[0] as u32), (NOT_WIDE, MAX_SHIFT), "40 MiB steps, counted in the largest step");
-        assert_ne!(c.wide_at[1], NOT_WIDE, "odd bytes over 2 GiB");
+        assert_ne!(c.wide_at[1], NOT_WIDE, "odd bytes, gigabytes apart");
         assert_ne!(c.wide_at[2], NOT_WIDE, "continued one value at a time");
     }
 }
