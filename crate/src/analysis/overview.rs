@@ -81,9 +81,15 @@ fn device_overview(l: &Loaded, d: &DeviceReplay) -> DeviceOverview {
     let s = &l.snapshot;
     let dump = s.dump_totals(d.device);
     let trace = s.trace(d.device);
-    let times = trace.map(|t| t.events.iter().filter_map(|e| e.time_us())).into_iter().flatten();
-    let (first, last) = times
-        .fold((None, None), |(lo, hi): (Option<i64>, Option<i64>), t| (Some(lo.map_or(t, |v| v.min(t))), Some(hi.map_or(t, |v| v.max(t)))));
+    // One pass over the events for the time span and the OOMs.
+    let events = trace.map(|t| t.events.iter()).into_iter().flatten();
+    let (first, last, ooms) = events.fold((None, None, 0u64), |(lo, hi, ooms): (Option<i64>, Option<i64>, u64), e| {
+        let ooms = ooms + (e.action() == crate::model::Action::Oom) as u64;
+        match e.time_us() {
+            Some(t) => (Some(lo.map_or(t, |v| v.min(t))), Some(hi.map_or(t, |v| v.max(t))), ooms),
+            None => (lo, hi, ooms),
+        }
+    });
     let has_events = d.events > 0;
     DeviceOverview {
         device: d.device,
@@ -105,7 +111,7 @@ fn device_overview(l: &Loaded, d: &DeviceReplay) -> DeviceOverview {
             first_time_us: first,
             last_time_us: last,
             blocks_before_window: d.lifetimes.iter().filter(|x| x.before_window() && !x.orphan).count() as u64,
-            oom_events: trace.map(|t| t.events.iter().filter(|e| e.action() == crate::model::Action::Oom).count() as u64).unwrap_or(0),
+            oom_events: ooms,
             max_entries: s.trace_max_entries,
             overflowed: s.trace_overflowed.or(s.trace_max_entries.map(|m| d.events as u64 >= m && m > 0)),
         },

@@ -238,9 +238,9 @@ fn change_of(e: &crate::model::Event, l: u32, lifetimes: &[Lifetime]) -> Counter
 /// lifetime is named by at most its alloc, its free_requested and its free_completed (or one
 /// `free`, which sets both), so its events' changes follow from the lifetime alone. Wrapping,
 /// like the event-by-event sum in a release build, so the order of the terms cannot matter.
-fn total_change(trace: &DeviceTrace, lifetimes: &[Lifetime]) -> Counters {
+fn total_change(trace: &DeviceTrace, lifetimes: &[Lifetime], segment_events: &[u32]) -> Counters {
     let mut t = Counters::default();
-    for e in trace.events.iter() {
+    for e in segment_events.iter().filter_map(|&i| trace.events.get(i as usize)) {
         match e.action() {
             Action::SegmentAlloc | Action::SegmentMap => t.reserved = t.reserved.wrapping_add(e.size as i64),
             Action::SegmentFree | Action::SegmentUnmap => t.reserved = t.reserved.wrapping_sub(e.size as i64),
@@ -274,6 +274,7 @@ pub(crate) fn compute(
     device: i64,
     lifetimes: &[Lifetime],
     event_lifetime: &[u32],
+    segment_events: &[u32],
     log: &mut IssueLog,
 ) -> Series {
     let n = trace.events.len();
@@ -281,7 +282,7 @@ pub(crate) fn compute(
     // reads the lifetimes at random); then one pass over the events for the running state.
     let changes = || trace.events.iter().zip(event_lifetime).map(|(e, &l)| change_of(e, l, lifetimes));
     let dump = snap.dump_totals(device);
-    let total = total_change(trace, lifetimes);
+    let total = total_change(trace, lifetimes, segment_events);
     let start = Counters {
         allocated: (dump.allocated as i64).wrapping_sub(total.allocated),
         active: (dump.active as i64).wrapping_sub(total.active),

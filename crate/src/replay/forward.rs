@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 pub(crate) struct Forward {
     pub lifetimes: Vec<Lifetime>,
     pub event_lifetime: Vec<u32>,
+    /// Indices of the segment events, ascending.
+    pub segment_events: Vec<u32>,
     pub segments: Vec<SegmentLife>,
     pub start_ranges: RangeSet,
     pub dump_blocks_matched: [u64; 2],
@@ -261,6 +263,7 @@ fn run_with(
     let kept_start = start_ranges.clone();
     let mut lay = Layout { rules, ranges: start_ranges, blocks: BTreeMap::new(), free: None, lifetimes, gap_after: FastMap::default() };
     lay.place_start_blocks(&start_blocks, log);
+    let mut segment_events = Vec::new();
     if use_free_blocks && lay.gap_after.is_empty() {
         lay.free = FreeBlocks::build(&lay.ranges, &lay.blocks, &lay.lifetimes);
     }
@@ -316,6 +319,7 @@ fn run_with(
             }
             Action::FreeCompleted | Action::Free if l != NONE => lay.remove_block(e.addr, l),
             Action::SegmentAlloc | Action::SegmentMap => {
+                segment_events.push(i as u32);
                 match lay.ranges.apply(e.action(), e.addr, e.size, e.stream) {
                     Err(m) => {
                         log.add(Some(i), "SEGMENT_INCONSISTENT", format!("{}: {m}", e.action().name()));
@@ -342,6 +346,7 @@ fn run_with(
                 });
             }
             Action::SegmentFree | Action::SegmentUnmap => {
+                segment_events.push(i as u32);
                 let around = lay.free_around(e.addr, e.size);
                 if around.is_err() {
                     log.add(
@@ -396,7 +401,7 @@ fn run_with(
         ambiguous_bytes += x;
     }
     let fwd =
-        Forward { lifetimes: lay.lifetimes, event_lifetime, segments, start_ranges: kept_start, dump_blocks_matched, ambiguous_bytes };
+        Forward { lifetimes: lay.lifetimes, event_lifetime, segment_events, segments, start_ranges: kept_start, dump_blocks_matched, ambiguous_bytes };
     (fwd, free_blocks_throughout)
 }
 

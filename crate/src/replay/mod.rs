@@ -201,13 +201,13 @@ pub fn replay_device(snap: &Snapshot, rules: &Rules, device: i64) -> DeviceRepla
     let mut fwd = forward::run(snap, trace, device, rules, back, &mut log);
     // Growth slack is a quarter of a large list on average: give it back before the counters.
     fwd.lifetimes.shrink_to_fit();
-    let series = counters::compute(snap, trace, device, &fwd.lifetimes, &fwd.event_lifetime, &mut log);
+    let series = counters::compute(snap, trace, device, &fwd.lifetimes, &fwd.event_lifetime, &fwd.segment_events, &mut log);
     let ok = log.is_empty() && fwd.dump_blocks_matched[0] == fwd.dump_blocks_matched[1];
     let ids_where = |keep: fn(&Lifetime) -> bool| (0..fwd.lifetimes.len() as u32).filter(|&i| keep(&fwd.lifetimes[i as usize])).collect();
     DeviceReplay {
         before_window: ids_where(|l| l.alloc_event().is_none()),
         never_freed: ids_where(|l| l.free_completed_event().is_none()),
-        segment_events: (0..trace.events.len() as u32).filter(|&i| trace.events[i as usize].action().is_segment()).collect(),
+        segment_events: fwd.segment_events,
         device,
         rules: rules.clone(),
         events: trace.events.len(),
