@@ -400,8 +400,15 @@ fn run_with(
         lt.size_uncertainty = x;
         ambiguous_bytes += x;
     }
-    let fwd =
-        Forward { lifetimes: lay.lifetimes, event_lifetime, segment_events, segments, start_ranges: kept_start, dump_blocks_matched, ambiguous_bytes };
+    let fwd = Forward {
+        lifetimes: lay.lifetimes,
+        event_lifetime,
+        segment_events,
+        segments,
+        start_ranges: kept_start,
+        dump_blocks_matched,
+        ambiguous_bytes,
+    };
     (fwd, free_blocks_throughout)
 }
 
