@@ -313,12 +313,15 @@ impl std::fmt::Debug for Event {
 pub struct EventList {
     chunks: Vec<Vec<Event>>,
     len: usize,
+    /// How many are `alloc`s (what the replay reserves lifetimes for, without a pass to count).
+    allocs: usize,
 }
 
 const EVENT_CHUNK: usize = 1 << 16;
 
 impl EventList {
     pub fn push(&mut self, e: Event) {
+        self.allocs += (e.action() == Action::Alloc) as usize;
         match self.chunks.last_mut() {
             Some(c) if c.len() < EVENT_CHUNK => c.push(e),
             _ => {
@@ -337,6 +340,11 @@ impl EventList {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The number of `alloc` events.
+    pub fn allocs(&self) -> usize {
+        self.allocs
     }
 
     pub fn get(&self, i: usize) -> Option<&Event> {

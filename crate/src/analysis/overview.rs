@@ -110,7 +110,7 @@ fn device_overview(l: &Loaded, d: &DeviceReplay) -> DeviceOverview {
         window: Window {
             first_time_us: first,
             last_time_us: last,
-            blocks_before_window: d.lifetimes.iter().filter(|x| x.before_window() && !x.orphan).count() as u64,
+            blocks_before_window: d.before_window.iter().filter(|&&i| !d.lifetimes[i as usize].orphan).count() as u64,
             oom_events: ooms,
             max_entries: s.trace_max_entries,
             overflowed: s.trace_overflowed.or(s.trace_max_entries.map(|m| d.events as u64 >= m && m > 0)),

@@ -32,7 +32,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
     let events = &trace.events;
     // One lifetime per allocation plus the dump's live blocks (frees of blocks from before the
     // window add a few): reserved up front, a list of millions never doubles.
-    let allocs = events.iter().filter(|e| e.action() == crate::model::Action::Alloc).count();
+    let allocs = events.allocs();
     let live_blocks: usize = snap.segments.iter().filter(|s| s.device == device).map(|s| s.blocks.len()).sum();
     let mut lifetimes: Vec<Lifetime> = Vec::with_capacity(allocs + live_blocks);
     let mut event_lifetime = vec![NONE; events.len()];

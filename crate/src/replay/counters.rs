@@ -343,8 +343,8 @@ mod tests {
     fn runs_give_the_values_and_extremes_of_a_summary() {
         for n in [0, 1, 255, 256, 257, 1000, 1024] {
             let at = |i: i64| Counters {
-                allocated: (i * 7919) % 5000 << 20,
-                active: (i * 104_729) % 9000 << 21,
+                allocated: ((i * 7919) % 5000) << 20,
+                active: ((i * 104_729) % 9000) << 21,
                 reserved: (i / 300) << 31,
                 requested: (i * 31) % 1_000_003,
             };

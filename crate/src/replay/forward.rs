@@ -465,7 +465,7 @@ mod tests {
             rng % n.max(1)
         };
         // One setting per run, as PyTorch has: cudaMalloc segments, or expandable mappings.
-        let expandable = seed % 3 == 0;
+        let expandable = seed.is_multiple_of(3);
         let rules = Rules { expandable, ..Rules::default() };
         // Ranges (start, end, expandable), free blocks (start, end), live blocks (addr, size, requested).
         let (mut ranges, mut free, mut live) = (Vec::<(u64, u64, bool)>::new(), Vec::<(u64, u64)>::new(), Vec::<(u64, u64, u64)>::new());

@@ -203,10 +203,19 @@ pub fn replay_device(snap: &Snapshot, rules: &Rules, device: i64) -> DeviceRepla
     fwd.lifetimes.shrink_to_fit();
     let series = counters::compute(snap, trace, device, &fwd.lifetimes, &fwd.event_lifetime, &fwd.segment_events, &mut log);
     let ok = log.is_empty() && fwd.dump_blocks_matched[0] == fwd.dump_blocks_matched[1];
-    let ids_where = |keep: fn(&Lifetime) -> bool| (0..fwd.lifetimes.len() as u32).filter(|&i| keep(&fwd.lifetimes[i as usize])).collect();
+    // One pass over the lifetimes for both lists.
+    let (mut before_window, mut never_freed) = (Vec::new(), Vec::new());
+    for (i, l) in fwd.lifetimes.iter().enumerate() {
+        if l.alloc_event().is_none() {
+            before_window.push(i as u32);
+        }
+        if l.free_completed_event().is_none() {
+            never_freed.push(i as u32);
+        }
+    }
     DeviceReplay {
-        before_window: ids_where(|l| l.alloc_event().is_none()),
-        never_freed: ids_where(|l| l.free_completed_event().is_none()),
+        before_window,
+        never_freed,
         segment_events: fwd.segment_events,
         device,
         rules: rules.clone(),
