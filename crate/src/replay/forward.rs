@@ -327,7 +327,7 @@ fn run_with(
                     }
                     Ok(()) => {
                         if let (Some(free), Some(r)) = (&mut lay.free, lay.ranges.containing(e.addr)) {
-                            let end = e.addr + e.size;
+                            let end = e.addr.saturating_add(e.size);
                             free.add_range(e.addr, end, r.start < e.addr, r.end() > end);
                         }
                     }
