@@ -119,7 +119,8 @@ pub fn kind(f: &Frame) -> Kind {
     if ALLOCATOR.iter().any(|n| name.contains(n)) {
         return Kind::Allocator;
     }
-    if name.contains("Backward") && name.contains("::apply") {
+    // An autograd node, or the gradient accumulation that makes a parameter's .grad.
+    if (name.contains("Backward") && name.contains("::apply")) || name.contains("AccumulateGrad") {
         return Kind::Autograd;
     }
     if INTERPRETER_NAMES.iter().any(|n| name.starts_with(n)) || INTERPRETER_FILES.iter().any(|d| file.contains(d)) {
@@ -257,6 +258,9 @@ pub fn display(f: &Frame, root: &str) -> String {
     let name = short_name(&f.name);
     if kind(f) == Kind::Autograd {
         // `torch::autograd::generated::BmmBackward0::apply` → `BmmBackward0 (autograd)`.
+        if name.contains("AccumulateGrad") {
+            return "AccumulateGrad (autograd)".into();
+        }
         let node = name.trim_end_matches("::apply").rsplit("::").next().unwrap_or(&name);
         return format!("{node} (autograd)");
     }

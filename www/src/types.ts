@@ -253,6 +253,7 @@ export interface LeakAnalysis {
   pending_free_bytes: number;
   before_window_blocks: number;
   before_window_bytes: number;
+  before_window_stackless_bytes: number;
   long_lived_blocks: number;
   long_lived_bytes: number;
   floor: number[];
@@ -535,6 +536,15 @@ export interface StepsAnalysis {
   growth: Growth;
   peak_allocated_at: PeakPlace | null;
   peak_reserved_at: PeakPlace | null;
+  program: Program;
+}
+/** What the trace shows the program doing (crate/src/analysis/steps.rs `Program`). */
+export interface Program {
+  /** training_steps | one_training_step | forward | model_build | dump_only | unknown */
+  kind: string;
+  training_steps: number;
+  events_by_phase: { phase: string; events: number }[];
+  text: string;
 }
 
 // ---- What if: the allocator simulator (crate/src/simulate) ----------------------------------

@@ -82,7 +82,8 @@ pub fn classify(
         let holds = |rule: LifetimeRule| match rule {
             LifetimeRule::Any => true,
             LifetimeRule::BeforeWindow => alloc.is_none(),
-            LifetimeRule::PairsWithGradient => false,
+            LifetimeRule::PairsWithGradient | LifetimeRule::Persistent => false,
+            LifetimeRule::AtDump => alloc.is_some() && freed.is_none(),
             LifetimeRule::AtOom => {
                 let after = alloc.map_or(0, |a| ooms.partition_point(|&o| o <= a));
                 ooms.get(after).is_some_and(|&o| freed.is_none_or(|f| f > o))
@@ -120,7 +121,23 @@ pub fn classify(
         }
     }
     pair_with_gradients(d, rules, &mut out);
+    mark_persistent(d, rules, &mut out);
     out
+}
+
+/// The last pass: blocks still without a rule that were allocated before the window and never
+/// freed in it take the `persistent` rule (a named guess: weights or state, not a certainty).
+fn mark_persistent(d: &DeviceReplay, rules: &RuleSet, out: &mut DeviceCategories) {
+    let Some((rule, r)) = rules.rules.iter().enumerate().find(|(_, r)| r.lifetime == LifetimeRule::Persistent) else {
+        return;
+    };
+    for (i, l) in d.lifetimes.iter().enumerate() {
+        let kept = l.free_requested_event().is_none() && l.free_completed_event().is_none();
+        if out.rule[i] == NO_RULE && kept && !l.orphan && l.alloc_event().is_none() && r.phase.is_none() {
+            out.category[i] = r.category;
+            out.rule[i] = rule as u8;
+        }
+    }
 }
 
 /// The second pass: blocks no rule matched, kept through the window, paired one to one by size

@@ -76,6 +76,31 @@ const BACKWARD: u8 = 1;
 const OPTIMIZER: u8 = 2;
 const DATA: u8 = 4;
 const ANY_FRAME: u8 = 8;
+const FORWARD: u8 = 16;
+const SETUP: u8 = 32;
+
+/// Functions of `torch.nn` that build, move or load a module's parameters and buffers.
+const MODULE_SETUP: [&str; 16] = [
+    "__init__",
+    "__new__",
+    "reset_parameters",
+    "_apply",
+    "to",
+    "cuda",
+    "npu",
+    "to_empty",
+    "convert",
+    "load_state_dict",
+    "_load_from_state_dict",
+    "half",
+    "float",
+    "bfloat16",
+    "register_buffer",
+    "register_parameter",
+];
+
+/// Functions that load weights or checkpoints, in any library.
+const LOADING: [&str; 6] = ["from_pretrained", "load_checkpoint", "load_state_dict", "load_model", "load_weights", "safe_open"];
 
 /// What one frame says about the phase it runs in.
 fn frame_marks(f: &Frame) -> u8 {
@@ -93,32 +118,47 @@ fn frame_marks(f: &Frame) -> u8 {
     {
         m |= BACKWARD;
     }
-    if file.contains("torch/optim/") && !file.ends_with("lr_scheduler.py") {
+    let torch_optim = file.contains("torch/optim/") && !file.ends_with("lr_scheduler.py");
+    // An optimizer's constructor builds state (setup); everything else in torch.optim is the step
+    // or zero_grad.
+    if torch_optim && name != "__init__" {
         m |= OPTIMIZER;
     }
     if file.contains("torch/utils/data/") {
         m |= DATA;
     }
+    let python = kind.is_python();
+    let module_call = file.ends_with("torch/nn/modules/module.py") && matches!(name, "_call_impl" | "_wrapped_call_impl" | "__call__");
+    if python && (name == "forward" || module_call) {
+        m |= FORWARD;
+    }
+    let torch_nn = file.contains("torch/nn/modules/") || file.ends_with("torch/nn/parameter.py") || file.ends_with("torch/nn/init.py");
+    // A constructor outside any forward pass: the program building its modules, optimizer or
+    // other state (a forward frame outranks it: objects built inside forward are forward's).
+    if python && (name == "__init__" || (torch_nn && MODULE_SETUP.contains(&name)) || LOADING.contains(&name)) {
+        m |= SETUP;
+    }
     m
+}
+
+/// The phase a stack's combined frame marks name: backward, optimizer and data outrank a forward
+/// frame, which outranks set-up; frames that name none of them leave the phase unknown.
+fn phase_of_marks(m: u8) -> Option<Phase> {
+    match m {
+        0 => None,
+        m if m & BACKWARD != 0 => Some(Phase::Backward),
+        m if m & OPTIMIZER != 0 => Some(Phase::Optimizer),
+        m if m & DATA != 0 => Some(Phase::Data),
+        m if m & FORWARD != 0 => Some(Phase::Forward),
+        m if m & SETUP != 0 => Some(Phase::Setup),
+        _ => Some(Phase::Unknown),
+    }
 }
 
 /// The phase each stack's frames name (None for an empty stack).
 pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
     let marks: Vec<u8> = interner.frames.iter().map(frame_marks).collect();
-    interner
-        .stacks
-        .iter()
-        .map(|st| {
-            let m = st.iter().fold(0u8, |m, &f| m | marks.get(f as usize).copied().unwrap_or(0));
-            match m {
-                0 => None,
-                m if m & BACKWARD != 0 => Some(Phase::Backward),
-                m if m & OPTIMIZER != 0 => Some(Phase::Optimizer),
-                m if m & DATA != 0 => Some(Phase::Data),
-                _ => Some(Phase::Forward),
-            }
-        })
-        .collect()
+    interner.stacks.iter().map(|st| phase_of_marks(st.iter().fold(0u8, |m, &f| m | marks.get(f as usize).copied().unwrap_or(0)))).collect()
 }
 
 /// Phases and named ranges of one device's trace.

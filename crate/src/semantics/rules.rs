@@ -7,7 +7,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 /// The categories every rule set knows, in the order they are shown. Rules may name others.
-pub const CATEGORIES: [&str; 10] = [
+pub const CATEGORIES: [&str; 11] = [
     "parameter",
     "gradient",
     "optimizer state",
@@ -17,6 +17,7 @@ pub const CATEGORIES: [&str; 10] = [
     "input/data",
     "communication",
     "cache",
+    "persistent",
     "unknown",
 ];
 
@@ -37,17 +38,22 @@ pub enum Phase {
     Backward,
     Optimizer,
     Data,
+    /// Building the program's state: module construction, `.to()`, loading weights, the
+    /// optimizer's constructor.
+    Setup,
+    /// Frames that name none of the above (or no frames at all in the trace).
     Unknown,
 }
 
 impl Phase {
-    pub const ALL: [Phase; 5] = [Phase::Forward, Phase::Backward, Phase::Optimizer, Phase::Data, Phase::Unknown];
+    pub const ALL: [Phase; 6] = [Phase::Forward, Phase::Backward, Phase::Optimizer, Phase::Data, Phase::Setup, Phase::Unknown];
     pub fn name(self) -> &'static str {
         match self {
             Phase::Forward => "forward",
             Phase::Backward => "backward",
             Phase::Optimizer => "optimizer",
             Phase::Data => "data",
+            Phase::Setup => "setup",
             Phase::Unknown => "unknown",
         }
     }
@@ -74,6 +80,11 @@ pub enum LifetimeRule {
     /// Not freed in the window and of the same size as a block categorized `gradient` (one to
     /// one): a parameter whose gradient it is. Tried after every other rule.
     PairsWithGradient,
+    /// Allocated in the window and never freed in it: still held at the dump.
+    AtDump,
+    /// Allocated before the window and alive through all of it, never freed: weights or state
+    /// the trace never touches. Tried after every other rule, `pairs_with_gradient` included.
+    Persistent,
 }
 
 /// Which frames a rule's patterns are tried on.

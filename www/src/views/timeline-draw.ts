@@ -147,6 +147,7 @@ export const PHASE_COLORS: Record<string, string> = {
   backward: '#fdba74',
   optimizer: '#f9a8d4',
   data: '#86efac',
+  setup: '#c4b5fd',
   unknown: '#e2e8f0',
 };
 export const RANGE_COLORS: Record<string, string> = {
