@@ -489,6 +489,8 @@ export interface RuleInfo {
   frames: string;
   phase: string | null;
   lifetime: string;
+  /** Exact block sizes in bytes the rule applies to (empty: any). */
+  sizes: number[];
   why: string;
   origin: string;
 }

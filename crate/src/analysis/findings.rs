@@ -215,7 +215,12 @@ pub fn findings(
         // By the frame that names the stacks (one site may hold several stacks); memory from
         // before the window has no allocation site to advise about.
         if let Some(g) = p.by_top_frame.first().filter(|g| g.share > 0.4 && g.origin == "dynamic" && g.stack_id.is_some()) {
-            let category = cats.and_then(|c| c.categories.iter().find(|x| x.top_sites.first().is_some_and(|s| s.label == g.label)));
+            // The site's category: one whose largest site it is and that holds nearly all of it.
+            let category = cats.and_then(|c| {
+                c.categories
+                    .iter()
+                    .find(|x| x.top_sites.first().is_some_and(|s| s.label == g.label && s.bytes as f64 >= 0.9 * g.bytes as f64))
+            });
             let at = if p.at_dump { "the memory at the dump".to_string() } else { "the peak".to_string() };
             site_says_category = category.is_some_and(|c| {
                 (c.share - g.share).abs() < 0.03 && cats.is_some_and(|cs| cs.categories.first().is_some_and(|t| t.category == c.category))
@@ -355,7 +360,14 @@ pub fn findings(
             format!("up to {} at {at}", bytes(top.bytes)),
         );
     }
+    // By priority; within one, what the program is, then what holds the memory, then the rest.
     let rank = |p: &str| ["high", "medium", "low", "info"].iter().position(|x| *x == p).unwrap_or(4);
-    f.sort_by_key(|x| rank(&x.priority));
+    let order = |c: &str| {
+        ["program", "consistency", "oom", "peak", "categories", "fragmentation", "leak", "history"]
+            .iter()
+            .position(|x| *x == c)
+            .unwrap_or(8)
+    };
+    f.sort_by_key(|x| (rank(&x.priority), order(&x.category)));
     f
 }

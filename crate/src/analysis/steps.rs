@@ -200,7 +200,7 @@ fn program(events: u32, phases: &DevicePhases, source: Option<&str>, steps: &[St
     } else if trains {
         (
             "one_training_step",
-            complete.min(1),
+            1,
             format!(
                 "One training step ({passes}): what it creates (gradients, optimizer state) is first-step state, not growth. {evidence}."
             ),

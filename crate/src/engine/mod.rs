@@ -199,7 +199,8 @@ impl Engine {
         let leak = if has_events { Some(self.leaks(device)?) } else { None };
         let oom = oom::oom(self.conn()?, device)?;
         let categories = categories::categories_at(self.conn()?, device, event)?;
-        let steps = if has_events && self.loaded.is_some() { Some(self.steps(device)?) } else { None };
+        // A dump-only file gets its steps answer too: it says the program kind (`dump_only`).
+        let steps = if self.loaded.is_some() { Some(self.steps(device)?) } else { None };
         let streams = if has_events && self.loaded.is_some() { Some(self.streams(device)?) } else { None };
         let simulated = has_events && self.loaded.as_ref().is_some_and(|l| l.snapshot.host_device != Some(device));
         let what_if = if simulated { Some(self.what_if(device, &oom)?) } else { None };

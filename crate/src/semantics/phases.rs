@@ -104,7 +104,8 @@ const LOADING: [&str; 6] = ["from_pretrained", "load_checkpoint", "load_state_di
 
 /// What one frame says about the phase it runs in.
 fn frame_marks(f: &Frame) -> u8 {
-    let (file, name) = (f.filename.as_str(), f.name.as_str());
+    let path = frames::posix_path(&f.filename);
+    let (file, name) = (path.as_ref(), f.name.as_str());
     let kind = frames::kind(f);
     let mut m = ANY_FRAME;
     let autograd_entry =
@@ -362,6 +363,21 @@ mod tests {
         );
         assert_eq!(r[0].group, RangeGroup::Optimizer);
         assert!(annotation_ranges(&anns, 1, &times, true).is_empty(), "another device's ranges are not this device's");
+    }
+
+    #[test]
+    fn frames_name_their_phase_on_any_platform() {
+        let f = |file: &str, name: &str| Frame { filename: file.into(), line: 1, name: name.into(), fx: None };
+        let phase = |fs: &[Frame]| phase_of_marks(fs.iter().fold(0, |m, x| m | frame_marks(x)));
+        let engine = f("D:\\venv\\Lib\\site-packages\\torch\\autograd\\__init__.py", "backward");
+        assert_eq!(phase(&[engine]), Some(Phase::Backward), "a Windows path names backward too");
+        let call = f("/x/site-packages/torch/nn/modules/module.py", "_call_impl");
+        let init = f("/work/model.py", "__init__");
+        assert_eq!(phase(&[init.clone(), call.clone()]), Some(Phase::Forward), "an object built inside forward is forward's");
+        assert_eq!(phase(std::slice::from_ref(&init)), Some(Phase::Setup));
+        let ctor = f("/x/site-packages/torch/optim/adam.py", "__init__");
+        assert_eq!(phase(&[ctor]), Some(Phase::Setup), "an optimizer's constructor is set-up, not a step");
+        assert_eq!(phase(&[f("/work/run.py", "main")]), Some(Phase::Unknown), "a script's own line names no phase");
     }
 
     #[test]

@@ -117,6 +117,9 @@ struct RuleText {
     phase: Option<Phase>,
     #[serde(default)]
     lifetime: LifetimeRule,
+    /// Exact block sizes in bytes (library constants such as cuBLAS's workspace).
+    #[serde(default)]
+    size: Vec<u64>,
     #[serde(default)]
     why: Option<String>,
 }
@@ -142,6 +145,8 @@ pub struct Rule {
     pub frames: FrameSource,
     pub phase: Option<Phase>,
     pub lifetime: LifetimeRule,
+    /// Exact block sizes the rule applies to (empty: any size).
+    pub sizes: Vec<u64>,
     pub why: String,
     /// Where it came from: `default` or `user`.
     pub origin: &'static str,
@@ -150,6 +155,11 @@ pub struct Rule {
 impl Rule {
     pub fn has_frame_pattern(&self) -> bool {
         self.file.is_some() || self.function.is_some()
+    }
+
+    /// The block size is one the rule names (or the rule names none).
+    pub fn fits_size(&self, size: u64) -> bool {
+        self.sizes.is_empty() || self.sizes.contains(&size)
     }
 
     /// Both patterns (those given) match this one frame.
@@ -177,6 +187,7 @@ pub struct RuleInfo {
     pub frames: FrameSource,
     pub phase: Option<Phase>,
     pub lifetime: LifetimeRule,
+    pub sizes: Vec<u64>,
     pub why: String,
     pub origin: String,
 }
@@ -233,6 +244,7 @@ impl RuleSet {
                 frames: r.frames,
                 phase: r.phase,
                 lifetime: r.lifetime,
+                sizes: r.size,
                 why: r.why.unwrap_or_default(),
                 origin,
             });
@@ -274,6 +286,7 @@ impl RuleSet {
                 frames: r.frames,
                 phase: r.phase,
                 lifetime: r.lifetime,
+                sizes: r.sizes.clone(),
                 why: r.why.clone(),
                 origin: r.origin.to_string(),
             })

@@ -104,7 +104,7 @@ function rangeRows(c: ViewContext, ranges: PhaseSpan[]): HTMLElement {
         { class: 'num' },
         known
           ? `${int(r.start_event as number)}–${int(r.end_event as number)}`
-          : el('span', { class: 'muted', text: 'outside the trace window (no allocator event in it)' }),
+          : el('span', { class: 'muted', text: 'no allocator event in it' }),
       ),
     );
   });
