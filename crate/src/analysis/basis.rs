@@ -242,7 +242,8 @@ fn is_python_line(line: &str) -> bool {
 fn short_frame_text(line: &str) -> String {
     match line.split_once(' ') {
         Some((at, name)) => {
-            let file = at.rsplit('/').next().unwrap_or(at);
+            let at = crate::frames::posix_path(at);
+            let file = at.rsplit('/').next().unwrap_or(&at);
             let name = crate::frames::short_name(name);
             if file.starts_with(':') || file.starts_with("??") || file.ends_with(":0") {
                 name

@@ -195,9 +195,9 @@ impl Engine {
         let has_events = ov.events > 0;
         // Without events the state before the first one is the dump's: attribute that.
         let peak = Some(peak::peak(self.conn()?, device, event, 10)?);
-        let fragment = fragment::fragmentation(self.conn()?, device)?;
-        let leak = if has_events { Some(self.leaks(device)?) } else { None };
-        let oom = oom::oom(self.conn()?, device)?;
+        let fragment = self.fragment(device)?;
+        let leak = self.leak(device)?;
+        let oom = self.oom(device)?;
         let categories = categories::categories_at(self.conn()?, device, event)?;
         // A dump-only file gets its steps answer too: it says the program kind (`dump_only`).
         let steps = if self.loaded.is_some() { Some(self.steps(device)?) } else { None };
@@ -207,6 +207,32 @@ impl Engine {
         let findings =
             findings::findings(&ov, peak.as_ref(), &fragment, leak.as_ref(), &oom, (Some(&categories), steps.as_ref()), what_if.as_ref());
         Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, categories, steps, streams, what_if, findings })
+    }
+
+    /// Who holds the memory after `at` (the dump for a file without events): one part of
+    /// `analyze`, computed alone for `--mode peak`.
+    pub fn peak(&self, device: i64, at: At) -> Result<peak::PeakAnalysis> {
+        peak::peak(self.conn()?, device, self.resolve(device, at)?, 10)
+    }
+
+    /// Free memory in reserved segments at the peaks and the dump (`--mode fragment`).
+    pub fn fragment(&self, device: i64) -> Result<fragment::Fragmentation> {
+        fragment::fragmentation(self.conn()?, device)
+    }
+
+    /// Blocks kept to the dump and the floor over the window (`--mode leak`; None without events).
+    pub fn leak(&self, device: i64) -> Result<Option<leak::LeakAnalysis>> {
+        let events = self.overview()?.devices.iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))?.events;
+        if events > 0 {
+            self.leaks(device).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Each OOM with its verdict, or the room at the dump (`--mode oom`).
+    pub fn oom(&self, device: i64) -> Result<oom::OomAnalysis> {
+        oom::oom(self.conn()?, device)
     }
 
     /// The recording with expandable segments toggled, for the findings and the OOM view.
@@ -239,7 +265,7 @@ impl Engine {
     pub fn steps(&self, device: i64) -> Result<steps::StepsAnalysis> {
         let l = self.loaded("steps and phases")?;
         let (pos, d) = device_of(l, device)?;
-        Ok(steps::steps(d, &l.semantics().phases[pos]))
+        Ok(steps::steps(d, &l.phases()[pos]))
     }
 
     /// Peak, share at the allocated peak and pending frees of each stream.

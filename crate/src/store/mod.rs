@@ -11,6 +11,7 @@ use cells::pool_name;
 use rusqlite::OpenFlags;
 use rusqlite::{params, Connection};
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::sync::Arc;
 use tables::{
     ANNOTATIONS, BLOCKS, CALL_STACKS, CATEGORY_RULES, DEVICES, FRAMES, ISSUES, LIFETIMES, METADATA, PHASES, SEGMENTS, SEGMENT_LIVES,
@@ -63,6 +64,8 @@ impl Records<'static> {
 /// A new in-memory SnapshotDB over `loaded`, its `traces` and `lifetimes` virtual tables.
 pub fn to_memory(loaded: &Arc<Loaded>, records: &Records) -> Result<Connection> {
     let mut conn = Connection::open_in_memory()?;
+    // Written once, in one transaction, never rolled back: no journal to keep.
+    conn.execute_batch("PRAGMA journal_mode=OFF;")?;
     fill(&mut conn, loaded, records, Storage::Virtual(loaded))?;
     Ok(conn)
 }
@@ -157,8 +160,25 @@ fn cut(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-fn frame_json(f: &Frame) -> serde_json::Value {
-    serde_json::json!({"filename": cut(&f.filename), "line": f.line, "name": cut(&f.name)})
+/// A stack's frames as the JSON array `call_stacks.frames_json` holds, written straight into
+/// `out` (no value tree per frame: a SnapshotDB has one such text per stack).
+fn frames_json<'a>(out: &mut String, frames: impl Iterator<Item = &'a Frame>) {
+    #[derive(serde::Serialize)]
+    struct FrameJson<'f> {
+        filename: &'f str,
+        line: i64,
+        name: &'f str,
+    }
+    out.push('[');
+    for (k, f) in frames.enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let (filename, name) = (cut(&f.filename), cut(&f.name));
+        let row = FrameJson { filename: &filename, line: f.line, name: &name };
+        out.push_str(&serde_json::to_string(&row).expect("serializable"));
+    }
+    out.push(']');
 }
 
 fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) -> Result<()> {
@@ -212,16 +232,19 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         let mut cs = tx.prepare(&CALL_STACKS.insert_sql())?;
         let mut sf = tx.prepare(&STACK_FRAMES.insert_sql())?;
         let mut stack_kinds = Vec::new();
+        let (mut json, mut text) = (String::new(), String::new());
         for (i, st) in s.interner.stacks.iter().enumerate() {
-            let json = serde_json::Value::Array(st.iter().map(|&fid| frame_json(&s.interner.frames[fid as usize])).collect());
-            let text: Vec<String> = st
-                .iter()
-                .rev()
-                .map(|&fid| {
-                    let f = &s.interner.frames[fid as usize];
-                    format!("{}:{} {}", cut(&f.filename), f.line, cut(&f.name))
-                })
-                .collect();
+            json.clear();
+            frames_json(&mut json, st.iter().map(|&fid| &s.interner.frames[fid as usize]));
+            // The stack outermost first, one `file:line name` a line.
+            text.clear();
+            for (k, &fid) in st.iter().rev().enumerate() {
+                let f = &s.interner.frames[fid as usize];
+                if k > 0 {
+                    text.push('\n');
+                }
+                let _ = write!(text, "{}:{} {}", cut(&f.filename), f.line, cut(&f.name));
+            }
             stack_kinds.clear();
             stack_kinds.extend(st.iter().map(|&fid| kinds[fid as usize]));
             let label = frames::label_index(&stack_kinds);
@@ -238,8 +261,8 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
                 i as i64,
                 st.len() as i64,
                 st.first().map(|&x| x as i64),
-                json.to_string(),
-                text.join("\n"),
+                json,
+                text,
                 site,
                 label_frame.map(i64::from),
                 shown_label,
@@ -361,9 +384,8 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         for a in &s.annotations {
             an.execute(params![a.device, a.time_us, a.name, a.stage])?;
         }
-        let sem = l.semantics();
         let mut ph = tx.prepare(&PHASES.insert_sql())?;
-        for (dev_id, p) in sem.phases.iter().enumerate() {
+        for (dev_id, p) in l.phases().iter().enumerate() {
             for r in &p.runs {
                 ph.execute(params![dev_id as i64, "run", r.phase.name(), "phase", r.first, r.last, None::<i64>, None::<i64>])?;
             }
@@ -381,7 +403,7 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
             }
         }
         let mut cr = tx.prepare(&CATEGORY_RULES.insert_sql())?;
-        for (i, r) in sem.rules.info().iter().enumerate() {
+        for (i, r) in l.rules().info().iter().enumerate() {
             cr.execute(params![
                 i as i64,
                 r.name,

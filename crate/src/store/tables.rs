@@ -318,7 +318,7 @@ pub const TRACES: Table<CellFn<Event>> = Table {
             ty: "TEXT NOT NULL",
             unit: "",
             doc: "`forward` / `backward` / `optimizer` / `data` / `unknown`, from the stacks and annotations (docs/categories.md)",
-            cell: |r| V::Text(Cow::Borrowed(r.loaded.semantics().phases[r.dev].phase(r.index as u32).name())),
+            cell: |r| V::Text(Cow::Borrowed(r.loaded.phases()[r.dev].phase(r.index as u32).name())),
         },
         Column {
             name: "extra_json",
