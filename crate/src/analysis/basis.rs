@@ -204,13 +204,16 @@ pub fn disambiguate<T: Labelled>(rows: &mut [T]) {
         seen.entry((g.label().to_string(), g.detail().map(str::to_string))).or_default().push(i);
     }
     for same in seen.into_values().filter(|v| v.len() > 1) {
-        let stacks: Vec<Vec<String>> =
-            same.iter().map(|&i| rows[i].stack().unwrap_or("").lines().rev().map(str::to_string).collect()).collect();
-        // Innermost first: the first Python frame no other stack of the set has at that depth.
+        // Each stack's Python frames, innermost first: native frames between them do not count.
+        let stacks: Vec<Vec<String>> = same
+            .iter()
+            .map(|&i| rows[i].stack().unwrap_or("").lines().rev().filter(|l| is_python_line(l)).map(str::to_string).collect())
+            .collect();
+        // The first Python frame (innermost first) no other stack of the set has at that place.
         let parts: Vec<Option<usize>> = (0..same.len())
             .map(|k| {
                 let st = &stacks[k];
-                (0..st.len()).find(|&d| is_python_line(&st[d]) && stacks.iter().enumerate().all(|(j, o)| j == k || o.get(d) != st.get(d)))
+                (0..st.len()).find(|&d| stacks.iter().enumerate().all(|(j, o)| j == k || o.get(d) != st.get(d)))
             })
             .collect();
         let natives = parts.iter().filter(|p| p.is_none()).count();
