@@ -408,6 +408,10 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
         let high_leak: Vec<&str> =
             a.findings.iter().filter(|f| f.category == "leak" && f.priority == "high").map(|f| f.title.as_str()).collect();
         assert_eq!(!high_leak.is_empty(), want["leak"].as_bool().unwrap(), "{name}: high-priority leak findings {high_leak:?}");
+        if let Some(f) = a.findings.iter().find(|f| f.category == "leak" && f.priority == "high") {
+            // The evidence names the site that keeps memory step after step (the fixture's kept tensor).
+            assert!(f.evidence.contains("Kept in step after step: forward (model.py:44)"), "{name}: {}", f.evidence);
+        }
         let program = a.findings.iter().find(|f| f.category == "program").expect("a program finding");
         assert!(program.evidence.contains("events:"), "{name}: {}", program.evidence);
         seen += 1;

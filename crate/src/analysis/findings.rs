@@ -329,12 +329,32 @@ pub fn findings(
         let floor = leak
             .filter(|l| l.floor_rises_steadily)
             .map_or(String::new(), |l| format!(" The allocated floor rises by {} over the window.", bytes(l.floor_growth)));
+        // Where the kept memory was allocated: the largest site whose blocks still held at the
+        // dump were allocated across three steps or more (first-step state comes from one).
+        let step_of = |e: Option<i64>| {
+            let e = e? as u32;
+            steps.and_then(|s| s.steps.iter().position(|x| x.first_event <= e && e <= x.last_event))
+        };
+        let repeating = |c: &&super::leak::StackBytes| match (step_of(c.first_event), step_of(c.last_event)) {
+            (Some(a), Some(b)) => b >= a + 2,
+            _ => false,
+        };
+        let kept = leak.and_then(|l| l.candidates_by_stack.iter().find(repeating)).map_or(String::new(), |c| {
+            format!(
+                " Kept in step after step: {} ({} in {} blocks still allocated at the dump, allocated at events {}–{}).",
+                c.label,
+                bytes(c.bytes),
+                count(c.blocks),
+                c.first_event.map_or("?".into(), count),
+                c.last_event.map_or("?".into(), count)
+            )
+        });
         let unit = if kind == "training_steps" { "training step" } else { "step" };
         add(
             "high",
             "leak",
             format!("Memory grows by {} per {unit}", bytes(g.bytes_per_step.unwrap_or(0))),
-            format!("{}{floor}", g.text),
+            format!("{}{floor}{kept}", g.text),
             "find what is kept across steps (Leaks lists the blocks still allocated; detach/.item() logged values, clear lists of tensors)",
             format!("{} less per step", bytes(g.bytes_per_step.unwrap_or(0))),
         );
