@@ -159,15 +159,23 @@ fn device_section(o: &mut String, a: &DeviceAnalysis, timeline: &Timeline) {
         o.push_str("<p class=\"muted\">Nothing stands out.</p>");
     }
     for f in &a.findings {
+        // A finding that only informs has nothing to try.
+        let try_line = if f.suggestion.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "<div><i>Try:</i> {}{}</div>",
+                esc(&f.suggestion),
+                if f.expected_effect.is_empty() { String::new() } else { format!(" — expected: {}", esc(&f.expected_effect)) }
+            )
+        };
         let _ = write!(
             o,
-            "<div class=\"f {}\"><b>[{}] {}</b><div>{}</div><div><i>Try:</i> {}{}</div></div>",
+            "<div class=\"f {}\"><b>[{}] {}</b><div>{}</div>{try_line}</div>",
             f.priority,
             f.priority,
             esc(&f.title),
             esc(&f.evidence),
-            esc(&f.suggestion),
-            if f.expected_effect.is_empty() { String::new() } else { format!(" — expected: {}", esc(&f.expected_effect)) }
         );
     }
     if let Some(p) = &a.peak {

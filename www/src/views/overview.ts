@@ -238,13 +238,16 @@ export async function renderOverview(c: ViewContext) {
         { class: `finding ${f.priority}` },
         el('div', {}, el('span', { class: 'prio', text: f.priority }), el('b', { text: f.title })),
         el('div', { class: 'evidence', text: f.evidence }),
-        el(
-          'div',
-          {},
-          el('i', { text: 'Try: ' }),
-          f.suggestion,
-          f.expected_effect ? el('span', { class: 'muted', text: ` — expected: ${f.expected_effect}` }) : '',
-        ),
+        // A finding that only informs (what the program is, what a step created) has nothing to try.
+        f.suggestion
+          ? el(
+              'div',
+              {},
+              el('i', { text: 'Try: ' }),
+              f.suggestion,
+              f.expected_effect ? el('span', { class: 'muted', text: ` — expected: ${f.expected_effect}` }) : '',
+            )
+          : '',
       ),
     );
   }

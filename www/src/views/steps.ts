@@ -1,5 +1,5 @@
-// Steps: the training steps the engine found (ProfilerStep ranges, optimizer steps or repeated
-// backward passes), each step's peaks and its change from the previous one, the growth verdict
+// Steps: what the program is (the engine's program kind), the training steps it found
+// (ProfilerStep ranges, optimizer steps or repeated backward passes), each step's peaks and its change from the previous one, the growth verdict
 // across steps, and the named ranges (record_function, optimizer, data loader, compiled
 // regions). A step or range opens the timeline on its events; a peak event opens its details.
 import type { ViewContext } from '../app-types';
@@ -124,6 +124,15 @@ export async function renderSteps(c: ViewContext) {
     return;
   }
   const s = await c.file.client.call<StepsAnalysis>('steps', c.device);
+  // What the program is comes first: it says whether steps and growth can mean anything here.
+  c.root.append(
+    el(
+      'div',
+      { class: 'health info program', 'data-kind': s.program.kind },
+      el('strong', { text: 'What the trace shows. ' }),
+      s.program.text,
+    ),
+  );
   const growing = s.growth.verdict === 'growing';
   // Without steps the line under "Steps" says so; the verdict would repeat it.
   if (s.growth.verdict !== 'no_steps')
@@ -178,7 +187,7 @@ export async function renderSteps(c: ViewContext) {
     c.root.append(
       el('p', {
         class: 'muted',
-        text: `The phases (${plural(runs.length, 'run')} of forward, backward, optimizer or data) are drawn as bands under the Timeline.`,
+        text: `The phases (${plural(runs.length, 'run')} of set-up, forward, backward, optimizer, data or unknown code) are drawn as bands under the Timeline.`,
       }),
     );
 }

@@ -352,7 +352,8 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
     if all || mode == "overview" {
         say!();
         for f in &a.findings {
-            say!("[{}] {}: {}\n    evidence: {}\n    try: {}", f.priority, f.category, f.title, f.evidence, f.suggestion);
+            let try_line = if f.suggestion.is_empty() { String::new() } else { format!("\n    try: {}", f.suggestion) };
+            say!("[{}] {}: {}\n    evidence: {}{try_line}", f.priority, f.category, f.title, f.evidence);
         }
     }
     say!();
