@@ -125,7 +125,7 @@ pub fn findings(
                 let (what, why) = match kind {
                     "one_training_step" => (
                         "One training step",
-                        "what a first step creates (gradients, optimizer state) stays for the next step: first-step state, not a leak; a leak shows only across three or more steps",
+                        "what one step keeps (its gradients, optimizer state) is state for the next step, not growth (a first step creates it, a later one replaces it); a leak shows only across three or more steps",
                     ),
                     "model_build" => ("The model build", "the model's parameters and buffers, built to stay: not a leak"),
                     _ => ("The forward pass", "outputs and activations the program still holds at the dump (no training steps to compare, so no leak verdict)"),

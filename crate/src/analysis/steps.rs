@@ -202,7 +202,7 @@ fn program(events: u32, phases: &DevicePhases, source: Option<&str>, steps: &[St
             "one_training_step",
             1,
             format!(
-                "One training step ({passes}): what it creates (gradients, optimizer state) is first-step state, not growth. {evidence}."
+                "One training step ({passes}): what it keeps (gradients, optimizer state) is state for the next step, not growth. {evidence}."
             ),
         )
     } else if n(Phase::Forward) > 0 {
