@@ -331,7 +331,8 @@ class Program:
 def program_fixtures():
     """One small program per kind the engine must tell apart, each allocation tagged with what
     it is: a forward pass through repeating layers (no steps), a model build, one training step,
-    training steps with and without a kept tensor per step, and an optimizer built inside the
+    training steps with and without a kept tensor per step, steps whose zero_grad runs after the
+    forward pass (the previous gradients held at its peak), and an optimizer built inside the
     window by the program's own optimizer class."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
@@ -361,10 +362,16 @@ def program_fixtures():
             p.malloc("out", 2 * MIB, top, "activation")
         return acts
 
-    def step(p, n, grads, state, own=False, kept=None):
-        for g in grads:
-            p.free(g, zero)
+    def step(p, n, grads, state, own=False, kept=None, late_zero_grad=False):
+        if not late_zero_grad:
+            for g in grads:
+                p.free(g, zero)
         acts = forward(p)
+        if late_zero_grad:
+            # The loss's logits make the forward pass the peak; zero_grad runs only after it.
+            p.free(p.malloc("logits", 16 * MIB, top, "activation"), [main])
+            for g in grads:
+                p.free(g, zero)
         if kept is not None:
             kept.append(p.malloc(("kept", n), MIB + 512, top, "activation"))
         s = p.malloc("seed", 512, seed, "autograd temporary")
@@ -399,6 +406,15 @@ def program_fixtures():
         for n in range(1, 6):
             grads = step(p, n, grads, state, kept=kept)
         out.append((name, p, p.expected("training_steps", 5, leak)))
+
+    p = Program()
+    model(p)
+    grads, state = [], []
+    for n in range(1, 4):
+        grads = step(p, n, grads, state, late_zero_grad=True)
+    exp = p.expected("training_steps", 3, False)
+    exp["program"]["held_gradient_bytes"] = params * 4 * MIB  # the step before's grads at the peak
+    out.append(("program_late_zero_grad.pickle", p, exp))
 
     p = Program()
     model(p)

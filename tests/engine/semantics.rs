@@ -412,9 +412,17 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
             // The evidence names the site that keeps memory step after step (the fixture's kept tensor).
             assert!(f.evidence.contains("Kept in step after step: forward (model.py:44)"), "{name}: {}", f.evidence);
         }
+        let held = a.findings.iter().find(|f| f.title.contains("held through the forward pass"));
+        match want["held_gradient_bytes"].as_i64() {
+            Some(b) => {
+                assert_eq!(a.held_gradients.as_ref().map(|h| h.bytes as i64), Some(b), "{name}");
+                assert!(held.is_some_and(|f| f.suggestion.contains("zero_grad")), "{name}: {held:?}");
+            }
+            None => assert!(held.is_none(), "{name}: {held:?}"),
+        }
         let program = a.findings.iter().find(|f| f.category == "program").expect("a program finding");
         assert!(program.evidence.contains("events:"), "{name}: {}", program.evidence);
         seen += 1;
     }
-    assert_eq!(seen, 6, "six program fixtures");
+    assert_eq!(seen, 7, "seven program fixtures");
 }

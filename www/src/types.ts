@@ -314,7 +314,16 @@ export interface DeviceAnalysis {
   streams: StreamsAnalysis | null;
   /** The recording simulated with expandable segments toggled (null for a dump-only device). */
   what_if: WhatIf | null;
+  /** The previous step's gradients alive at a forward-pass peak (crate/src/analysis/held_gradients.rs). */
+  held_gradients: HeldGradients | null;
   findings: Finding[];
+}
+export interface HeldGradients {
+  peak_event: number;
+  blocks: number;
+  bytes: number;
+  freed_from: number;
+  freed_to: number;
 }
 /** One CUDA/NPU stream of a device (crate/src/analysis/streams.rs). */
 export interface StreamInfo {

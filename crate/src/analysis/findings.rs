@@ -43,11 +43,11 @@ pub fn findings(
     frag: &Fragmentation,
     leak: Option<&LeakAnalysis>,
     oom: &OomAnalysis,
-    sem: (Option<&CategoryBreakdown>, Option<&StepsAnalysis>),
+    sem: (Option<&CategoryBreakdown>, Option<&StepsAnalysis>, Option<&super::held_gradients::HeldGradients>),
     what_if: Option<&crate::simulate::WhatIf>,
 ) -> Vec<Finding> {
     let d = ov.device;
-    let (cats, steps) = sem;
+    let (cats, steps, held) = sem;
     // Growth across steps outranks the floor over tenths of the window as leak evidence.
     let steps_grow = steps.is_some_and(|s| s.growth.verdict == "growing");
     let mut f = Vec::new();
@@ -165,6 +165,22 @@ pub fn findings(
                 format!("{} returned sooner", bytes(l.pending_free_bytes)),
             );
         }
+    }
+    if let Some(h) = held.filter(|h| ov.peaks.allocated.bytes > 0 && h.bytes as f64 >= 0.05 * ov.peaks.allocated.bytes as f64) {
+        add(
+            "medium",
+            "peak",
+            format!("{} of gradients from the step before are held through the forward pass at the peak", bytes(h.bytes as i64)),
+            format!(
+                "{} gradient blocks are alive at the allocated peak (event {}, in a forward pass) and freed at events {}–{}, after it and before the backward pass: the previous step's .grad, released by zero_grad after the forward",
+                count(h.blocks as i64),
+                count(h.peak_event as i64),
+                count(h.freed_from as i64),
+                count(h.freed_to as i64)
+            ),
+            "call optimizer.zero_grad(set_to_none=True) before the forward pass (or right after optimizer.step())",
+            format!("the peak drops by up to {}", bytes(h.bytes as i64)),
+        );
     }
     // What the simulated expandable-segments toggle says, when it was simulated: a finding that
     // would advise it must not contradict it.

@@ -8,8 +8,8 @@ mod files;
 
 use crate::analysis::basis::{self, Counter};
 use crate::analysis::{
-    bands, categories, category_series, compare, event, findings, fragment, leak, oom, overview, peak, state, steps, streams, timeline,
-    tree, DeviceAnalysis,
+    bands, categories, category_series, compare, event, findings, fragment, held_gradients, leak, oom, overview, peak, state, steps,
+    streams, timeline, tree, DeviceAnalysis,
 };
 use crate::error::{Error, Result};
 use crate::query::{catalogue, sql, templates};
@@ -204,9 +204,30 @@ impl Engine {
         let streams = if has_events && self.loaded.is_some() { Some(self.streams(device)?) } else { None };
         let simulated = has_events && self.loaded.as_ref().is_some_and(|l| l.snapshot.host_device != Some(device));
         let what_if = if simulated { Some(self.what_if(device, &oom)?) } else { None };
-        let findings =
-            findings::findings(&ov, peak.as_ref(), &fragment, leak.as_ref(), &oom, (Some(&categories), steps.as_ref()), what_if.as_ref());
-        Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, categories, steps, streams, what_if, findings })
+        let held = self.held_gradients(device)?;
+        let findings = findings::findings(
+            &ov,
+            peak.as_ref(),
+            &fragment,
+            leak.as_ref(),
+            &oom,
+            (Some(&categories), steps.as_ref(), held.as_ref()),
+            what_if.as_ref(),
+        );
+        Ok(DeviceAnalysis {
+            device,
+            overview: ov,
+            peak,
+            fragment,
+            leak,
+            oom,
+            categories,
+            steps,
+            streams,
+            what_if,
+            held_gradients: held,
+            findings,
+        })
     }
 
     /// Who holds the memory after `at` (the dump for a file without events): one part of
@@ -228,6 +249,15 @@ impl Engine {
         } else {
             Ok(None)
         }
+    }
+
+    /// The previous step's gradients alive at a forward-pass peak (None without the replay).
+    pub fn held_gradients(&self, device: i64) -> Result<Option<held_gradients::HeldGradients>> {
+        let Some(l) = self.loaded.as_ref() else { return Ok(None) };
+        let (pos, d) = device_of(l, device)?;
+        let sem = l.semantics();
+        let Some(gradient) = sem.rules.categories.iter().position(|c| c == "gradient") else { return Ok(None) };
+        Ok(held_gradients::held_gradients(d, &l.phases()[pos], &sem.categories[pos], gradient as u8))
     }
 
     /// Each OOM with its verdict, or the room at the dump (`--mode oom`).
