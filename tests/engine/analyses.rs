@@ -136,6 +136,8 @@ fn every_mode_and_template_runs_on_every_corpus_file() {
             }
             let event = a.peak.as_ref().and_then(|p| p.event).unwrap_or(0);
             let _ = s.tree(d, PEAK).unwrap();
+            // Every template on every device: each run checks that its SQL returns exactly the
+            // columns the catalogue declares (TEMPLATE_COLUMNS otherwise).
             for t in catalogue() {
                 let mut p = default_params(&t, event);
                 p.insert("device".into(), d.into());
