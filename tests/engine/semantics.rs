@@ -426,3 +426,30 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
     }
     assert_eq!(seen, 7, "seven program fixtures");
 }
+
+/// A trace with a backward pass every few events (a hostile file can have hundreds of
+/// thousands): the steps answer lists the first `MAX_STEPS` and says how many there are.
+#[test]
+fn steps_answers_are_bounded_and_count_the_rest() {
+    use snapscope::analysis::steps::{MAX_SPANS, MAX_STEPS};
+    let fwd = serde_json::json!([{"filename": "/w/model.py", "line": 3, "name": "forward"}]);
+    let bwd = serde_json::json!([{"filename": "/usr/lib/python3/site-packages/torch/autograd/__init__.py", "line": 9, "name": "backward"}]);
+    let (base, n) = (0x7f00_0000_0000_u64, MAX_STEPS + 500);
+    let mut events = Vec::new();
+    for _ in 0..n {
+        events.push(serde_json::json!({"action": "alloc", "addr": base, "size": 512, "stream": 0, "frames": fwd}));
+        events.push(serde_json::json!({"action": "free_requested", "addr": base, "size": 512, "stream": 0, "frames": bwd}));
+        events.push(serde_json::json!({"action": "free_completed", "addr": base, "size": 512, "stream": 0, "frames": bwd}));
+    }
+    let block = serde_json::json!({"address": base, "size": 2 << 20, "requested_size": 0, "state": "inactive", "frames": []});
+    let segment = serde_json::json!({"device": 0, "address": base, "total_size": 2 << 20, "allocated_size": 0, "active_size": 0,
+        "requested_size": 0, "stream": 0, "segment_type": "small", "is_expandable": false, "frames": [], "blocks": [block]});
+    let snap = serde_json::json!({"segments": [segment], "device_traces": [events]});
+    let e = Engine::from_loaded(Loaded::from_bytes(&serde_json::to_vec(&snap).unwrap()).unwrap(), Vec::new());
+    let s = e.steps(0).unwrap();
+    assert_eq!(s.steps.len(), MAX_STEPS);
+    assert_eq!(s.steps_total, n, "every backward pass after a forward one starts a step");
+    assert_eq!(s.phases.len(), MAX_SPANS);
+    assert!(s.phases_total > MAX_SPANS);
+    assert_eq!(s.program.kind, "training_steps");
+}

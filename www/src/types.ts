@@ -543,7 +543,11 @@ export interface StepsAnalysis {
   phases: PhaseSpan[];
   framework_ranges: number;
   step_source: string | null;
+  /** At most 10,000; steps_total counts them all. */
   steps: Step[];
+  steps_total: number;
+  /** phases holds at most 20,000 spans; phases_total counts them all. */
+  phases_total: number;
   growth: Growth;
   peak_allocated_at: PeakPlace | null;
   peak_reserved_at: PeakPlace | null;

@@ -60,7 +60,11 @@ pub struct StepsAnalysis {
     /// How the steps were found: `ProfilerStep annotations`, `optimizer steps`, `backward passes`,
     /// or None.
     pub step_source: Option<String>,
+    /// At most `MAX_STEPS` (the first ones); `steps_total` counts them all.
     pub steps: Vec<Step>,
+    pub steps_total: usize,
+    /// `phases` holds at most `MAX_SPANS` (the first ones); `phases_total` counts them all.
+    pub phases_total: usize,
     pub growth: Growth,
     /// Where each peak of the window falls: `{step, phase}` (None when before the first event).
     pub peak_allocated_at: Option<PeakPlace>,
@@ -105,6 +109,10 @@ pub struct PeakPlace {
     pub phase: String,
 }
 
+/// The most steps and phase spans an answer lists (the totals say how many there are).
+pub const MAX_STEPS: usize = 10_000;
+pub const MAX_SPANS: usize = 20_000;
+
 pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
     let mut spans: Vec<PhaseSpan> = phases
         .runs
@@ -145,13 +153,21 @@ pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
             phase: phases.phase(e).name().into(),
         })
     };
+    let (peak_allocated_at, peak_reserved_at) = (place(d.series.peak("allocated")), place(d.series.peak("reserved")));
+    // Bounded answers: a hostile trace can have a backward pass every few events.
+    let (steps_total, phases_total) = (steps.len(), spans.len());
+    let mut steps = steps;
+    steps.truncate(MAX_STEPS);
+    spans.truncate(MAX_SPANS);
     StepsAnalysis {
         device: d.device,
+        steps_total,
+        phases_total,
         phases: spans,
         framework_ranges,
         step_source: source.map(str::to_string),
-        peak_allocated_at: place(d.series.peak("allocated")),
-        peak_reserved_at: place(d.series.peak("reserved")),
+        peak_allocated_at,
+        peak_reserved_at,
         steps,
         growth,
         program,

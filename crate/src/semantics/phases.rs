@@ -261,7 +261,7 @@ pub fn range_group(name: &str) -> RangeGroup {
 /// START/END pairs of one device (annotations without a device apply to every device), matched
 /// by name innermost first.
 fn annotation_ranges(annotations: &[Annotation], device: i64, times: &[i64], timed: bool) -> Vec<NamedRange> {
-    let mut open: Vec<(String, Option<i64>)> = Vec::new();
+    let mut open: Vec<Option<(String, Option<i64>)>> = Vec::new();
     let mut out = Vec::new();
     let place = |name: String, start: Option<i64>, end: Option<i64>, is_open: bool| {
         let first = start.filter(|_| timed).map(|t| times.partition_point(|&x| x < t) as u32);
@@ -276,19 +276,25 @@ fn annotation_ranges(annotations: &[Annotation], device: i64, times: &[i64], tim
         };
         NamedRange { group: range_group(&name), name, start_event, end_event, start_us: start, end_us: end, open: is_open }
     };
+    // The open STARTs in order, and for each name the positions of its open ones (innermost
+    // last): an END finds its START at once, however many never close (no quadratic scan).
+    let mut by_name: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
     for a in annotations.iter().filter(|a| a.device.is_none_or(|d| d == device)) {
         match a.stage.as_str() {
-            "START" => open.push((a.name.clone(), a.time_us)),
+            "START" => {
+                by_name.entry(a.name.as_str()).or_default().push(open.len());
+                open.push(Some((a.name.clone(), a.time_us)));
+            }
             "END" => {
-                if let Some(k) = open.iter().rposition(|(n, _)| *n == a.name) {
-                    let (name, start) = open.remove(k);
+                if let Some(k) = by_name.get_mut(a.name.as_str()).and_then(Vec::pop) {
+                    let (name, start) = open[k].take().expect("an open START");
                     out.push(place(name, start, a.time_us, false));
                 }
             }
             _ => {}
         }
     }
-    for (name, start) in open {
+    for (name, start) in open.into_iter().flatten() {
         out.push(place(name, start, None, true));
     }
     out
@@ -378,6 +384,21 @@ mod tests {
         let ctor = f("/x/site-packages/torch/optim/adam.py", "__init__");
         assert_eq!(phase(&[ctor]), Some(Phase::Setup), "an optimizer's constructor is set-up, not a step");
         assert_eq!(phase(&[f("/work/run.py", "main")]), Some(Phase::Unknown), "a script's own line names no phase");
+    }
+
+    #[test]
+    fn unpaired_annotations_pair_in_linear_time() {
+        // 100,000 STARTs that never close and 100,000 ENDs of other names: a scan of the open
+        // ones per END would take minutes.
+        let mut anns: Vec<Annotation> =
+            (0..100_000).map(|k| Annotation { device: Some(0), time_us: Some(k), name: format!("s{k}"), stage: "START".into() }).collect();
+        anns.extend((0..100_000).map(|k| Annotation { device: Some(0), time_us: Some(k), name: format!("e{k}"), stage: "END".into() }));
+        anns.push(Annotation { device: Some(0), time_us: Some(5), name: "s7".into(), stage: "END".into() });
+        let t0 = std::time::Instant::now();
+        let r = annotation_ranges(&anns, 0, &[0, 10, 20], true);
+        assert!(t0.elapsed().as_secs_f64() < 5.0, "{:?}", t0.elapsed());
+        assert_eq!(r.len(), 100_000);
+        assert_eq!(r.iter().filter(|x| !x.open).count(), 1, "the one END that has its START");
     }
 
     #[test]
