@@ -1,7 +1,7 @@
 //! The `snapscope` binary: atomic import that never touches the input, JSON envelopes on
 //! success and failure, read-only SQL, DB and snapshot inputs giving the same overview.
 
-mod common;
+use crate::common;
 use serde_json::Value;
 use std::process::Command;
 

@@ -2,15 +2,13 @@
 //! (scripts/gen_fixtures.py `semantics_training`) and on the real corpus, where the categories
 //! must sum exactly to the active counter at every event tested.
 
-mod common;
+use crate::common;
 use serde_json::Value;
 use snapscope::engine::{At, Engine};
 use snapscope::Loaded;
 use std::collections::BTreeMap;
 
-fn open(path: &std::path::Path) -> Engine {
-    Engine::from_loaded(Loaded::from_bytes(&std::fs::read(path).unwrap()).unwrap(), Vec::new())
-}
+use common::open;
 
 fn expected() -> Value {
     let all: Value = serde_json::from_slice(&std::fs::read(common::fixtures().join("expected.json")).unwrap()).unwrap();

@@ -3,16 +3,12 @@
 //! counterfactual pair of the corpus (the same NPU program recorded without and with
 //! expandable segments).
 
-mod common;
+use crate::common;
 use serde_json::Value;
-use snapscope::engine::Engine;
 use snapscope::simulate::Simulation;
-use snapscope::Loaded;
 use std::path::Path;
 
-fn open(path: &Path) -> Engine {
-    Engine::from_loaded(Loaded::from_bytes(&std::fs::read(path).unwrap()).unwrap(), Vec::new())
-}
+use common::open;
 
 fn expected() -> Value {
     serde_json::from_slice(&std::fs::read(common::fixtures().join("expected.json")).unwrap()).unwrap()
