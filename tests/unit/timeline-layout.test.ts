@@ -6,6 +6,7 @@ import {
   bucketAt,
   bucketEvents,
   columnEdges,
+  flatNote,
   stepPoints,
   centredWindow,
   groupLabels,
@@ -310,4 +311,14 @@ test("a trace with known times: every bucket stands at its time since the first 
   // Back from x: the bucket starting at or left of it.
   assert.equal(x.iOf(500), 20);
   assert.equal(x.iOf(1000), 30);
+});
+
+test("a flat chart says why: a trace of one event, or counters that hardly move", () => {
+  const GiB = 2 ** 30;
+  const one = counters([0], [null], [16 * GiB], 0);
+  assert.match(flatNote(one, 1, 412)!, /only 1 event.*412 blocks from before the window/);
+  const still = counters([0, 10], [null, null], [8 * GiB, 8 * GiB + 2 ** 20], 19);
+  assert.match(flatNote(still, 20, 0)!, /moves by 1.00 MiB only, under 1 %/);
+  const moving = counters([0, 10], [null, null], [GiB, 2 * GiB], 19);
+  assert.equal(flatNote(moving, 20, 0), null);
 });

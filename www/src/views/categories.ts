@@ -6,9 +6,8 @@ import type { OpenFile, ViewContext } from '../app-types';
 import type { CategoryBreakdown, CategoryShare, RuleInfo } from '../types';
 import { EngineFailure } from '../client';
 import { bytesSpan, clip, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
-import { peakButton } from '../ui/event-panel';
 import { categoryColor, categoryInk } from '../ui/categories-palette';
-import { focusEvent } from './focus';
+import { focusEvent, focusSwitch } from './focus';
 import { shareSegments } from './categories-layout';
 
 /** The rules text last applied to each open file (kept across renders of the view). */
@@ -218,13 +217,14 @@ export async function renderCategories(c: ViewContext) {
         text:
           b.event === null
             ? 'What the memory is at the dump (this device has no trace events)'
-            : `What the memory is after ${eventLabel(b.event)}`,
+            : isPeak
+              ? `What the memory is at the allocated peak (${eventLabel(b.event)})`
+              : `What the memory is after the selected ${eventLabel(b.event)}`,
       }),
-      isPeak ? el('span', { class: 'tag', text: 'allocated peak' }) : '',
       el('span', { class: 'spacer' }),
+      focusSwitch(c, 'categories'),
       d.events ? evInput : '',
       d.events ? go : '',
-      peak !== null ? peakButton(() => c.app.select(peak, 'categories'), isPeak) : null,
     ),
   );
   if (b.finding) c.root.append(el('p', { class: 'cat-finding', text: b.finding }));

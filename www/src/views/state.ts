@@ -4,10 +4,9 @@
 import type { ViewContext } from '../app-types';
 import type { AllocatorState, StateBlock, StateSegment } from '../types';
 import { DEFS, bytes, bytesSpan, card, clip, el, eventLabel, exact, hex, pct, plural } from '../ui/format';
-import { peakButton } from '../ui/event-panel';
 import { fitCanvas } from '../ui/canvas';
 import { tooltip } from '../ui/tooltip';
-import { focusEvent } from './focus';
+import { focusEvent, focusSwitch } from './focus';
 import { ROW, blockAt, byteScale, segmentOrder, xOfAddress } from './state-layout';
 
 interface StackText {
@@ -45,15 +44,16 @@ export async function renderState(c: ViewContext) {
       'div',
       { class: 'toolbar' },
       el('b', {
-        text: d.events
-          ? `Allocator state after ${eventLabel(event)}`
-          : 'Allocator state at the dump (this snapshot has no trace events)',
+        text: !d.events
+          ? 'Allocator state at the dump (this snapshot has no trace events)'
+          : event !== null && event === peak
+            ? `Allocator state at the allocated peak (${eventLabel(event)})`
+            : `Allocator state after the selected ${eventLabel(event)}`,
       }),
-      event !== null && event === peak ? el('span', { class: 'tag', text: 'allocated peak' }) : '',
       el('span', { class: 'spacer' }),
+      focusSwitch(c, 'state'),
       d.events ? evInput : '',
       d.events ? go : '',
-      peak !== null ? peakButton(() => c.app.select(peak, 'state'), event === peak) : null,
     ),
     el(
       'div',

@@ -44,6 +44,8 @@ export interface TimelineScene {
   steps: number[];
   /** Active memory by category as stacked areas, instead of the allocated and requested lines. */
   stack: { columns: StackColumn[]; names: string[] } | null;
+  /** Reserved and allocated only, the peaks marked without labels (the Overview's small chart). */
+  compact?: boolean;
 }
 
 export function drawTimeline(g: CanvasRenderingContext2D, s: TimelineScene) {
@@ -82,13 +84,13 @@ export function drawTimeline(g: CanvasRenderingContext2D, s: TimelineScene) {
     // Dark, so that it stands out against the activation area (the same hue as the active line).
     steps(data.active_max, '#0f172a', 1);
   } else {
-    steps(data.active_max, COLORS.active, 1.5);
+    if (!s.compact) steps(data.active_max, COLORS.active, 1.5);
     // Allocated: the min..max band of each column, so no spike is lost.
     g.fillStyle = COLORS.allocated + '55';
     data.allocated_max.forEach((v, k) =>
       g.fillRect(x0[k], y.y(v), Math.max(1, x1[k] - x0[k]), Math.max(1, y.y(data.allocated_min[k]) - y.y(v))),
     );
-    steps(data.requested_max, COLORS.requested, 1);
+    if (!s.compact) steps(data.requested_max, COLORS.requested, 1);
     steps(data.allocated_max, COLORS.allocated, 1.8);
   }
   g.lineWidth = 1;
@@ -116,10 +118,12 @@ export function drawTimeline(g: CanvasRenderingContext2D, s: TimelineScene) {
       g.fillStyle = COLORS[kind];
       g.fillText(grp.text, grp.left, top + row);
     });
-  label('oom', 10);
-  label('peak', 22);
-  label('reservedPeak', 34);
-  label('annotation', 46);
+  if (!s.compact) {
+    label('oom', 10);
+    label('peak', 22);
+    label('reservedPeak', 34);
+    label('annotation', 46);
+  }
   for (const m of visible.filter((m) => m.kind === 'peak')) {
     // A triangle on the allocated peak, at the top of the plot.
     const mx = x.xOf(m.index);

@@ -1,7 +1,7 @@
 // Timeline geometry (pure: no DOM; tests/unit): which bucket holds an event, the x scale by event
 // index or by wall-clock time, and the axis ticks. The engine sends one bucket per pixel column.
 import type { Timeline } from '../types';
-import { int } from '../ui/format';
+import { bytes, int, plural } from '../ui/format';
 import { fitLabel, niceStep, plotWidth, type Frame, type Pad } from '../ui/plot';
 
 export { niceStep };
@@ -278,4 +278,24 @@ export function stackColumns(
     const x1 = k + 1 < m ? xOf(start(k + 1)) : Math.max(x0 + 1, xOf(to));
     return { x0, x1: Math.max(x1, x0 + 0.5), lower, upper };
   });
+}
+
+/**
+ * Why the chart of a whole trace looks flat, in words, or null when it does not: a trace of a
+ * few events (the memory was there before recording began: `blocksBefore` blocks from before the
+ * window), or an allocated line that moves by under 1 % of the top of the chart.
+ */
+export function flatNote(t: Timeline, events: number, blocksBefore: number): string | null {
+  if (!t.index.length || events <= 0) return null;
+  const top = Math.max(...t.reserved_max, ...t.active_max);
+  const moved = Math.max(...t.allocated_max) - Math.min(...t.allocated_min);
+  if (events <= 3)
+    return (
+      `The trace holds only ${plural(events, 'event')}: the memory on the chart was allocated before recording began ` +
+      `(${plural(blocksBefore, 'block')} from before the window), so the chart is one level. Start ` +
+      'torch.cuda.memory._record_memory_history() earlier (before the model is built) to see it grow.'
+    );
+  if (top > 0 && moved < top * 0.01)
+    return `The chart looks flat: over these ${plural(events, 'event')} allocated memory moves by ${bytes(moved)} only, under 1 % of the ${bytes(top)} at the top of the chart.`;
+  return null;
 }
