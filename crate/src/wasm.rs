@@ -289,6 +289,24 @@ impl WasmEngine {
         json(&Engine::catalogue())
     }
 
+    /// The SnapshotDB's tables as `store/tables.rs` declares them (docs/schema.md is made from
+    /// the same): `[{name, row, columns: [{name, type, unit, doc}]}]`, for the page's schema panel.
+    pub fn schema(&self) -> String {
+        use crate::store::tables::{Table, LIFETIMES, SMALL, TRACES};
+        fn table<C>(t: &Table<C>) -> serde_json::Value {
+            let columns: Vec<_> = t
+                .columns
+                .iter()
+                .map(|c| serde_json::json!({ "name": c.name, "type": c.ty, "unit": c.unit, "doc": c.doc }))
+                .collect();
+            serde_json::json!({ "name": t.name, "row": t.row, "columns": columns })
+        }
+        let mut all: Vec<_> = SMALL.iter().map(|t| table(t)).collect();
+        all.push(table(&TRACES));
+        all.push(table(&LIFETIMES));
+        json(&all)
+    }
+
     /// Run a template; `params` is a JSON object. Rows as arrays.
     pub fn query(&mut self, name: String, params: String) -> Result<String, JsValue> {
         let p: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&params)

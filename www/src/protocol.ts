@@ -21,6 +21,7 @@ export type EngineMethod =
   | 'sql'
   | 'stats'
   | 'catalogue'
+  | 'schema'
   | 'query'
   | 'analyze'
   | 'report'

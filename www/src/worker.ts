@@ -207,7 +207,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
           post({ id: m.id, kind: 'ok', json: known });
           break;
         }
-        if (m.method !== 'stats' && m.method !== 'catalogue') await stored.get(m.key);
+        if (m.method !== 'stats' && m.method !== 'catalogue' && m.method !== 'schema') await stored.get(m.key);
         const e = engines.get(m.key);
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
         const fn = (e as unknown as Record<string, (...a: unknown[]) => string>)[m.method];

@@ -53,7 +53,8 @@ function fxText(fx: FxFrame): string {
 export const MAX_FRAMES = 200;
 
 /** Frames of the C++ side (native code, the interpreter, the allocator, the runtime). */
-const isNative = (f: Frame) => !PYTHON.has(f.kind) && f.kind !== 'autograd';
+const NATIVE = new Set<string>(['native', 'interpreter', 'allocator', 'runtime']);
+const isNative = (f: Frame) => NATIVE.has(f.kind);
 
 /** Native frames in a row that fold into one "N native frames" line (fewer stay listed). */
 export const NATIVE_RUN = 3;

@@ -8,6 +8,7 @@ import { EngineFailure } from '../client';
 import { bytesSpan, clip, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
 import { categoryColor, categoryInk } from '../ui/categories-palette';
 import { focusEvent, focusSwitch } from './focus';
+import { revealPanel, takePanel, withDocLinks } from './doc-panels';
 import { shareSegments } from './categories-layout';
 
 /** The rules text last applied to each open file (kept across renders of the view). */
@@ -150,8 +151,8 @@ async function rulesEditor(c: ViewContext): Promise<HTMLElement> {
       const info = e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' };
       error.replaceChildren(
         el('strong', { text: 'The rules were not applied: ' }),
-        el('span', { class: 'msg', text: info.message }),
-        info.hint ? el('div', { class: 'hint', text: info.hint }) : '',
+        el('span', { class: 'msg' }, ...withDocLinks(c, info.message)),
+        info.hint ? el('div', { class: 'hint' }, ...withDocLinks(c, info.hint)) : '',
       );
       error.hidden = false;
       apply.disabled = false;
@@ -163,9 +164,9 @@ async function rulesEditor(c: ViewContext): Promise<HTMLElement> {
     text.value = '';
     void send('');
   });
-  return el(
+  const section = el(
     'section',
-    { class: 'rules-editor' },
+    { class: 'rules-editor', id: 'category-rules' },
     el('h3', { text: 'Category rules' }),
     el('p', {
       class: 'muted',
@@ -190,6 +191,8 @@ async function rulesEditor(c: ViewContext): Promise<HTMLElement> {
     el('div', { class: 'actions' }, apply, reset),
     error,
   );
+  if (takePanel('categories')) revealPanel(section);
+  return section;
 }
 
 export async function renderCategories(c: ViewContext) {
@@ -227,7 +230,7 @@ export async function renderCategories(c: ViewContext) {
       d.events ? go : '',
     ),
   );
-  if (b.finding) c.root.append(el('p', { class: 'cat-finding', text: b.finding }));
+  if (b.finding) c.root.append(el('p', { class: 'cat-finding' }, ...withDocLinks(c, b.finding)));
   c.root.append(
     el(
       'p',

@@ -5,6 +5,7 @@ import { DEFS, bytes, bytesSpan, card, el, eventLabel, gridTable, int, pct, plur
 import { streamHex, streamsShape } from './streams-layout';
 import { fitCanvas } from '../ui/canvas';
 import { reveal } from '../ui/busy';
+import { withDocLinks } from './doc-panels';
 import { COLORS, drawTimeline, type Marker } from './timeline-draw';
 import { PAD, flatNote, xScale } from './timeline-layout';
 
@@ -403,12 +404,12 @@ export async function renderOverview(c: ViewContext) {
         'div',
         { class: `finding ${f.priority}` },
         el('div', {}, el('span', { class: 'prio', text: f.priority }), el('b', { text: f.title })),
-        el('div', { class: 'evidence', text: f.evidence }),
+        el('div', { class: 'evidence' }, ...withDocLinks(c, f.evidence)),
         el(
           'div',
           {},
           el('i', { text: 'Try: ' }),
-          f.suggestion,
+          ...withDocLinks(c, f.suggestion),
           f.expected_effect ? el('span', { class: 'muted', text: ` — expected: ${f.expected_effect}` }) : '',
         ),
       ),
