@@ -358,7 +358,11 @@ if (viewFiles.length) {
   const out = [];
   for (const file of viewFiles)
     for (let r = 0; r < runs; r++) {
-      const res = { file: basename(file), bytes: statSync(file).size, ...(await viewsRun(origin, file)) };
+      const res = {
+        file: basename(file),
+        bytes: statSync(file).size,
+        ...(await viewsRun(origin, file)),
+      };
       out.push(res);
       console.log(JSON.stringify(res));
     }

@@ -168,7 +168,8 @@ test("over time each allocation's step stands at its time since the first event"
     // And nowhere else between the previous event and this one: flat, no slope, no zigzag.
     const from = xOf(i - 1) + 2;
     const flat = [];
-    for (let xx = from; xx < x - 2; xx++) flat.push(p.y[Math.round(xx * p.scale)]);
+    for (let xx = from; xx < x - 2; xx++)
+      flat.push(p.y[Math.round(xx * p.scale)]);
     assert.ok(
       Math.max(...flat) - Math.min(...flat) <= 1,
       `event ${i - 1}: its column is level (${Math.min(...flat)}..${Math.max(...flat)})`,

@@ -316,8 +316,16 @@ test("a trace with known times: every bucket stands at its time since the first 
 test("a flat chart says why: a trace of one event, or counters that hardly move", () => {
   const GiB = 2 ** 30;
   const one = counters([0], [null], [16 * GiB], 0);
-  assert.match(flatNote(one, 1, 412)!, /only 1 event.*412 blocks from before the window/);
-  const still = counters([0, 10], [null, null], [8 * GiB, 8 * GiB + 2 ** 20], 19);
+  assert.match(
+    flatNote(one, 1, 412)!,
+    /only 1 event.*412 blocks from before the window/,
+  );
+  const still = counters(
+    [0, 10],
+    [null, null],
+    [8 * GiB, 8 * GiB + 2 ** 20],
+    19,
+  );
   assert.match(flatNote(still, 20, 0)!, /moves by 1.00 MiB only, under 1 %/);
   const moving = counters([0, 10], [null, null], [GiB, 2 * GiB], 19);
   assert.equal(flatNote(moving, 20, 0), null);

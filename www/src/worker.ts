@@ -117,6 +117,26 @@ const early = new Map<string, Map<string, string>>();
 const OVERVIEW_BUCKETS = 400;
 const callKey = (method: string, args: unknown[]) => JSON.stringify([method, ...args]);
 
+/** The long arrays of a `bands` answer (a million entries and more), in `bandsTyped`'s order. */
+const BAND_ARRAYS = ['column_event', 'column_start', 'entry_block', 'entry_bottom', 'other_bytes', 'active'];
+
+/**
+ * `bands` as the page takes it: the engine's typed arrays (`bandsTyped`), transferred, with the
+ * rest of the answer parsed here. As JSON, the long arrays took the engine and the page's main
+ * thread a second and more.
+ */
+function bandsValue(engine: Engine, args: unknown[]): { value: Record<string, unknown>; transfer: ArrayBuffer[] } {
+  const [rest, ...arrays] = (engine as unknown as { bandsTyped: (...a: unknown[]) => unknown[] }).bandsTyped(...args);
+  const value = JSON.parse(rest as string) as Record<string, unknown>;
+  const transfer: ArrayBuffer[] = [];
+  BAND_ARRAYS.forEach((key, i) => {
+    const typed = arrays[i] as Uint32Array | Float64Array;
+    value[key] = typed;
+    transfer.push(typed.buffer as ArrayBuffer);
+  });
+  return { value, transfer };
+}
+
 /** The Overview's small timeline of every traced device (at most 64), from the replay. */
 function earlyAnswers(engine: Engine, overview: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -210,6 +230,11 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         if (m.method !== 'stats' && m.method !== 'catalogue' && m.method !== 'schema') await stored.get(m.key);
         const e = engines.get(m.key);
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
+        if (m.method === 'bands') {
+          const { value, transfer } = bandsValue(e, m.args);
+          post({ id: m.id, kind: 'ok', value }, transfer);
+          break;
+        }
         const fn = (e as unknown as Record<string, (...a: unknown[]) => string>)[m.method];
         const out = m.method === 'stats' ? { ...e.stats(), warmed_ahead: warmedAhead.get(m.key) } : fn.apply(e, m.args);
         // report() answers HTML and stats() an object; everything else JSON text.

@@ -66,7 +66,7 @@ export const NATIVE_RUN = 3;
  */
 export function frameRuns(frames: Frame[]): (Frame | Frame[])[] {
   const out: (Frame | Frame[])[] = [];
-  for (let i = 0; i < frames.length; ) {
+  for (let i = 0; i < frames.length;) {
     let j = i;
     while (j < frames.length && isNative(frames[j])) j++;
     if (j - i >= NATIVE_RUN) {

@@ -47,5 +47,10 @@ export function focusSwitch(c: ViewContext, view: ViewName): HTMLElement | null 
   });
   peakBtn.addEventListener('click', () => state !== 'peak' && c.app.showAt(true, view));
   selBtn.addEventListener('click', () => state !== 'selected' && c.app.showAt(false, view));
-  return el('div', { class: 'focus-switch', role: 'group', 'aria-label': 'which event the view shows' }, peakBtn, selBtn);
+  return el(
+    'div',
+    { class: 'focus-switch', role: 'group', 'aria-label': 'which event the view shows' },
+    peakBtn,
+    selBtn,
+  );
 }

@@ -47,42 +47,40 @@ function overviewChart(c: ViewContext, d: DeviceOverview): { el: HTMLElement; dr
   const markers: Marker[] = [{ index: d.peaks.allocated.event ?? 0, kind: 'peak', label: 'allocated peak' }];
   if (d.peaks.reserved.event !== d.peaks.allocated.event)
     markers.push({ index: d.peaks.reserved.event ?? 0, kind: 'reservedPeak', label: 'reserved peak' });
-  const drawn = c.file.client
-    .call<Timeline>('timeline', c.device, from, to, OVERVIEW_BUCKETS)
-    .then((data) => {
-      const why = flatNote(data, d.events, d.window.blocks_before_window);
-      note.hidden = why === null;
-      note.textContent = why ?? '';
-      const g = canvas.getContext('2d')!;
-      const frame = () => ({ ...fitCanvas(canvas, g, 130), pad: { ...PAD, t: 8, b: 20 } });
-      const draw = () => {
-        const f = frame();
-        const x = xScale(data, from, to, f, false);
-        drawTimeline(g, {
-          data,
-          frame: f,
-          x,
-          from,
-          to,
-          byTime: false,
-          origin: null,
-          markers,
-          selected: null,
-          hover: null,
-          steps: [],
-          stack: null,
-          compact: true,
-        });
-      };
-      draw();
-      new ResizeObserver(draw).observe(canvas);
-      canvas.addEventListener('click', (e) => {
-        const f = frame();
-        const i = xScale(data, from, to, f, false).iOf(e.offsetX);
-        c.app.select(Math.max(from, Math.min(to, i)), 'timeline');
+  const drawn = c.file.client.call<Timeline>('timeline', c.device, from, to, OVERVIEW_BUCKETS).then((data) => {
+    const why = flatNote(data, d.events, d.window.blocks_before_window);
+    note.hidden = why === null;
+    note.textContent = why ?? '';
+    const g = canvas.getContext('2d')!;
+    const frame = () => ({ ...fitCanvas(canvas, g, 130), pad: { ...PAD, t: 8, b: 20 } });
+    const draw = () => {
+      const f = frame();
+      const x = xScale(data, from, to, f, false);
+      drawTimeline(g, {
+        data,
+        frame: f,
+        x,
+        from,
+        to,
+        byTime: false,
+        origin: null,
+        markers,
+        selected: null,
+        hover: null,
+        steps: [],
+        stack: null,
+        compact: true,
       });
-      canvas.dataset.drawn = 'true';
+    };
+    draw();
+    new ResizeObserver(draw).observe(canvas);
+    canvas.addEventListener('click', (e) => {
+      const f = frame();
+      const i = xScale(data, from, to, f, false).iOf(e.offsetX);
+      c.app.select(Math.max(from, Math.min(to, i)), 'timeline');
     });
+    canvas.dataset.drawn = 'true';
+  });
   return { el: box, drawn };
 }
 
@@ -292,7 +290,6 @@ export async function renderOverview(c: ViewContext) {
   reveal(c.root);
   // After the frame that paints the figures (benchmarks: choosing the file → the peak figures).
   requestAnimationFrame(() => setTimeout(() => performance.mark('snapscope:peak-figures')));
-
 
   if (d.events > 0) {
     const actions = el('div', { class: 'actions' });

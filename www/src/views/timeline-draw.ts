@@ -4,7 +4,15 @@ import type { Timeline } from '../types';
 import { byteAxis, vline } from '../ui/canvas';
 import { byteTicks, yScaleTo, type Frame, type YScale } from '../ui/plot';
 import { categoryColor } from '../ui/categories-palette';
-import { columnEdges, groupLabels, labelLeft, stepPoints, xTicks, type StackColumn, type XScale } from './timeline-layout';
+import {
+  columnEdges,
+  groupLabels,
+  labelLeft,
+  stepPoints,
+  xTicks,
+  type StackColumn,
+  type XScale,
+} from './timeline-layout';
 import { ROW_H, rowTop, type Band, type BandLayout } from './phases-layout';
 
 export const COLORS = {

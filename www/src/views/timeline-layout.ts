@@ -112,7 +112,13 @@ export function xScale(t: Timeline | null, from: number, to: number, f: Frame, b
  * right in event order on either axis. Every line of the chart is a step over these columns: a
  * column's value stands over its whole width, and no line runs diagonally between two columns.
  */
-export function columnEdges(t: Timeline, x: XScale, from: number, to: number, f: Frame): { x0: number[]; x1: number[] } {
+export function columnEdges(
+  t: Timeline,
+  x: XScale,
+  from: number,
+  to: number,
+  f: Frame,
+): { x0: number[]; x1: number[] } {
   const n = t.index.length;
   const x0 = t.index.map((i) => x.xOf(i));
   const x1: number[] = [];
