@@ -116,12 +116,12 @@ function frameList(cls: string, frames: Frame[], showKind: boolean, fold = false
  * The stack of an event: its Python frames (user code emphasised), innermost first, each as
  * `name (short/path:line)` with the full `filename:line name` on hover; every frame (C++,
  * interpreter, allocator…) behind an "all N frames" toggle. A stack without Python frames shows
- * its first native frames. At most MAX_FRAMES of each list.
+ * its three innermost native frames (the rest folded under "all N frames"). At most MAX_FRAMES of each list.
  */
 export function stackList(frames: Frame[]): HTMLElement {
   if (!frames.length) return el('p', { class: 'muted', text: 'No stack was recorded for this event.' });
   const python = frames.filter((f) => PYTHON.has(f.kind));
-  const shown = python.length ? python : frames.filter((f) => f.kind === 'native').slice(0, 8);
+  const shown = python.length ? python : frames.filter((f) => f.kind === 'native').slice(0, 3);
   const box = el(
     'div',
     { class: 'stack-box' },

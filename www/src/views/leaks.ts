@@ -160,7 +160,11 @@ export async function renderLeaks(c: ViewContext) {
     floorChart(l.floor),
     ...(l.candidates_by_category.length
       ? [
-          el('h3', { text: `What the kept memory is: ${kept} by category` }),
+          el('h3', {
+            text: suspect
+              ? 'What the kept memory is: leak candidates by category'
+              : 'What the memory kept to the dump is, by category',
+          }),
           categoryStrip(l.candidates_by_category, l.candidate_bytes, {
             label: `${kept} by category`,
             width: (c.root.clientWidth || 1200) - 40,

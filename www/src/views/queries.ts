@@ -337,7 +337,8 @@ function schemaPanel(tables: SchemaTable[]): HTMLDetailsElement {
               el('td', {}, el('code', { text: col.name })),
               el('td', { class: 'muted', text: col.type }),
               el('td', { text: col.unit }),
-              el('td', { text: col.doc.replace(/`/g, '') }),
+              // A project doc named in parentheses is no file a page user has.
+              el('td', { text: col.doc.replace(/`/g, '').replace(/\s*\(docs\/[\w-]+\.md\)/g, '') }),
             ),
           ),
           'grid compact schema-columns',
