@@ -339,7 +339,10 @@ test("stats() reports load stages and the wasm memory high-water mark", async ()
 test("the URL hash reopens a view, device and event", async () => {
   await page.evaluate(() => (location.hash = "#view=state&device=0&event=3"));
   await page.waitForTimeout(400);
-  assert.match(await page.textContent(".toolbar"), /after the selected event 3(?!\d)/);
+  assert.match(
+    await page.textContent(".toolbar"),
+    /after the selected event 3(?!\d)/,
+  );
 });
 
 test("a broken file shows a clear error on the page", async () => {
