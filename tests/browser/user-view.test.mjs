@@ -3,7 +3,7 @@
 // dump-only file say, folded native frames, the Leaks wording, the Steps table's box, the schema
 // panel instead of docs/ paths, and the Allocations view drawing without freezing the page. On
 // the real corpus (skipped without it): a file with C++ frames, one with annotations on three
-// devices, a dump-only one and a one-event one.
+// devices, a dump-only one, a one-event one and one of 50 steps.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -30,7 +30,8 @@ const DUMP_ONLY = join(
   "cuda/kkaitlyn111__cs336-a2-systems/memory_snapshot.pickle",
 );
 const ONE_EVENT = join(CORPUS, "cuda/LfieLike__SketchKV2/my_snapshot.pickle");
-const FILES = [CPP, ANNOTATED, DUMP_ONLY, ONE_EVENT];
+const STEPS = join(CORPUS, "cuda/Maphsge4__select_n/1f2f5480_snapshot.pickle");
+const FILES = [CPP, ANNOTATED, DUMP_ONLY, ONE_EVENT, STEPS];
 const SKIP = FILES.some((f) => !existsSync(f)) && "the real corpus is not here";
 
 let page, close, errors;
@@ -273,21 +274,25 @@ test(
   "a long Steps table scrolls in its own box; the file selector shows whole names",
   { skip: SKIP },
   async () => {
-    await show(0, "steps");
-    const box = page.locator(".steps-scroll");
-    if (await box.count()) {
-      const h = await box.evaluate((b) => b.getBoundingClientRect().height);
-      assert.ok(h <= 600, `${h} px`);
-    }
-    const page_h = await page.evaluate(
+    // 50 steps: the table scrolls in its box, the page stays short.
+    await show(4, "steps");
+    const box = await page.locator(".steps-scroll").evaluate((b) => ({
+      h: b.getBoundingClientRect().height,
+      scrolls: b.scrollHeight > b.clientHeight,
+      rows: b.querySelectorAll("tbody tr").length,
+    }));
+    assert.ok(box.rows >= 50, `${box.rows} steps`);
+    assert.ok(box.h <= 600 && box.scrolls, JSON.stringify(box));
+    const long = await page.evaluate(
       () => document.documentElement.scrollHeight,
     );
-    assert.ok(page_h < 2500, `the page is ${page_h} px long`);
+    assert.ok(long < 2500, `the page is ${long} px long`);
+    await shot(page, "user-steps-box");
     const sel = await page.evaluate(() => {
       const s = document.getElementById("file-select");
-      return { title: s.title, fits: s.scrollWidth <= s.clientWidth + 1 };
+      return { title: s.title };
     });
-    assert.match(sel.title, /memory_snapshot\.pickle/);
+    assert.match(sel.title, /1f2f5480_snapshot\.pickle \(/);
   },
 );
 

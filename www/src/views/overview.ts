@@ -240,7 +240,9 @@ export async function renderOverview(c: ViewContext) {
   const span = !d.events
     ? 'only the dump was recorded'
     : d.window.first_time_us !== null && d.window.last_time_us !== null
-      ? `${((d.window.last_time_us - d.window.first_time_us) / 1e6).toFixed(3)} s of wall time`
+      ? d.window.last_time_us === d.window.first_time_us
+        ? 'all at one timestamp'
+        : `${((d.window.last_time_us - d.window.first_time_us) / 1e6).toFixed(3)} s of wall time`
       : 'no timestamps (event order only)';
   const cards = el('div', { class: 'cards' });
   const allocPlace = el('span', {});

@@ -327,7 +327,12 @@ function schemaPanel(tables: SchemaTable[]): HTMLDetailsElement {
       el(
         'section',
         { class: 'schema-table', 'data-table': t.name },
-        el('h4', {}, el('code', { text: t.name }), el('span', { class: 'muted', text: ` — one row per ${t.row}` })),
+        el(
+          'h4',
+          {},
+          el('code', { text: t.name }),
+          el('span', { class: 'muted', text: ` — one row per ${t.row.replace(/`/g, '')}` }),
+        ),
         gridTable(
           ['column', 'type', 'unit', 'meaning'],
           t.columns.map((col) =>
