@@ -317,3 +317,45 @@ test(
     await viewDone(page);
   },
 );
+
+test(
+  "Allocator state draws only the segments in sight, and hovering after a scroll names the row under the pointer",
+  { skip: SKIP },
+  async () => {
+    // The dump-only file: 1,457 segments.
+    await show(2, "state");
+    const { rows } = await page.evaluate(() =>
+      window.snapscope.sql(
+        "SELECT address FROM segments ORDER BY total_size DESC, address LIMIT 400",
+      ),
+    );
+    const sizes = await page.evaluate(() => {
+      const c = document.querySelector("canvas.segmap");
+      return {
+        css: c.clientHeight,
+        inner: window.innerHeight,
+        all: document.querySelector(".segmap-box").scrollHeight,
+      };
+    });
+    assert.ok(
+      sizes.css <= sizes.inner,
+      `canvas ${sizes.css} px in a ${sizes.inner} px window`,
+    );
+    assert.ok(
+      sizes.all > 20000,
+      `the box scrolls over every row (${sizes.all} px)`,
+    );
+    await page.evaluate(
+      () => (document.querySelector(".segmap-box").scrollTop = 3000),
+    );
+    await page.waitForTimeout(200);
+    const box = await page.locator("canvas.segmap").boundingBox();
+    const y = 100 + 9; // the middle of a row
+    await page.mouse.move(box.x + 300, box.y + y);
+    await page.waitForSelector(".tip:not([hidden])");
+    const row = Math.floor((y + 3000) / 18);
+    const want = `0x${BigInt(rows[row][0]).toString(16)}`;
+    assert.match(await page.textContent(".tip"), new RegExp(`segment ${want}`));
+    await shot(page, "user-state-scrolled");
+  },
+);
