@@ -217,9 +217,11 @@ export async function renderCategories(c: ViewContext) {
       'div',
       { class: 'toolbar' },
       el('b', {
-        text:
-          b.event === null
-            ? 'What the memory is at the dump (this device has no trace events)'
+        text: !d.events
+          ? 'What the memory is at the dump (this device has no trace events)'
+          : b.event === null
+            ? // The trace's peak lies before its first event (it starts after the memory was allocated).
+              'What the memory is at the allocated peak (window start)'
             : isPeak
               ? `What the memory is at the allocated peak (${eventLabel(b.event)})`
               : `What the memory is after the selected ${eventLabel(b.event)}`,
