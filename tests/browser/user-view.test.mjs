@@ -205,7 +205,11 @@ test(
     for (const v of ["categories", "peak", "tree"]) {
       await page.click(`[data-view=${v}]`);
       await viewShown(page, v);
-      assert.doesNotMatch(await page.textContent(".toolbar"), /no trace events/, v);
+      assert.doesNotMatch(
+        await page.textContent(".toolbar"),
+        /no trace events/,
+        v,
+      );
     }
     await show(2, "overview");
     assert.match(await page.textContent(".health"), /Dump only/);
