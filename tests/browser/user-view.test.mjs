@@ -180,6 +180,13 @@ test(
     await run.locator("summary").click();
     assert.equal(await run.locator("ol li").count(), n);
     assert.equal(await run.locator("ol li").first().isVisible(), true);
+    // Template arguments folded: no frame reads "_<c10::impl::detail::...<...<".
+    const frames = await page.$$eval(
+      ".event-panel ol.stack li:not(.native-run) .fn",
+      (l) => l.map((x) => x.textContent),
+    );
+    assert.ok(frames.length > 0);
+    for (const f of frames) assert.doesNotMatch(f, /<[^…>][^>]*</, f);
     await shot(page, "user-native-frames");
   },
 );

@@ -13,6 +13,7 @@ import {
   hex,
   int,
   isAbsent,
+  shortCpp,
   splitFrameDisplay,
   utcTime,
 } from './format';
@@ -33,7 +34,8 @@ function frameItem(f: Frame, showKind: boolean): HTMLElement {
       class: f.kind === 'user' ? 'user' : PYTHON.has(f.kind) ? f.kind : 'other',
       title: clip(`${f.filename}:${f.line} ${f.name}`, 2000),
     },
-    frameText(clip(f.display)),
+    // C++ frames with their template arguments folded (the whole name on hover).
+    frameText(clip(PYTHON.has(f.kind) ? f.display : shortCpp(f.display))),
     showKind ? el('span', { class: 'kind', text: f.kind }) : '',
     f.fx ? el('div', { class: 'fx muted', text: clip(fxText(f.fx), 400) }) : '',
   );
