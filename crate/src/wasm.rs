@@ -313,11 +313,8 @@ impl WasmEngine {
     pub fn schema(&self) -> String {
         use crate::store::tables::{Table, LIFETIMES, SMALL, TRACES};
         fn table<C>(t: &Table<C>) -> serde_json::Value {
-            let columns: Vec<_> = t
-                .columns
-                .iter()
-                .map(|c| serde_json::json!({ "name": c.name, "type": c.ty, "unit": c.unit, "doc": c.doc }))
-                .collect();
+            let columns: Vec<_> =
+                t.columns.iter().map(|c| serde_json::json!({ "name": c.name, "type": c.ty, "unit": c.unit, "doc": c.doc })).collect();
             serde_json::json!({ "name": t.name, "row": t.row, "columns": columns })
         }
         let mut all: Vec<_> = SMALL.iter().map(|t| table(t)).collect();
