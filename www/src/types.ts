@@ -422,6 +422,13 @@ export interface TemplateColumn {
   name: string;
   unit: string | null;
 }
+/** A SnapshotDB table as the engine declares it (`schema()`; docs/schema.md is made from the same). */
+export interface SchemaTable {
+  name: string;
+  /** What one row is. */
+  row: string;
+  columns: { name: string; type: string; unit: string; doc: string }[];
+}
 /** A query template of the engine's catalogue. */
 export interface Template {
   name: string;

@@ -282,7 +282,7 @@ fn categories_section(o: &mut String, c: &crate::analysis::categories::CategoryB
     }
     let _ = write!(
         o,
-        "</table><p class=\"muted\">The categories sum to the active counter at that event ({}). Rules: docs/categories.md.</p>",
+        "</table><p class=\"muted\">The categories sum to the active counter at that event ({}). The rules that decide them, in the order they are tried, are listed (and can be edited) in the Categories view of the snapscope page.</p>",
         b(c.active)
     );
 }

@@ -6,9 +6,9 @@ import type { OpenFile, ViewContext } from '../app-types';
 import type { CategoryBreakdown, CategoryShare, RuleInfo } from '../types';
 import { EngineFailure } from '../client';
 import { bytesSpan, clip, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
-import { peakButton } from '../ui/event-panel';
 import { categoryColor, categoryInk } from '../ui/categories-palette';
-import { focusEvent } from './focus';
+import { focusEvent, focusSwitch } from './focus';
+import { revealPanel, takePanel, withDocLinks } from './doc-panels';
 import { shareSegments } from './categories-layout';
 
 /** The rules text last applied to each open file (kept across renders of the view). */
@@ -151,8 +151,8 @@ async function rulesEditor(c: ViewContext): Promise<HTMLElement> {
       const info = e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' };
       error.replaceChildren(
         el('strong', { text: 'The rules were not applied: ' }),
-        el('span', { class: 'msg', text: info.message }),
-        info.hint ? el('div', { class: 'hint', text: info.hint }) : '',
+        el('span', { class: 'msg' }, ...withDocLinks(c, info.message)),
+        info.hint ? el('div', { class: 'hint' }, ...withDocLinks(c, info.hint)) : '',
       );
       error.hidden = false;
       apply.disabled = false;
@@ -164,9 +164,9 @@ async function rulesEditor(c: ViewContext): Promise<HTMLElement> {
     text.value = '';
     void send('');
   });
-  return el(
+  const section = el(
     'section',
-    { class: 'rules-editor' },
+    { class: 'rules-editor', id: 'category-rules' },
     el('h3', { text: 'Category rules' }),
     el('p', {
       class: 'muted',
@@ -191,6 +191,8 @@ async function rulesEditor(c: ViewContext): Promise<HTMLElement> {
     el('div', { class: 'actions' }, apply, reset),
     error,
   );
+  if (takePanel('categories')) revealPanel(section);
+  return section;
 }
 
 export async function renderCategories(c: ViewContext) {
@@ -215,19 +217,22 @@ export async function renderCategories(c: ViewContext) {
       'div',
       { class: 'toolbar' },
       el('b', {
-        text:
-          b.event === null
-            ? 'What the memory is at the dump (this device has no trace events)'
-            : `What the memory is after ${eventLabel(b.event)}`,
+        text: !d.events
+          ? 'What the memory is at the dump (this device has no trace events)'
+          : b.event === null
+            ? // The trace's peak lies before its first event (it starts after the memory was allocated).
+              'What the memory is at the allocated peak (window start)'
+            : isPeak
+              ? `What the memory is at the allocated peak (${eventLabel(b.event)})`
+              : `What the memory is after the selected ${eventLabel(b.event)}`,
       }),
-      isPeak ? el('span', { class: 'tag', text: 'allocated peak' }) : '',
       el('span', { class: 'spacer' }),
+      focusSwitch(c, 'categories'),
       d.events ? evInput : '',
       d.events ? go : '',
-      peak !== null ? peakButton(() => c.app.select(peak, 'categories'), isPeak) : null,
     ),
   );
-  if (b.finding) c.root.append(el('p', { class: 'cat-finding', text: b.finding }));
+  if (b.finding) c.root.append(el('p', { class: 'cat-finding' }, ...withDocLinks(c, b.finding)));
   c.root.append(
     el(
       'p',

@@ -120,6 +120,10 @@ export async function renderLeaks(c: ViewContext) {
       );
     return;
   }
+  // "Leak candidates" only where the verdict is a leak (the floor rises steadily, or memory grows
+  // from step to step); otherwise the same blocks are what the run kept at the dump, in plain type.
+  const suspect = (l.floor_growth > 0 && l.floor_rises_steadily) || a.steps?.growth.verdict === 'growing';
+  const kept = suspect ? 'leak candidates' : 'kept to the dump';
   c.root.append(
     stepGrowth(c, a.steps),
     headline(l, a.steps?.growth.verdict === 'growing'),
@@ -127,10 +131,12 @@ export async function renderLeaks(c: ViewContext) {
       'div',
       { class: 'cards' },
       card(
-        'leak candidates',
+        suspect ? 'leak candidates' : 'allocated in the window, alive at the dump',
         bytesSpan(l.candidate_bytes),
-        `${plural(l.candidates, 'block')} allocated in the window, alive at the end`,
-        'primary',
+        suspect
+          ? `${plural(l.candidates, 'block')} allocated in the window, alive at the end`
+          : `${plural(l.candidates, 'block')}; no leak by the verdict above`,
+        suspect ? 'primary' : '',
       ),
       card(
         'pending free at dump',
@@ -154,14 +160,18 @@ export async function renderLeaks(c: ViewContext) {
     floorChart(l.floor),
     ...(l.candidates_by_category.length
       ? [
-          el('h3', { text: 'What the kept memory is: leak candidates by category' }),
+          el('h3', {
+            text: suspect
+              ? 'What the kept memory is: leak candidates by category'
+              : 'What the memory kept to the dump is, by category',
+          }),
           categoryStrip(l.candidates_by_category, l.candidate_bytes, {
-            label: 'leak candidates by category',
+            label: `${kept} by category`,
             width: (c.root.clientWidth || 1200) - 40,
           }),
         ]
       : []),
-    el('h3', { text: 'Leak candidates by allocation site' }),
+    el('h3', { text: `${suspect ? 'Leak candidates' : 'Kept to the dump'} by allocation site` }),
     l.candidates_by_stack.length
       ? groupTable(l.candidates_by_stack, l.candidate_bytes)
       : el('p', { class: 'muted', text: 'none' }),
