@@ -58,13 +58,29 @@ function floorChart(floor: number[]): HTMLElement {
   return el('div', { class: 'floor-chart' }, axis, bars, x);
 }
 
-function headline(l: LeakAnalysis, stepsGrow: boolean): HTMLElement {
+/**
+ * The engine's leak verdict: its leak finding (a high or medium one calls a leak; an info one says
+ * what the window kept and why that is not one, from the program's kind), or none.
+ */
+function verdict(a: DeviceAnalysis): HTMLElement | '' {
+  const f = a.findings.find((x) => x.category === 'leak' && x.title !== '' && !x.title.includes('freed but not yet'));
+  if (!f) return '';
+  const leak = f.priority === 'high' || f.priority === 'medium';
+  return el(
+    'div',
+    { class: `health ${leak ? 'warn' : 'info'} leak-verdict`, 'data-priority': f.priority },
+    el('strong', { text: `${f.title}. ` }),
+    f.evidence,
+  );
+}
+
+function headline(l: LeakAnalysis, stepsGrow: boolean, suspect: boolean): HTMLElement {
   const rose = l.floor_growth > 0;
   const steady = rose && l.floor_rises_steadily;
   const change = floorChange(l.floor_growth);
   return el(
     'div',
-    { class: steady && l.candidate_bytes > 0 ? 'health warn' : rose ? 'health info' : 'health ok' },
+    { class: suspect ? 'health warn' : rose ? 'health info' : 'health ok' },
     el(
       'strong',
       {},
@@ -120,13 +136,20 @@ export async function renderLeaks(c: ViewContext) {
       );
     return;
   }
-  // "Leak candidates" only where the verdict is a leak (the floor rises steadily, or memory grows
-  // from step to step); otherwise the same blocks are what the run kept at the dump, in plain type.
-  const suspect = (l.floor_growth > 0 && l.floor_rises_steadily) || a.steps?.growth.verdict === 'growing';
+  // "Leak candidates" only where the engine's verdict is a leak (its leak finding: memory growing
+  // across training steps, or a floor rising in a program whose steps it cannot see); otherwise
+  // the same blocks are what the run kept at the dump, in plain type.
+  const suspect = a.findings.some(
+    (f) =>
+      f.category === 'leak' &&
+      (f.priority === 'high' || f.priority === 'medium') &&
+      !f.title.includes('freed but not yet'),
+  );
   const kept = suspect ? 'leak candidates' : 'kept to the dump';
   c.root.append(
     stepGrowth(c, a.steps),
-    headline(l, a.steps?.growth.verdict === 'growing'),
+    a.steps?.growth.verdict === 'growing' ? '' : verdict(a),
+    headline(l, a.steps?.growth.verdict === 'growing', suspect),
     el(
       'div',
       { class: 'cards' },
