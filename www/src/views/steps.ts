@@ -150,7 +150,7 @@ export async function renderSteps(c: ViewContext) {
     el('p', {
       class: 'muted step-source',
       text: s.step_source
-        ? `${plural(s.steps.length, 'step')}, found from ${s.step_source}. Click a step to see its events in the timeline, a peak event for its details.`
+        ? `${plural(s.steps_total, 'step')}, found from ${s.step_source}${s.steps_total > s.steps.length ? ` (the first ${int(s.steps.length)} listed)` : ''}. Click a step to see its events in the timeline, a peak event for its details.`
         : s.growth.text, // the engine's sentence on why no steps were found
     }),
   );
