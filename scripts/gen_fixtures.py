@@ -399,13 +399,13 @@ def program_fixtures():
     step(p, 1, [], [])
     out.append(("program_one_step.pickle", p, p.expected("one_training_step", 1, False)))
 
-    for name, leak in (("program_steps_leak.pickle", True), ("program_steps_stable.pickle", False)):
+    for name, leak, steps in (("program_steps_leak.pickle", True, 5), ("program_steps_stable.pickle", False, 5), ("program_steps_many.pickle", False, 50)):
         p = Program()
         model(p)
         grads, state, kept = [], [], [] if leak else None
-        for n in range(1, 6):
+        for n in range(1, steps + 1):
             grads = step(p, n, grads, state, kept=kept)
-        out.append((name, p, p.expected("training_steps", 5, leak)))
+        out.append((name, p, p.expected("training_steps", steps, leak)))
 
     p = Program()
     model(p)

@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import {
   CORPUS,
+  ROOT,
   openPage,
   shot,
   showView,
@@ -30,7 +31,8 @@ const DUMP_ONLY = join(
   "cuda/kkaitlyn111__cs336-a2-systems/memory_snapshot.pickle",
 );
 const ONE_EVENT = join(CORPUS, "cuda/LfieLike__SketchKV2/my_snapshot.pickle");
-const STEPS = join(CORPUS, "cuda/Maphsge4__select_n/1f2f5480_snapshot.pickle");
+// 50 training steps (scripts/gen_fixtures.py): a long Steps table.
+const STEPS = join(ROOT, "fixtures/program_steps_many.pickle");
 const FILES = [CPP, ANNOTATED, DUMP_ONLY, ONE_EVENT, STEPS];
 const SKIP = FILES.some((f) => !existsSync(f)) && "the real corpus is not here";
 
@@ -309,7 +311,7 @@ test(
       const s = document.getElementById("file-select");
       return { title: s.title };
     });
-    assert.match(sel.title, /1f2f5480_snapshot\.pickle \(/);
+    assert.match(sel.title, /program_steps_many\.pickle \(/);
   },
 );
 
