@@ -122,18 +122,19 @@ pub fn findings(
                 );
             }
             "one_training_step" | "model_build" | "forward" if l.candidate_bytes > 0 => {
+                // What the window kept, by category; why that is no leak follows from the kind.
                 let (what, why) = match kind {
                     "one_training_step" => (
-                        "One training step",
-                        "what one step keeps (its gradients, optimizer state) is state for the next step, not growth (a first step creates it, a later one replaces it); a leak shows only across three or more steps",
+                        "a one-step trace",
+                        "what a step keeps (its gradients, optimizer state) is state for the next step, not growth (a first step creates it, a later one replaces it); a leak shows only across three or more steps",
                     ),
-                    "model_build" => ("The model build", "the model's parameters and buffers, built to stay: not a leak"),
-                    _ => ("The forward pass", "outputs and activations the program still holds at the dump (no training steps to compare, so no leak verdict)"),
+                    "model_build" => ("a model build", "the model's parameters and buffers, built to stay: not a leak"),
+                    _ => ("forward passes only", "what the program holds at the dump (its model, the passes' outputs, caches); with no training steps to compare there is no leak verdict"),
                 };
                 add(
                     "info",
                     "leak",
-                    format!("{what} created {} still allocated at the dump", bytes(l.candidate_bytes)),
+                    format!("{} allocated in the window ({what}) is still held at the dump", bytes(l.candidate_bytes)),
                     format!("{} blocks: {}; {why}", count(l.candidates), kept()),
                     if kind == "one_training_step" { "record three or more steps to check for growth" } else { "" },
                     "".into(),
