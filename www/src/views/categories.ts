@@ -20,7 +20,8 @@ name = "adam"
 category = "adam state"
 file = 'my_project/optim'      # regex on a frame's file
 function = '^step$'            # regex on the same frame's function
-lifetime = "outlives_phase"    # any | within_phase | outlives_phase | into_backward | before_window | at_oom | pairs_with_gradient
+lifetime = "outlives_phase"    # any | within_phase | outlives_phase | into_backward | before_window | at_oom | at_dump | pairs_with_gradient | persistent
+# size = [8519680]             # exact block sizes in bytes (optional)
 why = "Adam's moments"
 # replace_defaults = true      # (top level) use only these rules`;
 
@@ -104,6 +105,7 @@ function pattern(r: RuleInfo): HTMLElement {
   if (r.function) parts.push(parts.length ? ' · ' : '', 'function ', el('code', { text: r.function }));
   if (!parts.length) parts.push(el('span', { class: 'muted', text: 'any frame' }));
   if (r.file || r.function) parts.push(el('span', { class: 'muted', text: ` (${r.frames} frames)` }));
+  if (r.sizes.length) parts.push(' · size ', el('code', { text: r.sizes.map((b) => `${int(b)} B`).join(', ') }));
   return el('span', {}, ...parts);
 }
 
