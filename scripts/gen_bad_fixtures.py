@@ -62,7 +62,9 @@ def main():
         chunk = b"\0" * (1 << 20)
         for _ in range(128):
             g.write(chunk)
-    write("gzip_bomb.pickle.gz", buf.getvalue(), {"error": "INPUT_TOO_LARGE"})
+    write("gzip_bomb.pickle.gz", buf.getvalue(), {"error": "BUDGET_EXCEEDED"})
+    # Issue 29.3: gzip inside gzip multiplied the per-layer cap; a snapshot is compressed once.
+    write("gzip_in_gzip.pickle.gz", gzip.compress(gzip.compress(p4({"segments": [], "device_traces": [[]]}), mtime=0), mtime=0), {"error": "GZIP_NESTED"})
     write("malformed.json", b'{"segments": [{"address": 1, "total_size": ', {"error": "JSON_INVALID"})
     truncated = open(GOOD, "rb").read()
     write("truncated.pickle", truncated[: len(truncated) // 2], {"error": "PICKLE_INVALID"})

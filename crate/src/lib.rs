@@ -4,6 +4,7 @@
 //! The same functions serve the native CLI and the WebAssembly build.
 
 pub mod analysis;
+pub mod budget;
 pub mod engine;
 pub mod error;
 pub mod export;

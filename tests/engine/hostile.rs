@@ -139,3 +139,44 @@ open(sys.argv[1], "wb").write(pickle.dumps({"segments": segs, "device_traces": [
     assert_eq!(d["at_dump"]["reserved"], 2 << 20, "only the valid segment counts");
 }
 
+/// Issue 29.3: gzip inside gzip opened each layer under its own cap (7,478 B → 10^7 events).
+/// One budget covers the whole decompressed size and a nested stream is refused unopened.
+#[test]
+fn gzip_inside_gzip_is_refused_and_one_budget_covers_all_members() {
+    let dir = scratch("gzip");
+    let (nested, members) = (dir.join("nested.pickle.gz"), dir.join("members.pickle.gz"));
+    python(
+        r#"
+import gzip, sys
+# 10^7 trace entries, each a memo reference to one entry dict.
+entry = b"}\x94(\x8c\x06action\x94\x8c\x05alloc\x94\x8c\x04addr\x94K\x00\x8c\x04size\x94K\x00u"
+plain = b"\x80\x04}\x94(\x8c\x08segments\x94]\x94\x8c\rdevice_traces\x94]\x94]\x94(" + entry + b"h\x06" * 10_000_000 + b"eau."
+layer = plain
+for _ in range(3):
+    layer = gzip.compress(layer, mtime=0)
+open(sys.argv[1], "wb").write(layer)
+# Many members of 60 MiB each: every member is under a per-member cap, the sum is not.
+one = gzip.compress(b"\x80\x04" + b"N0" * (30 << 20) + b"}.", mtime=0)
+open(sys.argv[2], "wb").write(one * 3)
+"#,
+        &[nested.to_str().unwrap(), members.to_str().unwrap()],
+    );
+    assert!(std::fs::metadata(&nested).unwrap().len() < 20_000);
+    for cmd in ["overview", "analyze"] {
+        let out = cli(&dir, &[cmd, nested.to_str().unwrap(), "--json"]);
+        assert_eq!(error_code(&out), "GZIP_NESTED");
+    }
+    let e = error_of(&cli(&dir, &["overview", members.to_str().unwrap(), "--json"]));
+    assert_eq!(e["code"], "BUDGET_EXCEEDED", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("decompressed_bytes"), "{e}");
+    assert!(e["hint"].as_str().unwrap().contains("--budget decompressed_bytes="), "{e}");
+    // The budget is raised with the flag it names, and lowered the same way.
+    let gz = common::fixtures().join("cuda_training.pickle.gz");
+    let gz = gz.to_str().unwrap();
+    assert!(cli(&dir, &["overview", gz, "--json"]).status.success());
+    let e = error_of(&cli(&dir, &["overview", gz, "--json", "--budget", "decompressed_bytes=1K"]));
+    assert_eq!(e["code"], "BUDGET_EXCEEDED");
+    assert!(e["message"].as_str().unwrap().contains("limit 1024"), "{e}");
+    assert_eq!(error_code(&cli(&dir, &["overview", gz, "--json", "--budget", "decompressed_bytes=1x"])), "USAGE");
+}
+

@@ -22,6 +22,11 @@ struct Cli {
     /// Category rules (TOML) to use instead of / before the defaults (docs/categories.md).
     #[arg(long, global = true, value_name = "RULES.toml")]
     categories: Option<std::path::PathBuf>,
+    /// Raise (or lower) one resource budget: NAME=N, repeatable. Budgets: decompressed_bytes
+    /// (a gzip input inflated, all members), rules_bytes (the --categories file), answer_bytes
+    /// (cell bytes of one sql/query answer). An input over a budget fails with BUDGET_EXCEEDED.
+    #[arg(long, global = true, value_name = "NAME=N")]
+    budget: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -67,6 +72,11 @@ fn main() {
     }
     let cli = Cli::parse();
     let out = Out { json: cli.json, from_focus: false };
+    for spec in &cli.budget {
+        if let Err(e) = snapscope::budget::set(spec) {
+            emit::fail(&e, cli.json);
+        }
+    }
     rules::set(cli.categories);
     let result = match cli.cmd {
         Cmd::Import(a) => cmd::import::run(a, out),
