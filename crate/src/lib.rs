@@ -3,6 +3,7 @@
 //! bytes → [`reader`] → [`model::Snapshot`] → [`replay`] → [`store`] (SQLite) → [`analysis`].
 //! The same functions serve the native CLI and the WebAssembly build.
 
+pub mod alloc_conf;
 pub mod analysis;
 pub mod budget;
 pub mod engine;

@@ -180,3 +180,49 @@ open(sys.argv[2], "wb").write(one * 3)
     assert_eq!(error_code(&cli(&dir, &["overview", gz, "--json", "--budget", "decompressed_bytes=1x"])), "USAGE");
 }
 
+/// A small trace the simulator runs on (one large block in a 20 MiB segment), with `conf` as the
+/// recording's PYTORCH_CUDA_ALLOC_CONF.
+const SIM_SNAPSHOT: &str = r#"
+import pickle, sys
+A, M = 0x7f0000000000, 1 << 20
+ev = lambda action, size, **kw: dict({"action": action, "addr": A, "size": size, "stream": 0, "frames": []}, **kw)
+events = [ev("segment_alloc", 20 * M), ev("alloc", 2 * M), ev("free_requested", 2 * M), ev("free_completed", 2 * M)]
+seg = {"device": 0, "address": A, "total_size": 20 * M, "allocated_size": 0, "active_size": 0, "requested_size": 0,
+       "stream": 0, "segment_type": "large", "frames": [],
+       "blocks": [{"address": A, "size": 20 * M, "requested_size": 0, "state": "inactive", "frames": []}]}
+settings = {"PYTORCH_CUDA_ALLOC_CONF": sys.argv[2], "expandable_segments": False}
+open(sys.argv[1], "wb").write(pickle.dumps({"segments": [seg], "device_traces": [events], "allocator_settings": settings}, protocol=4))
+"#;
+
+/// Issue 29.6 and 13: a recorded `large_segment_size_mb:0`, or an --alloc-conf size that wrapped
+/// to 0 (or to 21 MiB), divided by zero in the simulator (exit 101). One validated parser refuses
+/// both with an error naming the setting.
+#[test]
+fn allocator_settings_are_validated_wherever_they_come_from() {
+    let dir = scratch("settings");
+    let (zero, good) = (dir.join("zero.pickle"), dir.join("good.pickle"));
+    python(SIM_SNAPSHOT, &[zero.to_str().unwrap(), "large_segment_size_mb:0"]);
+    python(SIM_SNAPSHOT, &[good.to_str().unwrap(), "expandable_segments:False"]);
+    assert!(std::fs::metadata(&zero).unwrap().len() < 1000);
+    let (zero, good) = (zero.to_str().unwrap(), good.to_str().unwrap());
+    let html = dir.join("r.html");
+    for args in [
+        vec!["analyze", zero, "--json"],
+        vec!["analyze", zero, "--mode", "tune", "--json"],
+        vec!["simulate", zero, "--json"],
+        vec!["report", zero, "-o", html.to_str().unwrap(), "--json"],
+    ] {
+        let e = error_of(&cli(&dir, &args));
+        assert_eq!(e["code"], "ALLOC_CONF_INVALID", "{args:?}: {e}");
+        assert!(e["message"].as_str().unwrap().contains("recorded allocator_settings"), "{e}");
+        assert!(e["message"].as_str().unwrap().contains("large_segment_size_mb"), "{e}");
+    }
+    assert!(cli(&dir, &["analyze", good, "--json"]).status.success());
+    for conf in ["large_segment_size_mb:17592186044416", "max_split_size_mb:17592186044437", "roundup_power2_divisions:[1:3]"] {
+        let e = error_of(&cli(&dir, &["simulate", good, "--alloc-conf", conf, "--json"]));
+        assert_eq!(e["code"], "ALLOC_CONF_INVALID", "{conf}: {e}");
+        let key = conf.split(':').next().unwrap();
+        assert!(e["message"].as_str().unwrap().contains(key) && e["hint"].as_str().unwrap().contains(key), "{e}");
+    }
+    assert!(cli(&dir, &["simulate", good, "--alloc-conf", "large_segment_size_mb:2", "--json"]).status.success());
+}
