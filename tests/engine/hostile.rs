@@ -226,3 +226,87 @@ fn allocator_settings_are_validated_wherever_they_come_from() {
     }
     assert!(cli(&dir, &["simulate", good, "--alloc-conf", "large_segment_size_mb:2", "--json"]).status.success());
 }
+
+/// Issue 29.10: report, slice and export overwrote their input when -o named it (by its path, a
+/// symlink or a hard link); only import refused. One check for every output.
+#[test]
+fn no_command_writes_over_its_input() {
+    let dir = scratch("own-input");
+    let snap = dir.join("s.pickle");
+    std::fs::copy(common::fixtures().join("cuda_training.pickle"), &snap).unwrap();
+    std::os::unix::fs::symlink(&snap, dir.join("link.pickle")).unwrap();
+    std::fs::hard_link(&snap, dir.join("hard.pickle")).unwrap();
+    let before = std::fs::read(&snap).unwrap();
+    let s = snap.to_str().unwrap();
+    assert!(cli(&dir, &["import", s, "-o", "s.db", "--no-focus", "--json"]).status.success());
+    for out in ["s.pickle", "link.pickle", "hard.pickle"] {
+        for args in [
+            vec!["report", s, "-o", out, "--json"],
+            vec!["report", ".", "-o", out, "--json"],
+            vec!["slice", s, "--events", "0..5", "-o", out, "--json"],
+            vec!["export", s, "-o", out, "--json"],
+            vec!["import", s, "-o", out, "--no-focus", "--json"],
+        ] {
+            let e = error_of(&cli(&dir, &args));
+            assert_eq!(e["code"], "INVALID_PARAMETER", "{args:?}: {e}");
+            assert!(e["message"].as_str().unwrap().contains("is the input"), "{args:?}: {e}");
+        }
+    }
+    let e = error_of(&cli(&dir, &["export", "s.db", "-o", "s.db", "--json"]));
+    assert_eq!(e["code"], "INVALID_PARAMETER", "{e}");
+    assert_eq!(std::fs::read(&snap).unwrap(), before, "the input is untouched");
+    assert!(cli(&dir, &["report", s, "-o", "r.html", "--json"]).status.success());
+}
+
+/// Issue 29.8: `ranks DIR` / `report DIR` followed directory symlinks: a link to `.` made one
+/// file 41 ranks, two links to each other never ended, a link out of the folder read it.
+#[test]
+fn folders_are_read_without_leaving_them() {
+    let dir = scratch("folders");
+    let (run, outside) = (dir.join("run"), dir.join("outside"));
+    std::fs::create_dir_all(run.join("a")).unwrap();
+    std::fs::create_dir_all(run.join("b")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::copy(common::fixtures().join("cuda_training.pickle"), run.join("rank0.pickle")).unwrap();
+    std::fs::copy(common::fixtures().join("cuda_training.pickle"), outside.join("rank1.pickle")).unwrap();
+    std::os::unix::fs::symlink(".", run.join("self")).unwrap();
+    std::os::unix::fs::symlink("../b", run.join("a/to_b")).unwrap();
+    std::os::unix::fs::symlink("../a", run.join("b/to_a")).unwrap();
+    std::os::unix::fs::symlink(&outside, run.join("out")).unwrap();
+    std::os::unix::fs::symlink(outside.join("rank1.pickle"), run.join("rank2.pickle")).unwrap();
+    let out = cli(&dir, &["ranks", "run", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files: Vec<&str> = v["files"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap()).collect();
+    assert_eq!(files, ["run/rank0.pickle"], "one file, read once, nothing from outside: {v}");
+    let out = cli(&dir, &["report", "run", "-o", "r.html", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!std::fs::read_to_string(dir.join("r.html")).unwrap().contains("rank1"));
+}
+
+/// Issue 29.12: `focus` and `skill install` followed a planted `.snapscope` / `.claude` link and
+/// wrote outside the folder.
+#[test]
+fn planted_links_do_not_carry_the_clis_own_files_away() {
+    let dir = scratch("planted");
+    let (work, elsewhere) = (dir.join("work"), dir.join("elsewhere"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::copy(common::fixtures().join("cuda_training.pickle"), work.join("s.pickle")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, work.join(".snapscope")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, work.join(".claude")).unwrap();
+    let e = error_of(&cli(&work, &["import", "s.pickle", "-o", "s.db", "--json"]));
+    assert_eq!(e["code"], "IO_ERROR", "{e}");
+    let e = error_of(&cli(&work, &["focus", "s.db", "--json"]));
+    assert_eq!(e["code"], "IO_ERROR", "{e}");
+    assert_eq!(error_code(&cli(&work, &["overview", "--json"])), "FOCUS_FILE_INVALID");
+    let e = error_of(&cli(&work, &["skill", "install", "--host", "claude", "--json"]));
+    assert_eq!(e["code"], "IO_ERROR", "{e}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing was written through the links");
+    // Real folders work as before.
+    std::fs::remove_file(work.join(".snapscope")).unwrap();
+    std::fs::remove_file(work.join(".claude")).unwrap();
+    assert!(cli(&work, &["focus", "s.db", "--json"]).status.success());
+    assert!(cli(&work, &["skill", "install", "--host", "claude", "--json"]).status.success());
+    assert!(work.join(".claude/skills/snapscope-peak/SKILL.md").is_file());
+}
