@@ -310,3 +310,43 @@ fn planted_links_do_not_carry_the_clis_own_files_away() {
     assert!(cli(&work, &["skill", "install", "--host", "claude", "--json"]).status.success());
     assert!(work.join(".claude/skills/snapscope-peak/SKILL.md").is_file());
 }
+
+/// Issue 29.11: the Python module passed file names where options go: a file named
+/// `--categories=/dev/zero` made the CLI read /dev/zero until out of memory, `-h` printed help.
+/// Paths now go after `--` (absolute), and a rules file is read up to the rules_bytes budget.
+#[test]
+fn file_names_are_never_options_and_rule_files_are_capped() {
+    let dir = scratch("names");
+    let fixture = common::fixtures().join("cuda_training.pickle");
+    std::fs::create_dir_all(dir.join("--categories=/dev")).unwrap();
+    std::fs::copy(&fixture, dir.join("--categories=/dev/zero")).unwrap();
+    std::fs::copy(&fixture, dir.join("-h")).unwrap();
+    let script = r#"
+import snapscope
+for name in ["--categories=/dev/zero", "-h"]:
+    ov = snapscope.overview(name)
+    assert ov["ok"] and ov["devices"], ov
+    assert snapscope.analyze(name, mode="peak", device=0)["ok"]
+    assert snapscope.analyze(name, mode="compare", ref=name)["ok"]
+    assert snapscope.query(name, "memory_peak", device=0)["ok"]
+print("ok")
+"#;
+    let t0 = Instant::now();
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .current_dir(&dir)
+        .env("PYTHONPATH", common::repo().join("crate/python"))
+        .env("SNAPSCOPE_BIN", env!("CARGO_BIN_EXE_snapscope"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(t0.elapsed() < Duration::from_secs(30));
+    // The CLI itself: an endless or huge rules file is refused by its budget, which the flag raises.
+    let f = fixture.to_str().unwrap();
+    let e = error_of(&cli(&dir, &["overview", f, "--categories", "/dev/zero", "--json"]));
+    assert_eq!(e["code"], "BUDGET_EXCEEDED", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("rules_bytes") && e["hint"].as_str().unwrap().contains("--budget rules_bytes="), "{e}");
+    std::fs::write(dir.join("big.toml"), format!("# {}\n", "x".repeat(2 << 20))).unwrap();
+    assert_eq!(error_code(&cli(&dir, &["overview", f, "--categories", "big.toml", "--json"])), "BUDGET_EXCEEDED");
+    assert!(cli(&dir, &["overview", f, "--categories", "big.toml", "--budget", "rules_bytes=4M", "--json"]).status.success());
+}
