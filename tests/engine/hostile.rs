@@ -350,3 +350,55 @@ print("ok")
     assert_eq!(error_code(&cli(&dir, &["overview", f, "--categories", "big.toml", "--json"])), "BUDGET_EXCEEDED");
     assert!(cli(&dir, &["overview", f, "--categories", "big.toml", "--budget", "rules_bytes=4M", "--json"]).status.success());
 }
+
+/// Issue 29.13: addresses at or beyond 2^64 were taken mod 2^64, a block ending past 2^64 and
+/// 20,000 segments of 2^50 bytes overflowed the sums (a panic in a debug build, a wrap in a
+/// release one), a device numbered 2^40 sized a table by it. Each is damage named by a warning;
+/// every sum stays exact.
+#[test]
+fn addresses_and_dump_sums_never_wrap() {
+    let dir = scratch("wrap");
+    python(
+        r#"
+import pickle, sys, os
+P = 1 << 50
+seg = lambda addr, size, blocks=(): {"device": 0, "address": addr, "total_size": size, "allocated_size": 0, "active_size": 0,
+    "requested_size": 0, "stream": 0, "segment_type": "large", "frames": [], "blocks": list(blocks)}
+dump = lambda name, segs, events=(): open(os.path.join(sys.argv[1], name), "wb").write(
+    pickle.dumps({"segments": segs, "device_traces": [list(events)]}, protocol=4))
+dump("segs.pickle", [seg((i + 1) << 51, P) for i in range(20000)])
+dump("blocks.pickle", [seg(1 << 60, P, [{"address": (1 << 60) + i * P, "size": P, "state": "inactive"} for i in range(20000)])])
+dump("addr.pickle", [seg(2**64 + 4096, 2 << 20), seg(2**64 - 4096, 2 << 20), seg(1 << 40, 2 << 20, [{"address": 1 << 40, "size": 2 << 20, "state": "inactive"}])],
+     [{"action": "alloc", "addr": 2**64 + (1 << 40), "size": 512, "stream": 0}])
+# A device numbered 2^40 once sized the per-device tables by it (70 TB asked for) once host memory was added.
+big = dict(seg(1 << 40, 2 << 20), device=2**40)
+open(os.path.join(sys.argv[1], "device.pickle"), "wb").write(pickle.dumps(
+    {"segments": [big], "device_traces": [[]], "host_segments": [dict(big, device=0)], "host_traces": [[]]}, protocol=4))
+"#,
+        &[dir.to_str().unwrap()],
+    );
+    for (name, code, text) in [
+        ("segs.pickle", "SEGMENT_INVALID", "2^58"),
+        ("blocks.pickle", "SEGMENT_INVALID", "2^58"),
+        ("addr.pickle", "EVENT_INVALID", "18446745173221179392"),
+        ("addr.pickle", "SEGMENT_INVALID", "ending below 2^64"),
+        ("device.pickle", "SEGMENT_INVALID", "outside -1..4095"),
+    ] {
+        for cmd in ["overview", "analyze"] {
+            let out = cli(&dir, &[cmd, name, "--json"]);
+            assert!(out.status.success(), "{name} {cmd}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        let v: serde_json::Value = serde_json::from_slice(&cli(&dir, &["overview", name, "--json"]).stdout).unwrap();
+        let warnings = v["warnings"].as_array().unwrap();
+        assert!(
+            warnings.iter().any(|w| w["code"] == code && w["message"].as_str().unwrap().contains(text)),
+            "{name}: {code} naming {text}: {:?}",
+            warnings.iter().take(3).collect::<Vec<_>>()
+        );
+        for d in v["devices"].as_array().unwrap() {
+            assert!(d["at_dump"]["reserved"].as_u64().unwrap() <= 1 << 58, "{name}: {d}");
+        }
+    }
+    let v: serde_json::Value = serde_json::from_slice(&cli(&dir, &["overview", "addr.pickle", "--json"]).stdout).unwrap();
+    assert_eq!(v["devices"][0]["at_dump"]["reserved"], 2 << 20, "only the segment inside the address space counts");
+}

@@ -283,8 +283,9 @@ impl Decoder<'_> {
     fn int(&self, dict: Node, key: &str) -> Option<i128> {
         self.a.get(dict, key).and_then(|v| self.a.as_int(v))
     }
+    /// A 64-bit unsigned value (addresses, streams); beyond 64 bits is None, never wrapped.
     fn uint(&self, dict: Node, key: &str) -> Option<u64> {
-        self.int(dict, key).map(to_u64)
+        self.int(dict, key).and_then(to_u64)
     }
     /// A byte count: a non-negative integer no device could exceed (larger ones are damage, and
     /// would wrap the sums of every figure).
@@ -392,16 +393,28 @@ impl Decoder<'_> {
             .as_seq(list)
             .ok_or_else(|| Error::snapshot(format!("'segments' is a {}, expected a list", self.a.type_name(list))))?
             .to_vec();
+        // Every byte figure of the dump summed: kept under MAX_DUMP_BYTES, so no sum over the
+        // segments or their blocks can wrap (issue 29.13: 20,000 segments of 2^50 bytes did).
+        let mut dump_bytes = 0u64;
         for (i, seg) in items.into_iter().enumerate() {
             if self.a.as_dict(seg).is_none() {
                 self.warn("SEGMENT_INVALID", format!("segments[{i}] is a {}, not a dict; skipped", self.a.type_name(seg)), None, None);
                 continue;
             }
             match self.segment(seg) {
-                Some(s) => self.st.snap.segments.push(s),
+                Some(s) if dump_bytes.saturating_add(figures_sum(&s)) > MAX_DUMP_BYTES => self.warn(
+                    "SEGMENT_INVALID",
+                    format!("segments[{i}]: the dump's byte figures would pass 2^58 in all (no device holds that much); skipped"),
+                    Some(s.device),
+                    None,
+                ),
+                Some(s) => {
+                    dump_bytes += figures_sum(&s);
+                    self.st.snap.segments.push(s)
+                }
                 None => self.warn(
                     "SEGMENT_INVALID",
-                    format!("segments[{i}] has no integer 'address' or no 'total_size' between 0 and 2^50 bytes; skipped"),
+                    format!("segments[{i}] has no 'address' (a 64-bit integer, the segment ending below 2^64), no 'total_size' between 0 and 2^50 bytes, or a 'device' outside -1..4095; skipped"),
                     None,
                     None,
                 ),
@@ -413,7 +426,15 @@ impl Decoder<'_> {
     fn segment(&mut self, seg: Node) -> Option<Segment> {
         let address = self.uint(seg, "address")?;
         let total_size = self.bytes(seg, "total_size")?;
-        let device = self.int(seg, "device").map(|d| d as i64).unwrap_or(0);
+        // A segment must end within the address space.
+        address.checked_add(total_size)?;
+        // Devices are numbered as the traces are (below 4096): a larger number is damage, and
+        // would size the per-device tables by it.
+        let device = match self.int(seg, "device") {
+            None => 0,
+            Some(d) if (-1..MAX_DEVICES as i128).contains(&d) => d as i64,
+            Some(_) => return None,
+        };
         let pool = match self.string(seg, "segment_type").as_deref() {
             Some("small") => Pool::Small,
             Some("large") => Pool::Large,
@@ -423,10 +444,25 @@ impl Decoder<'_> {
         let stack = self.a.get(seg, "frames").and_then(|f| self.stack(f));
         let mut blocks = Vec::new();
         let mut cursor = address;
-        for b in self.a.get(seg, "blocks").and_then(|l| self.a.as_seq(l)).unwrap_or(&[]).to_vec() {
-            if let Some(block) = self.block(b, cursor) {
-                cursor = block.address + block.size;
-                blocks.push(block);
+        let mut block_bytes = 0u64;
+        for (k, b) in self.a.get(seg, "blocks").and_then(|l| self.a.as_seq(l)).unwrap_or(&[]).to_vec().into_iter().enumerate() {
+            let Some(block) = self.block(b, cursor) else { continue };
+            // A block past the end of the address space, or one that would take the segment's
+            // block bytes past MAX_DUMP_BYTES, is damage: named and left out, never wrapped.
+            let end = block.address.checked_add(block.size);
+            let bytes = block_bytes.saturating_add(block.size).saturating_add(block.requested_size);
+            match end {
+                Some(end) if bytes <= MAX_DUMP_BYTES => {
+                    cursor = end;
+                    block_bytes = bytes;
+                    blocks.push(block);
+                }
+                _ => self.warn(
+                    "SEGMENT_INVALID",
+                    format!("segment 0x{address:x}: block {k} at 0x{:x} of {} bytes ends past 2^64 or takes the dump's byte figures past 2^58; skipped", block.address, block.size),
+                    None,
+                    None,
+                ),
             }
         }
         let sum = |f: fn(&Block) -> bool| blocks.iter().filter(|b| f(b)).map(|b| b.size).sum::<u64>();
@@ -468,7 +504,7 @@ impl Decoder<'_> {
         let state = self.string(b, "state").and_then(|s| BlockState::parse(&s)).unwrap_or(BlockState::Inactive);
         let requested_size = self
             .bytes(b, "requested_size")
-            .or_else(|| history0.and_then(|h| self.uint(h, "real_size")))
+            .or_else(|| history0.and_then(|h| self.bytes(h, "real_size")))
             .unwrap_or(if state == BlockState::Inactive { 0 } else { size });
         let frames = self.a.get(b, "frames").or_else(|| history0.and_then(|h| self.a.get(h, "frames")));
         let stack = frames.and_then(|f| self.stack(f));
@@ -548,7 +584,7 @@ impl Decoder<'_> {
             map.iter()
                 .filter_map(|&(k, v)| {
                     let d = self.a.as_int(k).or_else(|| self.a.as_str(k).and_then(|s| s.parse().ok()))?;
-                    usize::try_from(d).ok().filter(|&d| d < 4096).map(|d| (d, v))
+                    usize::try_from(d).ok().filter(|&d| d < MAX_DEVICES).map(|d| (d, v))
                 })
                 .collect()
         } else {
@@ -665,7 +701,15 @@ impl Decoder<'_> {
                     Some(action) => ev.set_action(action),
                     None => extra_mut(&mut extra).action_name = Some(self.a.to_json(v, 0).to_string()),
                 },
-                EntryField::Addr => ev.addr = self.a.as_int(v).map(to_u64).unwrap_or(0),
+                EntryField::Addr => match self.a.as_int(v).and_then(to_u64) {
+                    Some(a) => ev.addr = a,
+                    None => self.warn(
+                        "EVENT_INVALID",
+                        format!("addr {} is not a 64-bit address; 0 used", self.a.to_json(v, 0)),
+                        Some(device),
+                        Some(index),
+                    ),
+                },
                 EntryField::Size => match self.a.as_int(v) {
                     Some(s) if (0..=MAX_BYTES as i128).contains(&s) => ev.size = s as u64,
                     _ => self.warn(
@@ -675,14 +719,16 @@ impl Decoder<'_> {
                         Some(index),
                     ),
                 },
-                EntryField::Stream => ev.stream = self.a.as_int(v).map(to_u64).unwrap_or(0),
+                EntryField::Stream => ev.stream = self.a.as_int(v).and_then(to_u64).unwrap_or(0),
                 EntryField::TimeUs => ev.set_time_us(self.a.as_int(v).and_then(|t| i64::try_from(t).ok())),
                 EntryField::Frames => {
                     let stack = self.stack(v);
                     ev.set_stack(stack);
                     frames = Some(v);
                 }
-                EntryField::DeviceFree => extra_mut(&mut extra).device_free = self.a.as_int(v).map(to_u64),
+                EntryField::DeviceFree => {
+                    extra_mut(&mut extra).device_free = self.a.as_int(v).filter(|v| (0..=MAX_BYTES as i128).contains(v)).map(|v| v as u64)
+                }
                 // PyTorch writes "N/A" outside compiled regions.
                 EntryField::CompileContext => extra_mut(&mut extra).compile_context = self.nonempty_text(v).filter(|c| c != "N/A"),
                 EntryField::UserMetadata => extra_mut(&mut extra).user_metadata = self.nonempty_text(v),
@@ -750,7 +796,22 @@ fn is_empty_extra(x: &EventExtra) -> bool {
 /// below 2^63 that sums over millions of them cannot wrap.
 pub(super) const MAX_BYTES: u64 = 1 << 50;
 
-/// Pickled addresses are unsigned 64-bit; a negative value is a C++ `-1` reinterpreted, so wrap.
-fn to_u64(v: i128) -> u64 {
-    v as u64
+/// Every byte figure of a segment and its blocks, summed (saturating).
+fn figures_sum(s: &Segment) -> u64 {
+    let own = [s.total_size, s.allocated_size, s.active_size, s.requested_size];
+    let blocks = s.blocks.iter().flat_map(|b| [b.size, b.requested_size]);
+    own.into_iter().chain(blocks).fold(0u64, u64::saturating_add)
+}
+
+/// Device numbers a snapshot may use (traces and segments).
+const MAX_DEVICES: usize = 4096;
+
+/// The most all the byte figures of a dump may sum to (2^58): far beyond any machine, far below
+/// where a sum of them could wrap.
+pub(super) const MAX_DUMP_BYTES: u64 = 1 << 58;
+
+/// Pickled addresses are unsigned 64-bit; a negative value (down to -2^63) is a C++ `-1`
+/// reinterpreted, so it wraps; anything outside 64 bits is None (it was taken mod 2^64).
+fn to_u64(v: i128) -> Option<u64> {
+    (i64::MIN as i128..=u64::MAX as i128).contains(&v).then_some(v as u64)
 }
