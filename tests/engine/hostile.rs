@@ -402,3 +402,32 @@ open(os.path.join(sys.argv[1], "device.pickle"), "wb").write(pickle.dumps(
     let v: serde_json::Value = serde_json::from_slice(&cli(&dir, &["overview", "addr.pickle", "--json"]).stdout).unwrap();
     assert_eq!(v["devices"][0]["at_dump"]["reserved"], 2 << 20, "only the segment inside the address space counts");
 }
+
+/// Issue 29.14: sql and query were bounded in rows, not bytes: one query wrote 900 MB, another
+/// grew to 3.6 GB inside one SQLite step despite --timeout. The answer_bytes budget bounds both
+/// the largest value SQLite builds and the cells an answer keeps.
+#[test]
+fn sql_answers_are_bounded_in_bytes() {
+    let dir = scratch("sql-bytes");
+    let snap = common::fixtures().join("cuda_training.pickle");
+    let s = snap.to_str().unwrap();
+    for q in [
+        "SELECT length(printf('%.*c', 1000000000, 'x'))",
+        "SELECT zeroblob(2000000000)",
+        "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT i, printf('%.*c', 100000, 'x') FROM r",
+    ] {
+        let out = cli(&dir, &["sql", s, q, "--timeout", "5", "--json"]);
+        assert!(out.stdout.len() < 10 << 20);
+        let e = error_of(&out);
+        assert_eq!(e["code"], "BUDGET_EXCEEDED", "{q}: {e}");
+        assert!(e["message"].as_str().unwrap().contains("answer_bytes"), "{e}");
+        assert!(e["hint"].as_str().unwrap().contains("--budget answer_bytes="), "{e}");
+        assert!(!e["hint"].as_str().unwrap().contains("check the SQL"), "{e}");
+    }
+    // Raised by its flag; ordinary answers are untouched.
+    let q = "SELECT length(printf('%.*c', 20000000, 'x'))";
+    assert_eq!(error_code(&cli(&dir, &["sql", s, q, "--json"])), "BUDGET_EXCEEDED");
+    assert!(cli(&dir, &["sql", s, q, "--budget", "answer_bytes=32M", "--json"]).status.success());
+    assert!(cli(&dir, &["sql", s, "SELECT * FROM traces", "--json"]).status.success());
+    assert!(cli(&dir, &["query", s, "-t", "top_allocations", "--json"]).status.success());
+}
