@@ -13,6 +13,8 @@ pub mod fasthash;
 pub mod format;
 pub mod frames;
 pub mod model;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod outfile;
 pub mod query;
 pub mod ranks;
 pub mod reader;

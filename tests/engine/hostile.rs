@@ -431,3 +431,88 @@ fn sql_answers_are_bounded_in_bytes() {
     assert!(cli(&dir, &["sql", s, "SELECT * FROM traces", "--json"]).status.success());
     assert!(cli(&dir, &["query", s, "-t", "top_allocations", "--json"]).status.success());
 }
+
+/// Temporary files of `dir` (the outputs' `.NAME.tmp-*`).
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.contains(".tmp-")).collect()
+}
+
+/// Issue 29.16: a full disk on stdout panicked; disk-full and permission errors said "check the
+/// SQL"; a failed or killed import left its temporary file; rewriting an output reset its mode.
+#[test]
+fn outputs_fail_cleanly_and_leave_nothing_behind() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("outputs");
+    let snap = dir.join("s.pickle");
+    std::fs::copy(common::fixtures().join("cuda_training.pickle"), &snap).unwrap();
+    let s = snap.to_str().unwrap();
+    // stdout on a full disk: a clean IO_ERROR, in JSON and in text.
+    for json in [true, false] {
+        let mut args = vec!["overview", s];
+        if json {
+            args.push("--json");
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_snapscope"))
+            .args(&args)
+            .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("IO_ERROR") && !err.contains("panicked"), "{err}");
+    }
+    // A disk that fills up under the import (a file size limit): IO_ERROR, no temporary file.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_snapscope"));
+    c.args(["import", s, "-o", "full.db", "--no-focus", "--json"]).current_dir(&dir);
+    // SAFETY: setrlimit and signal are async-signal-safe; they run in the child before exec.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let lim = libc::rlimit { rlim_cur: 8192, rlim_max: 8192 };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
+            Ok(())
+        });
+    }
+    let e = error_of(&c.output().unwrap());
+    assert_eq!(e["code"], "IO_ERROR", "{e}");
+    assert!(!e["hint"].as_str().unwrap().contains("SQL") && e["message"].as_str().unwrap().contains("full.db"), "{e}");
+    assert!(leftovers(&dir).is_empty() && !dir.join("full.db").exists(), "{:?}", leftovers(&dir));
+    // Rewriting keeps the mode; a new file gets the usual one.
+    let report = dir.join("r.html");
+    std::fs::write(&report, "old").unwrap();
+    std::fs::set_permissions(&report, std::fs::Permissions::from_mode(0o600)).unwrap();
+    for args in [vec!["report", s, "-o", "r.html"], vec!["import", s, "-o", "r.html", "--force", "--no-focus"]] {
+        assert!(cli(&dir, &args).status.success(), "{args:?}");
+        assert_eq!(std::fs::metadata(&report).unwrap().permissions().mode() & 0o777, 0o600, "{args:?}");
+    }
+    // A killed import removes its temporary file.
+    let big = dir.join("big.pickle");
+    python(
+        r#"
+import pickle, sys
+A = 0x7f0000000000
+ev = [{"action": a, "addr": A + (i % 512) * 4096, "size": 4096, "stream": 0, "frames": [{"filename": "m.py", "line": i % 97, "name": "f"}]}
+      for i in range(150000) for a in ("alloc", "free_requested", "free_completed")]
+open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [ev]}, protocol=4))
+"#,
+        &[big.to_str().unwrap()],
+    );
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_snapscope"))
+            .args(["import", "big.pickle", "-o", "big.db", "--force", "--no-focus"])
+            .current_dir(&dir)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while leftovers(&dir).is_empty() && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!leftovers(&dir).is_empty(), "the import writes through a temporary file");
+        // SAFETY: signalling the child this test started.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let status = child.wait().unwrap();
+        assert!(!status.success());
+        assert!(leftovers(&dir).is_empty(), "signal {sig}: {:?}", leftovers(&dir));
+    }
+}

@@ -7,7 +7,6 @@ use crate::export::{ptsnap, slice};
 use crate::store::{self, Records};
 use crate::Loaded;
 use sha2::{Digest, Sha256};
-use std::io::Write;
 use std::path::Path;
 
 pub fn read_file(path: &Path) -> Result<Vec<u8>> {
@@ -83,21 +82,10 @@ pub fn stream_snapshot(path: &Path, hash: bool) -> Result<(Loaded, Option<String
 }
 
 /// Write a file atomically: a new temporary file beside it (never an existing file or a
-/// symlink planted there), renamed over the target when complete.
+/// symlink planted there), renamed over the target when complete, keeping the target's mode;
+/// removed on failure and on a signal (`outfile`).
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}-{nanos}", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(data))
-        .and_then(|_| std::fs::rename(&tmp, path));
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(&path.display().to_string(), e)
-    })
+    crate::outfile::write_atomic(path, data)
 }
 
 /// One path policy for every command that writes a file or reads a folder:

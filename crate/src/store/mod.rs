@@ -77,19 +77,15 @@ pub fn to_memory_materialized(loaded: &Loaded, records: &Records) -> Result<Conn
 /// Write the SnapshotDB to `path` atomically: a temporary file beside it, renamed when complete.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn write_file(loaded: &Loaded, records: &Records, path: &std::path::Path) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    let result = (|| {
-        let mut conn = Connection::open(&tmp)?;
-        conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
-        fill(&mut conn, loaded, records, Storage::Rows)?;
-        conn.close().map_err(|(_, e)| Error::from(e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(&path.display().to_string(), e))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    // Created exclusively (SQLite takes the empty file as a new database), removed on failure
+    // and on a signal, renamed over `path` with its mode kept.
+    let (tmp, file) = crate::outfile::TempOut::create(path)?;
+    drop(file);
+    let mut conn = Connection::open(tmp.path()).map_err(|e| Error::write(&path.display().to_string(), e))?;
+    conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
+    fill(&mut conn, loaded, records, Storage::Rows).map_err(|e| e.writing(path))?;
+    conn.close().map_err(|(_, e)| Error::write(&path.display().to_string(), e))?;
+    tmp.commit()
 }
 
 /// Open an exported SnapshotDB read-only and check that it is one.

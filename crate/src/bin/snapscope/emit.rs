@@ -20,7 +20,10 @@ impl Out {
         if self.json {
             let mut e = envelope(&body);
             e.focus_source = self.from_focus.then_some("project");
-            println!("{}", serde_json::to_string_pretty(&e).expect("serializable"));
+            match serde_json::to_string_pretty(&e) {
+                Ok(text) => line(&text),
+                Err(err) => fail(&Error::new("INTERNAL", format!("the answer could not be written as JSON: {err}"), "report this"), true),
+            }
         } else {
             text(&body);
         }
@@ -37,14 +40,31 @@ pub fn clean(s: &str) -> Cow<'_, str> {
     Cow::Owned(s.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect())
 }
 
-/// `println!` for text output: every line goes through [`clean`].
+/// `println!` for text output: every line goes through [`clean`] and [`line`].
 macro_rules! say {
     () => {
-        println!()
+        $crate::emit::line("")
     };
     ($($t:tt)*) => {
-        println!("{}", $crate::emit::clean(&format!($($t)*)))
+        $crate::emit::line(&$crate::emit::clean(&format!($($t)*)))
     };
+}
+
+/// Whether errors are written as JSON (`--json`), for a failure while answering.
+pub static JSON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// One line on stdout. A write that fails (a full disk, /dev/full) ends the command with a clean
+/// IO_ERROR instead of `println!`'s panic; a closed pipe ends it quietly, like other Unix tools.
+pub fn line(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{text}").and_then(|_| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        let e = Error::new("IO_ERROR", format!("writing the answer to stdout: {e}"), "free disk space, or send the output elsewhere");
+        fail(&e, JSON.load(std::sync::atomic::Ordering::Relaxed));
+    }
 }
 
 /// Exit code of a failed command (0 is success; clap exits with 2 on a usage error).

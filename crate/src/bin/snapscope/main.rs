@@ -70,7 +70,10 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // A temporary output file is removed when the command is interrupted or killed.
+    snapscope::outfile::remove_on_signal();
     let cli = Cli::parse();
+    emit::JSON.store(cli.json, std::sync::atomic::Ordering::Relaxed);
     let out = Out { json: cli.json, from_focus: false };
     for spec in &cli.budget {
         if let Err(e) = snapscope::budget::set(spec) {
