@@ -516,3 +516,48 @@ open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [ev
         assert!(leftovers(&dir).is_empty(), "signal {sig}: {:?}", leftovers(&dir));
     }
 }
+
+/// Issue 29.7: a hostile .db ran SQL with no time limit: a `metadata` view over an endless
+/// recursive query hung every command (even `sql --timeout 2`), a `traces` view hung analyze and
+/// export. An input database with views, triggers or virtual tables is refused unread, and the
+/// checks run under a time limit.
+#[test]
+fn hostile_databases_run_no_code() {
+    let dir = scratch("hostile-db");
+    let snap = dir.join("s.pickle");
+    std::fs::copy(common::fixtures().join("cuda_training.pickle"), &snap).unwrap();
+    assert!(cli(&dir, &["import", "s.pickle", "-o", "good.db", "--no-focus"]).status.success());
+    let endless = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT 'schema_version' AS key, '1' AS value FROM r WHERE i < 0";
+    let traces = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT * FROM t0 JOIN r WHERE i < 0";
+    python(
+        r#"
+import shutil, sqlite3, sys
+d, endless, traces = sys.argv[1], sys.argv[2], sys.argv[3]
+for name, sql in [
+    ("metadata_view.db", f"ALTER TABLE metadata RENAME TO m0; CREATE VIEW metadata AS {endless};"),
+    ("traces_view.db", f"ALTER TABLE traces RENAME TO t0; CREATE VIEW traces AS {traces};"),
+    ("trigger.db", "CREATE TRIGGER t AFTER INSERT ON frames BEGIN SELECT 1; END;"),
+]:
+    shutil.copy(f"{d}/good.db", f"{d}/{name}")
+    c = sqlite3.connect(f"{d}/{name}")
+    c.executescript(sql)
+    c.commit()
+    c.close()
+"#,
+        &[dir.to_str().unwrap(), endless, traces],
+    );
+    for db in ["metadata_view.db", "traces_view.db", "trigger.db"] {
+        for args in [
+            vec!["overview", db, "--json"],
+            vec!["analyze", db, "--json"],
+            vec!["metadata", db, "--json"],
+            vec!["export", db, "-o", "out.db", "--json"],
+            vec!["sql", db, "SELECT 1", "--timeout", "2", "--json"],
+            vec!["focus", db, "--json"],
+        ] {
+            let e = error_of(&cli(&dir, &args));
+            assert_eq!(e["code"], "DATABASE_SCHEMA_INVALID", "{args:?}: {e}");
+        }
+    }
+    assert!(cli(&dir, &["analyze", "good.db", "--json"]).status.success());
+}

@@ -91,10 +91,42 @@ pub fn write_file(loaded: &Loaded, records: &Records, path: &std::path::Path) ->
 /// Open an exported SnapshotDB read-only and check that it is one.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn open_file(path: &std::path::Path) -> Result<Connection> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+    let mut conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(|e| Error::io(&path.display().to_string(), e))?;
-    check_schema(&conn)?;
+    // An input database is data, never code: no view, trigger or virtual table (a `metadata` view
+    // over an endless recursive query hung every command, issue 29.7), no function the schema
+    // names unless SQLite calls it harmless, and the checks themselves under a time limit.
+    let deadline = crate::query::sql::now_ms() + OPEN_CHECK_MS as f64;
+    conn.progress_handler(1_000, Some(move || crate::query::sql::now_ms() > deadline)).map_err(Error::sql)?;
+    let checked = conn.execute_batch("PRAGMA trusted_schema = OFF").map_err(Error::from).and_then(|_| refuse_code(&conn)).and_then(|_| check_schema(&conn));
+    let _ = conn.progress_handler(0, None::<fn() -> bool>);
+    checked.map_err(|e| match e.code {
+        "QUERY_FAILED" => Error::new("DATABASE_SCHEMA_INVALID", format!("{}: {}", path.display(), e.message), "open a SnapshotDB written by `snapscope import`"),
+        _ => e,
+    })?;
     Ok(conn)
+}
+
+/// Milliseconds the checks of an input database may take.
+#[cfg(not(target_arch = "wasm32"))]
+const OPEN_CHECK_MS: u64 = 10_000;
+
+/// Refuse a database that would run code of its own when read: views, triggers, virtual tables.
+#[cfg(not(target_arch = "wasm32"))]
+fn refuse_code(conn: &Connection) -> Result<()> {
+    let found: Vec<(String, String)> = conn
+        .prepare("SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger') OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL%') LIMIT 5")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    if found.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = found.iter().map(|(t, n)| format!("{t} {n:?}")).collect();
+    Err(Error::new(
+        "DATABASE_SCHEMA_INVALID",
+        format!("the database holds {} (a SnapshotDB has only tables and indexes); refused unread", names.join(", ")),
+        "open a SnapshotDB written by `snapscope import`, or the snapshot itself",
+    ))
 }
 
 pub fn check_schema(conn: &Connection) -> Result<()> {
