@@ -36,6 +36,13 @@ pub struct DecodeState {
     /// Entries folded that had been read as frames too (odd files only): their memo slots now
     /// read as folded, so what was derived from them by slot number is stale.
     frames_folded: u64,
+    /// Segments and blocks decoded so far, against the `dump_blocks` budget.
+    dump_items: u64,
+    /// Event texts by arena string: one copy however many events share the pickled string.
+    shared_texts: FastMap<u32, std::sync::Arc<str>>,
+    frame_texts_cut: u64,
+    /// Bytes of the distinct frames' names and file names, against `frame_text_bytes`.
+    frame_text_bytes: u64,
 }
 
 /// The keys of a trace entry snapscope reads.
@@ -260,6 +267,13 @@ pub fn decode(arena: &Arena, root: Node, mut st: DecodeState) -> Result<Snapshot
             d.st.snap.warnings[w].device = None;
         }
     }
+    if d.st.frame_text_bytes > crate::budget::FRAME_TEXT_BYTES.limit() {
+        let limit = crate::budget::FRAME_TEXT_BYTES.limit();
+        return Err(crate::budget::FRAME_TEXT_BYTES.exceeded(
+            limit,
+            format_args!("the stack frames' distinct file and function names pass {limit} bytes (a string shared by many frames counts per frame)"),
+        ));
+    }
     if d.st.bad_frames > 0 {
         let n = d.st.bad_frames;
         d.warn("FRAME_INVALID", format!("{n} stack frames were not {{filename, line, name}} dicts and were skipped"), None, None);
@@ -393,6 +407,19 @@ impl Decoder<'_> {
             .as_seq(list)
             .ok_or_else(|| Error::snapshot(format!("'segments' is a {}, expected a list", self.a.type_name(list))))?
             .to_vec();
+        // A container shared through the pickle memo counts each time it is used: 20,000
+        // references to one segment of 1,000 blocks are 20 million blocks (issue 29.2).
+        let budget = crate::budget::DUMP_BLOCKS.limit();
+        for &seg in &items {
+            let blocks = self.a.get(seg, "blocks").and_then(|l| self.a.as_seq(l)).map_or(0, |b| b.len() as u64);
+            self.st.dump_items = self.st.dump_items.saturating_add(1 + blocks);
+            if self.st.dump_items > budget {
+                return Err(crate::budget::DUMP_BLOCKS.exceeded(
+                    budget,
+                    format_args!("the dump holds more than {budget} segments and blocks (a segment shared through the pickle memo counts each time it is used)"),
+                ));
+            }
+        }
         // Every byte figure of the dump summed: kept under MAX_DUMP_BYTES, so no sum over the
         // segments or their blocks can wrap (issue 29.13: 20,000 segments of 2^50 bytes did).
         let mut dump_bytes = 0u64;
@@ -543,6 +570,27 @@ impl Decoder<'_> {
         id
     }
 
+    /// A frame's file or function name, cut at MAX_FRAME_TEXT characters: no real name comes
+    /// close, and distinct frames sharing one huge pickled string would each hold a copy (400
+    /// frames sharing a 1 MB name took 3.3 GB). Counted for one warning.
+    fn frame_text(&mut self, s: String) -> String {
+        match s.char_indices().nth(MAX_FRAME_TEXT) {
+            Some((i, _)) => {
+                if self.st.frame_texts_cut == 0 {
+                    self.warn(
+                        "FRAME_TEXT_CUT",
+                        format!("frame names or file names longer than {MAX_FRAME_TEXT} characters are cut there (`…`)"),
+                        None,
+                        None,
+                    );
+                }
+                self.st.frame_texts_cut += 1;
+                format!("{}…", &s[..i])
+            }
+            None => s,
+        }
+    }
+
     fn frame(&mut self, f: Node) -> Option<FrameId> {
         if let Node::Dict(i) = f {
             if let Some(id) = cached(&self.st.frame_of_dict, i) {
@@ -556,16 +604,26 @@ impl Decoder<'_> {
                 target: self.string(f, "fx_node_target"),
                 original_trace: self.string(f, "fx_original_trace"),
             };
+            if self.st.frame_text_bytes > crate::budget::FRAME_TEXT_BYTES.limit() {
+                // Over budget: decoding stops adding frames; `decode` refuses the file.
+                return None;
+            }
             let frame = Frame {
-                filename: self.string(f, "filename").unwrap_or_else(|| "??".into()),
+                filename: self.frame_text(self.string(f, "filename").unwrap_or_else(|| "??".into())),
                 line: self.int(f, "line").map(|l| l as i64).unwrap_or(0),
-                name: self.string(f, "name").unwrap_or_else(|| "??".into()),
+                name: self.frame_text(self.string(f, "name").unwrap_or_else(|| "??".into())),
                 fx: (fx != FxNode::default()).then(|| Box::new(fx)),
             };
-            Some(self.st.snap.interner.frame(frame))
+            let (before, bytes) = (self.st.snap.interner.frames.len(), (frame.filename.len() + frame.name.len()) as u64);
+            let id = self.st.snap.interner.frame(frame);
+            if self.st.snap.interner.frames.len() > before {
+                self.st.frame_text_bytes += bytes;
+            }
+            Some(id)
         } else if let Some(s) = self.a.as_str(f) {
             // Some re-encodings store preformatted "file:line:name" strings.
-            Some(self.st.snap.interner.frame(Frame { filename: s.to_string(), line: 0, name: String::new(), fx: None }))
+            let filename = self.frame_text(s.to_string());
+            Some(self.st.snap.interner.frame(Frame { filename, line: 0, name: String::new(), fx: None }))
         } else {
             self.st.bad_frames += 1;
             None
@@ -730,9 +788,9 @@ impl Decoder<'_> {
                     extra_mut(&mut extra).device_free = self.a.as_int(v).filter(|v| (0..=MAX_BYTES as i128).contains(v)).map(|v| v as u64)
                 }
                 // PyTorch writes "N/A" outside compiled regions.
-                EntryField::CompileContext => extra_mut(&mut extra).compile_context = self.nonempty_text(v).filter(|c| c != "N/A"),
-                EntryField::UserMetadata => extra_mut(&mut extra).user_metadata = self.nonempty_text(v),
-                EntryField::InternalMetadata => extra_mut(&mut extra).internal_metadata = self.nonempty_text(v),
+                EntryField::CompileContext => extra_mut(&mut extra).compile_context = self.shared_text(v).filter(|c| &**c != "N/A"),
+                EntryField::UserMetadata => extra_mut(&mut extra).user_metadata = self.shared_text(v),
+                EntryField::InternalMetadata => extra_mut(&mut extra).internal_metadata = self.shared_text(v),
                 EntryField::Category => extra_mut(&mut extra).category = self.nonempty_text(v),
                 EntryField::PoolId => extra_mut(&mut extra).pool_id = self.pair(v),
                 EntryField::ForwardFrames => {
@@ -749,6 +807,19 @@ impl Decoder<'_> {
             ev.set_extra((extras.len() - 1) as u32);
         }
         (ev, frames)
+    }
+
+    /// `nonempty_text`, shared: the events naming one pickled string hold one copy of it.
+    fn shared_text(&mut self, v: Node) -> Option<std::sync::Arc<str>> {
+        if let Node::Str(i) = v {
+            if let Some(t) = self.st.shared_texts.get(&i) {
+                return Some(t.clone());
+            }
+            let t: std::sync::Arc<str> = self.nonempty_text(v)?.into();
+            self.st.shared_texts.insert(i, t.clone());
+            return Some(t);
+        }
+        self.nonempty_text(v).map(Into::into)
     }
 
     fn nonempty_text(&self, v: Node) -> Option<String> {
@@ -802,6 +873,9 @@ fn figures_sum(s: &Segment) -> u64 {
     let blocks = s.blocks.iter().flat_map(|b| [b.size, b.requested_size]);
     own.into_iter().chain(blocks).fold(0u64, u64::saturating_add)
 }
+
+/// Characters of a frame's file or function name kept (see `Decoder::frame_text`).
+const MAX_FRAME_TEXT: usize = 4096;
 
 /// Device numbers a snapshot may use (traces and segments).
 const MAX_DEVICES: usize = 4096;

@@ -24,7 +24,9 @@ struct Cli {
     categories: Option<std::path::PathBuf>,
     /// Raise (or lower) one resource budget: NAME=N, repeatable. Budgets: decompressed_bytes
     /// (a gzip input inflated, all members), rules_bytes (the --categories file), answer_bytes
-    /// (cell bytes of one sql/query answer). An input over a budget fails with BUDGET_EXCEEDED.
+    /// (cell bytes of one sql/query answer), dump_blocks (segments and blocks, shared ones
+    /// counted per use), frame_text_bytes (names of the distinct stack frames). An input over a
+    /// budget fails with BUDGET_EXCEEDED.
     #[arg(long, global = true, value_name = "NAME=N")]
     budget: Vec<String>,
 }
