@@ -31,7 +31,8 @@ pub const DECOMPRESSED_BYTES: Budget = Budget {
 };
 
 /// Size of a category rules file (`--categories`).
-pub const RULES_BYTES: Budget = Budget { name: "rules_bytes", default: 1 << 20, unit: "bytes", what: "size of a category rules file", index: 1 };
+pub const RULES_BYTES: Budget =
+    Budget { name: "rules_bytes", default: 1 << 20, unit: "bytes", what: "size of a category rules file", index: 1 };
 
 /// Bytes of cell values one SQL or template answer may carry (rows are bounded by `--max-rows`),
 /// and the largest value SQLite may build while answering: 64 MiB (a real template answer on a
@@ -42,14 +43,24 @@ pub const ANSWER_BYTES: Budget =
 /// Segments and blocks of the dump, counted as expanded: a container the pickle memo shares
 /// counts each time it is used (4,194,304 by default; real dumps hold thousands to a few hundred
 /// thousand).
-pub const DUMP_BLOCKS: Budget =
-    Budget { name: "dump_blocks", default: 1 << 22, unit: "segments and blocks", what: "segments and blocks of the dump, shared ones counted per use", index: 3 };
+pub const DUMP_BLOCKS: Budget = Budget {
+    name: "dump_blocks",
+    default: 1 << 22,
+    unit: "segments and blocks",
+    what: "segments and blocks of the dump, shared ones counted per use",
+    index: 3,
+};
 
 /// Bytes of the distinct stack frames' file and function names (each cut at 4,096 characters):
 /// 32 MiB by default, where real snapshots hold well under 1 MiB (distinct frames sharing one
 /// pickled string count per frame).
-pub const FRAME_TEXT_BYTES: Budget =
-    Budget { name: "frame_text_bytes", default: 32 << 20, unit: "bytes", what: "file and function names of the distinct stack frames", index: 4 };
+pub const FRAME_TEXT_BYTES: Budget = Budget {
+    name: "frame_text_bytes",
+    default: 32 << 20,
+    unit: "bytes",
+    what: "file and function names of the distinct stack frames",
+    index: 4,
+};
 
 /// Every budget, for `--budget` and `capabilities`.
 pub const BUDGETS: &[&Budget] = &[&DECOMPRESSED_BYTES, &RULES_BYTES, &ANSWER_BYTES, &DUMP_BLOCKS, &FRAME_TEXT_BYTES];
@@ -85,15 +96,19 @@ impl Budget {
 /// Set a budget from `NAME=N` (the CLI's `--budget`). N takes a K/M/G suffix (powers of 1024).
 pub fn set(spec: &str) -> Result<(), Error> {
     let names = || BUDGETS.iter().map(|b| b.name).collect::<Vec<_>>().join(", ");
-    let (name, value) = spec.split_once('=').ok_or_else(|| {
-        Error::new("USAGE", format!("`--budget {spec}` is not NAME=N"), format!("budgets: {}", names()))
-    })?;
+    let (name, value) = spec
+        .split_once('=')
+        .ok_or_else(|| Error::new("USAGE", format!("`--budget {spec}` is not NAME=N"), format!("budgets: {}", names())))?;
     let b = BUDGETS
         .iter()
         .find(|b| b.name == name.trim())
         .ok_or_else(|| Error::new("USAGE", format!("unknown budget `{name}`"), format!("budgets: {}", names())))?;
     let n = parse_amount(value.trim()).ok_or_else(|| {
-        Error::new("USAGE", format!("`{value}` is not a limit for budget {name}"), "give a whole number, optionally with K, M or G (e.g. 512M)")
+        Error::new(
+            "USAGE",
+            format!("`{value}` is not a limit for budget {name}"),
+            "give a whole number, optionally with K, M or G (e.g. 512M)",
+        )
     })?;
     OVERRIDES[b.index].store(n, Ordering::Relaxed);
     Ok(())

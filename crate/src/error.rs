@@ -90,7 +90,11 @@ impl From<rusqlite::Error> for Error {
             match f.code {
                 DiskFull => return Error::new("IO_ERROR", e.to_string(), "free disk space and run it again"),
                 CannotOpen | PermissionDenied | ReadOnly | SystemIoFailure => {
-                    return Error::new("IO_ERROR", e.to_string(), "check the free disk space and the permissions of the file and its folder")
+                    return Error::new(
+                        "IO_ERROR",
+                        e.to_string(),
+                        "check the free disk space and the permissions of the file and its folder",
+                    )
                 }
                 _ => {}
             }

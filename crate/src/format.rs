@@ -63,7 +63,7 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
     };
     let v = n * scale;
     // Above 2^63 bytes is no memory size: refused, not saturated.
-    (v.is_finite() && v >= 1.0 && v < 9.2e18).then_some(v.round() as u64)
+    (v.is_finite() && (1.0..9.2e18).contains(&v)).then_some(v.round() as u64)
 }
 
 #[cfg(test)]

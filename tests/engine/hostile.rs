@@ -435,7 +435,12 @@ fn sql_answers_are_bounded_in_bytes() {
 
 /// Temporary files of `dir` (the outputs' `.NAME.tmp-*`).
 fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.contains(".tmp-")).collect()
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-"))
+        .collect()
 }
 
 /// Issue 29.16: a full disk on stdout panicked; disk-full and permission errors said "check the
@@ -528,7 +533,8 @@ fn hostile_databases_run_no_code() {
     let snap = dir.join("s.pickle");
     std::fs::copy(common::fixtures().join("cuda_training.pickle"), &snap).unwrap();
     assert!(cli(&dir, &["import", "s.pickle", "-o", "good.db", "--no-focus"]).status.success());
-    let endless = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT 'schema_version' AS key, '1' AS value FROM r WHERE i < 0";
+    let endless =
+        "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT 'schema_version' AS key, '1' AS value FROM r WHERE i < 0";
     let traces = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT * FROM t0 JOIN r WHERE i < 0";
     python(
         r#"
@@ -594,7 +600,10 @@ dump("distinct_frames.pickle", [dict(seg, allocated_size=2 * M, active_size=2 * 
     for (name, budget) in [("shared_segment.pickle", "dump_blocks"), ("distinct_frames.pickle", "frame_text_bytes")] {
         let e = error_of(&cli(&dir, &["overview", name, "--json"]));
         assert_eq!(e["code"], "BUDGET_EXCEEDED", "{name}: {e}");
-        assert!(e["message"].as_str().unwrap().contains(budget) && e["hint"].as_str().unwrap().contains(&format!("--budget {budget}=")), "{e}");
+        assert!(
+            e["message"].as_str().unwrap().contains(budget) && e["hint"].as_str().unwrap().contains(&format!("--budget {budget}=")),
+            "{e}"
+        );
     }
     for name in ["shared_name.pickle", "shared_context.pickle"] {
         for args in [vec!["overview", name, "--json"], vec!["analyze", name, "--json"], vec!["analyze", name, "--mode", "tree", "--json"]] {

@@ -197,7 +197,10 @@ fn run_unguarded(conn: &Connection, sql: &str, params: &[(&str, rusqlite::types:
 }
 
 fn answer_too_large(budget: u64, rows: usize) -> Error {
-    crate::budget::ANSWER_BYTES.exceeded(budget, format_args!("the answer's cells pass {budget} bytes after {rows} rows; narrow the query (fewer columns, LIMIT, substr())"))
+    crate::budget::ANSWER_BYTES.exceeded(
+        budget,
+        format_args!("the answer's cells pass {budget} bytes after {rows} rows; narrow the query (fewer columns, LIMIT, substr())"),
+    )
 }
 
 fn timeout_or(e: rusqlite::Error, ms: u64, budget: u64) -> Error {

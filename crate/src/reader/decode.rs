@@ -271,7 +271,9 @@ pub fn decode(arena: &Arena, root: Node, mut st: DecodeState) -> Result<Snapshot
         let limit = crate::budget::FRAME_TEXT_BYTES.limit();
         return Err(crate::budget::FRAME_TEXT_BYTES.exceeded(
             limit,
-            format_args!("the stack frames' distinct file and function names pass {limit} bytes (a string shared by many frames counts per frame)"),
+            format_args!(
+                "the stack frames' distinct file and function names pass {limit} bytes (a string shared by many frames counts per frame)"
+            ),
         ));
     }
     if d.st.bad_frames > 0 {

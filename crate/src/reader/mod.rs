@@ -195,10 +195,8 @@ fn gunzip_into(bytes: &[u8], limits: Limits) -> Result<ChunkReader> {
         }
         inflated += n as u64;
         if inflated > cap {
-            return Err(DECOMPRESSED_BYTES.exceeded(
-                cap,
-                format_args!("the gzip stream of {} bytes inflates beyond {cap} bytes, a likely gzip bomb", bytes.len()),
-            ));
+            return Err(DECOMPRESSED_BYTES
+                .exceeded(cap, format_args!("the gzip stream of {} bytes inflates beyond {cap} bytes, a likely gzip bomb", bytes.len())));
         }
         if inner_error.is_none() {
             inner_error = inner.push(&piece[..n]).err();

@@ -122,7 +122,8 @@ impl<'a> Row<'a, Event> {
                 })
             };
             let mut y = x.clone();
-            (y.compile_context, y.user_metadata, y.internal_metadata) = (cut(&x.compile_context), cut(&x.user_metadata), cut(&x.internal_metadata));
+            (y.compile_context, y.user_metadata, y.internal_metadata) =
+                (cut(&x.compile_context), cut(&x.user_metadata), cut(&x.internal_metadata));
             serde_json::to_string(&y).unwrap_or_default()
         })
     }

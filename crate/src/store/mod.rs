@@ -98,10 +98,18 @@ pub fn open_file(path: &std::path::Path) -> Result<Connection> {
     // names unless SQLite calls it harmless, and the checks themselves under a time limit.
     let deadline = crate::query::sql::now_ms() + OPEN_CHECK_MS as f64;
     conn.progress_handler(1_000, Some(move || crate::query::sql::now_ms() > deadline)).map_err(Error::sql)?;
-    let checked = conn.execute_batch("PRAGMA trusted_schema = OFF").map_err(Error::from).and_then(|_| refuse_code(&conn)).and_then(|_| check_schema(&conn));
+    let checked = conn
+        .execute_batch("PRAGMA trusted_schema = OFF")
+        .map_err(Error::from)
+        .and_then(|_| refuse_code(&conn))
+        .and_then(|_| check_schema(&conn));
     let _ = conn.progress_handler(0, None::<fn() -> bool>);
     checked.map_err(|e| match e.code {
-        "QUERY_FAILED" => Error::new("DATABASE_SCHEMA_INVALID", format!("{}: {}", path.display(), e.message), "open a SnapshotDB written by `snapscope import`"),
+        "QUERY_FAILED" => Error::new(
+            "DATABASE_SCHEMA_INVALID",
+            format!("{}: {}", path.display(), e.message),
+            "open a SnapshotDB written by `snapscope import`",
+        ),
         _ => e,
     })?;
     Ok(conn)
