@@ -624,8 +624,16 @@ impl Decoder<'_> {
             Some(id)
         } else if let Some(s) = self.a.as_str(f) {
             // Some re-encodings store preformatted "file:line:name" strings.
+            if self.st.frame_text_bytes > crate::budget::FRAME_TEXT_BYTES.limit() {
+                return None;
+            }
             let filename = self.frame_text(s.to_string());
-            Some(self.st.snap.interner.frame(Frame { filename, line: 0, name: String::new(), fx: None }))
+            let (before, bytes) = (self.st.snap.interner.frames.len(), filename.len() as u64);
+            let id = self.st.snap.interner.frame(Frame { filename, line: 0, name: String::new(), fx: None });
+            if self.st.snap.interner.frames.len() > before {
+                self.st.frame_text_bytes += bytes;
+            }
+            Some(id)
         } else {
             self.st.bad_frames += 1;
             None
