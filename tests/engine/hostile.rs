@@ -619,3 +619,26 @@ dump("distinct_frames.pickle", [dict(seg, allocated_size=2 * M, active_size=2 * 
         assert!(db < 32 << 20 && html < 10 << 20, "{name}: .db {db} bytes, report {html} bytes");
     }
 }
+
+/// Issue 29.17 (the .db part): opening a WAL-mode SnapshotDB created `-shm` and `-wal` files
+/// beside it; an input is read without writing next to it.
+#[test]
+fn a_wal_mode_database_is_read_without_writing_beside_it() {
+    let dir = scratch("wal");
+    std::fs::copy(common::fixtures().join("cuda_training.pickle"), dir.join("s.pickle")).unwrap();
+    assert!(cli(&dir, &["import", "s.pickle", "-o", "w.db", "--no-focus"]).status.success());
+    python(
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA journal_mode=WAL'); c.close()",
+        &[dir.join("w.db").to_str().unwrap()],
+    );
+    for args in [
+        vec!["overview", "w.db", "--json"],
+        vec!["analyze", "w.db", "--json"],
+        vec!["sql", "w.db", "SELECT COUNT(*) FROM traces", "--json"],
+    ] {
+        let out = cli(&dir, &args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let names: Vec<String> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert!(!names.iter().any(|n| n.ends_with("-shm") || n.ends_with("-wal")), "{names:?}");
+}

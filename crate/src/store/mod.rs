@@ -91,8 +91,7 @@ pub fn write_file(loaded: &Loaded, records: &Records, path: &std::path::Path) ->
 /// Open an exported SnapshotDB read-only and check that it is one.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn open_file(path: &std::path::Path) -> Result<Connection> {
-    let mut conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(|e| Error::io(&path.display().to_string(), e))?;
+    let mut conn = open_read_only(path)?;
     // An input database is data, never code: no view, trigger or virtual table (a `metadata` view
     // over an endless recursive query hung every command, issue 29.7), no function the schema
     // names unless SQLite calls it harmless, and the checks themselves under a time limit.
@@ -113,6 +112,41 @@ pub fn open_file(path: &std::path::Path) -> Result<Connection> {
         _ => e,
     })?;
     Ok(conn)
+}
+
+/// Open an input database read-only without writing beside it: a WAL-mode file opened as usual
+/// creates `-shm` and `-wal` files next to it (issue 29.17), so it is opened `immutable`; one
+/// with a `-wal` file beside it (changes not yet in the file) is refused rather than misread.
+#[cfg(not(target_arch = "wasm32"))]
+fn open_read_only(path: &std::path::Path) -> Result<Connection> {
+    let shown = path.display().to_string();
+    let mut head = [0u8; 20];
+    let wal_mode = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|_| head.starts_with(b"SQLite format 3\0") && (head[18] == 2 || head[19] == 2));
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if !wal_mode {
+        return Connection::open_with_flags(path, flags).map_err(|e| Error::io(&shown, e));
+    }
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        return Err(Error::new(
+            "DATABASE_SCHEMA_INVALID",
+            format!("{shown} is in WAL mode with changes still in its -wal file"),
+            "checkpoint it first (sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)'), or re-import the snapshot",
+        ));
+    }
+    let abs = std::fs::canonicalize(path).map_err(|e| Error::io(&shown, e))?;
+    let mut uri = String::from("file:");
+    for b in abs.as_os_str().as_encoded_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => uri.push(*b as char),
+            _ => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_URI).map_err(|e| Error::io(&shown, e))
 }
 
 /// Milliseconds the checks of an input database may take.
