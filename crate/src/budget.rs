@@ -62,11 +62,16 @@ pub const FRAME_TEXT_BYTES: Budget = Budget {
     index: 4,
 };
 
+/// Milliseconds one statement over an input `.db` may run (the schema check, every analysis's
+/// query; user SQL has its own `--timeout`).
+pub const DB_STATEMENT_MS: Budget =
+    Budget { name: "db_statement_ms", default: 60_000, unit: "milliseconds", what: "time of one statement over an input .db", index: 5 };
+
 /// Every budget, for `--budget` and `capabilities`.
-pub const BUDGETS: &[&Budget] = &[&DECOMPRESSED_BYTES, &RULES_BYTES, &ANSWER_BYTES, &DUMP_BLOCKS, &FRAME_TEXT_BYTES];
+pub const BUDGETS: &[&Budget] = &[&DECOMPRESSED_BYTES, &RULES_BYTES, &ANSWER_BYTES, &DUMP_BLOCKS, &FRAME_TEXT_BYTES, &DB_STATEMENT_MS];
 
 const UNSET: u64 = u64::MAX;
-static OVERRIDES: [AtomicU64; 5] = [const { AtomicU64::new(UNSET) }; 5];
+static OVERRIDES: [AtomicU64; 6] = [const { AtomicU64::new(UNSET) }; 6];
 
 impl Budget {
     /// The limit in force: the override given with `--budget`, else the default.

@@ -89,6 +89,12 @@ impl From<rusqlite::Error> for Error {
         if let rusqlite::Error::SqliteFailure(f, _) = &e {
             match f.code {
                 DiskFull => return Error::new("IO_ERROR", e.to_string(), "free disk space and run it again"),
+                // The user's SQL maps its own interruptions (QUERY_TIMEOUT); any other is the
+                // statement limit on an input .db.
+                OperationInterrupted => {
+                    let b = &crate::budget::DB_STATEMENT_MS;
+                    return b.exceeded(b.limit(), "a statement over the input database ran longer and was stopped");
+                }
                 CannotOpen | PermissionDenied | ReadOnly | SystemIoFailure => {
                     return Error::new(
                         "IO_ERROR",

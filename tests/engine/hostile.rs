@@ -642,3 +642,31 @@ fn a_wal_mode_database_is_read_without_writing_beside_it() {
     let names: Vec<String> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     assert!(!names.iter().any(|n| n.ends_with("-shm") || n.ends_with("-wal")), "{names:?}");
 }
+
+/// Issue 29.7, the time limit: every statement over an input .db (not only the user's SQL) runs
+/// under the db_statement_ms budget. A view-free database whose rows make an analysis's query
+/// slow is stopped at the limit with BUDGET_EXCEEDED naming it.
+#[test]
+fn every_statement_on_a_database_has_a_time_limit() {
+    let dir = scratch("db-time");
+    python(
+        r#"
+import pickle, sys
+A = 0x7f0000000000
+ev = [{"action": a, "addr": A + (i % 512) * 4096, "size": 4096, "stream": 0, "frames": [{"filename": "m.py", "line": i % 97, "name": "f"}]}
+      for i in range(20000) for a in ("alloc", "free_requested", "free_completed")]
+open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [ev]}, protocol=4))
+"#,
+        &[dir.join("s.pickle").to_str().unwrap()],
+    );
+    assert!(cli(&dir, &["import", "s.pickle", "-o", "s.db", "--no-focus"]).status.success());
+    // A limit of 0 ms stops the first statement that runs long enough to be looked at.
+    let e = error_of(&cli(&dir, &["analyze", "s.db", "--json", "--budget", "db_statement_ms=0"]));
+    assert_eq!(e["code"], "BUDGET_EXCEEDED", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("db_statement_ms"), "{e}");
+    assert!(e["hint"].as_str().unwrap().contains("--budget db_statement_ms="), "{e}");
+    // The user's SQL keeps its own --timeout, and the limit is back afterwards.
+    let endless = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT COUNT(*) FROM r";
+    assert_eq!(error_code(&cli(&dir, &["sql", "s.db", endless, "--timeout", "1", "--json"])), "QUERY_TIMEOUT");
+    assert!(cli(&dir, &["analyze", "s.db", "--json"]).status.success());
+}

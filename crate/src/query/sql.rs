@@ -138,6 +138,11 @@ pub fn run(conn: &mut Connection, sql: &str, params: &[(&str, rusqlite::types::V
     }
     let _ = conn.authorizer(None::<fn(rusqlite::hooks::AuthContext<'_>) -> rusqlite::hooks::Authorization>);
     let _ = conn.progress_handler(0, None::<fn() -> bool>);
+    // An input .db's statements stay under their own limit afterwards.
+    #[cfg(not(target_arch = "wasm32"))]
+    if conn.path().is_some_and(|p| !p.is_empty()) {
+        let _ = crate::store::guard_statements(conn);
+    }
     result
 }
 

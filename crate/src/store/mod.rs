@@ -94,15 +94,14 @@ pub fn open_file(path: &std::path::Path) -> Result<Connection> {
     let mut conn = open_read_only(path)?;
     // An input database is data, never code: no view, trigger or virtual table (a `metadata` view
     // over an endless recursive query hung every command, issue 29.7), no function the schema
-    // names unless SQLite calls it harmless, and the checks themselves under a time limit.
-    let deadline = crate::query::sql::now_ms() + OPEN_CHECK_MS as f64;
-    conn.progress_handler(1_000, Some(move || crate::query::sql::now_ms() > deadline)).map_err(Error::sql)?;
+    // names unless SQLite calls it harmless; and every statement over it, these checks first,
+    // runs under the db_statement_ms budget.
+    guard_statements(&mut conn)?;
     let checked = conn
         .execute_batch("PRAGMA trusted_schema = OFF")
         .map_err(Error::from)
         .and_then(|_| refuse_code(&conn))
         .and_then(|_| check_schema(&conn));
-    let _ = conn.progress_handler(0, None::<fn() -> bool>);
     checked.map_err(|e| match e.code {
         "QUERY_FAILED" => Error::new(
             "DATABASE_SCHEMA_INVALID",
@@ -149,9 +148,22 @@ fn open_read_only(path: &std::path::Path) -> Result<Connection> {
     Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_URI).map_err(|e| Error::io(&shown, e))
 }
 
-/// Milliseconds the checks of an input database may take.
+/// Put every statement of `conn` under the db_statement_ms budget: each statement's start (SQLite's
+/// statement trace) sets a deadline the progress handler checks. `query::sql::run` installs its own
+/// limit for the user's SQL and calls this again when it is done.
 #[cfg(not(target_arch = "wasm32"))]
-const OPEN_CHECK_MS: u64 = 10_000;
+pub fn guard_statements(conn: &mut Connection) -> Result<()> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let limit = crate::budget::DB_STATEMENT_MS.limit() as f64;
+    let deadline = std::sync::Arc::new(AtomicU64::new((crate::query::sql::now_ms() + limit) as u64));
+    let armed = deadline.clone();
+    conn.trace_v2(
+        rusqlite::trace::TraceEventCodes::SQLITE_TRACE_STMT,
+        Some(move |_: rusqlite::trace::TraceEvent<'_>| armed.store((crate::query::sql::now_ms() + limit) as u64, Ordering::Relaxed)),
+    )
+    .map_err(Error::sql)?;
+    conn.progress_handler(10_000, Some(move || crate::query::sql::now_ms() > deadline.load(Ordering::Relaxed) as f64)).map_err(Error::sql)
+}
 
 /// Refuse a database that would run code of its own when read: views, triggers, virtual tables.
 #[cfg(not(target_arch = "wasm32"))]
