@@ -670,3 +670,34 @@ open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [ev
     assert_eq!(error_code(&cli(&dir, &["sql", "s.db", endless, "--timeout", "1", "--json"])), "QUERY_TIMEOUT");
     assert!(cli(&dir, &["analyze", "s.db", "--json"]).status.success());
 }
+
+/// Issue 29.17 (the text part): a right-to-left override (U+202E) in a name passed through text
+/// output and reordered what the terminal showed; it is printed escaped like control characters.
+#[test]
+fn bidirectional_controls_are_escaped_in_text_output() {
+    let dir = scratch("bidi");
+    python(
+        r#"
+import pickle, sys
+A = 0x7f0000000000
+fr = [{"filename": "/work/train/\u202egpj.py", "line": 1, "name": "load\u2066_\u2069data"}]
+ev = [{"action": "alloc", "addr": A, "size": 4096, "stream": 0, "frames": fr}]
+blocks = [{"address": A, "size": 4096, "requested_size": 4096, "state": "active_allocated", "frames": fr},
+          {"address": A + 4096, "size": (2 << 20) - 4096, "state": "inactive"}]
+seg = {"device": 0, "address": A, "total_size": 2 << 20, "allocated_size": 4096, "active_size": 4096, "requested_size": 4096,
+       "stream": 0, "segment_type": "small", "frames": [], "blocks": blocks}
+open(sys.argv[1], "wb").write(pickle.dumps({"segments": [seg], "device_traces": [ev]}, protocol=4))
+"#,
+        &[dir.join("b.pickle").to_str().unwrap()],
+    );
+    for args in [
+        vec!["analyze", "b.pickle"],
+        vec!["analyze", "b.pickle", "--mode", "peak"],
+        vec!["sql", "b.pickle", "SELECT filename, name FROM frames"],
+    ] {
+        let out = cli(&dir, &args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains(['\u{202e}', '\u{2066}', '\u{2069}']), "{args:?}: {text}");
+    }
+}

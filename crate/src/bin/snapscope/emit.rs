@@ -31,9 +31,13 @@ impl Out {
 }
 
 /// Text for a terminal: control characters a snapshot may carry in its names (ESC, BEL, C1 codes
-/// that set the title or clear the screen) are printed escaped, never sent as they are.
+/// that set the title or clear the screen) and bidirectional controls are printed escaped, never
+/// sent as they are.
 pub fn clean(s: &str) -> Cow<'_, str> {
-    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    // Control characters, and the bidirectional overrides and isolates that reorder what a
+    // terminal shows (U+202E makes `gpj.exe` read `exe.jpg`).
+    let bidi = |c: char| matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let bad = |c: char| (c.is_control() && c != '\n' && c != '\t') || bidi(c);
     if !s.chars().any(bad) {
         return Cow::Borrowed(s);
     }
