@@ -51,7 +51,7 @@ pub const DUMP_BLOCKS: Budget = Budget {
     index: 3,
 };
 
-/// Bytes of the distinct stack frames' file and function names (each cut at 4,096 characters):
+/// Bytes of the distinct stack frames' file and function names (each cut at 4,096 bytes):
 /// 32 MiB by default, where real snapshots hold well under 1 MiB (distinct frames sharing one
 /// pickled string count per frame).
 pub const FRAME_TEXT_BYTES: Budget = Budget {
@@ -67,11 +67,22 @@ pub const FRAME_TEXT_BYTES: Budget = Budget {
 pub const DB_STATEMENT_MS: Budget =
     Budget { name: "db_statement_ms", default: 60_000, unit: "milliseconds", what: "time of one statement over an input .db", index: 5 };
 
+/// Bytes of the `external_annotations` (names cut at 4,096 bytes, 32 bytes per entry), an
+/// annotation shared through the pickle memo counted per use.
+pub const ANNOTATION_BYTES: Budget = Budget {
+    name: "annotation_bytes",
+    default: 256 << 20,
+    unit: "bytes",
+    what: "external_annotations, shared ones counted per use",
+    index: 6,
+};
+
 /// Every budget, for `--budget` and `capabilities`.
-pub const BUDGETS: &[&Budget] = &[&DECOMPRESSED_BYTES, &RULES_BYTES, &ANSWER_BYTES, &DUMP_BLOCKS, &FRAME_TEXT_BYTES, &DB_STATEMENT_MS];
+pub const BUDGETS: &[&Budget] =
+    &[&DECOMPRESSED_BYTES, &RULES_BYTES, &ANSWER_BYTES, &DUMP_BLOCKS, &FRAME_TEXT_BYTES, &DB_STATEMENT_MS, &ANNOTATION_BYTES];
 
 const UNSET: u64 = u64::MAX;
-static OVERRIDES: [AtomicU64; 6] = [const { AtomicU64::new(UNSET) }; 6];
+static OVERRIDES: [AtomicU64; 7] = [const { AtomicU64::new(UNSET) }; 7];
 
 impl Budget {
     /// The limit in force: the override given with `--budget`, else the default.

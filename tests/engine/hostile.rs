@@ -571,7 +571,8 @@ for name, sql in [
 
 /// Issues 29.2 and 29.4: sharing through the pickle memo multiplied memory, the .db and the
 /// answers: one segment referenced 20,000 times, 400 frames sharing one 1 MB name, one 1 MB
-/// compile_context shared by 3,000 events, 61,440 distinct frames sharing a 1 MB name in a tree.
+/// compile_context shared by 3,000 events, 61,440 distinct frames sharing a 1 MB name in a tree,
+/// 3,000 annotations sharing a 1 MB name (2.9 GB), one such annotation referenced 10^6 times.
 /// Texts are stored once or cut, and what still expands is counted against a budget.
 #[test]
 fn shared_containers_and_strings_are_budgeted() {
@@ -594,10 +595,20 @@ dump("shared_context.pickle", [], [{"action": "alloc", "addr": A + i * 4096, "si
 tree = [{"address": A + i * 1024, "size": 1024, "requested_size": 1000, "state": "active_allocated",
          "frames": [{"filename": "/a/model.py", "line": i * 30 + j, "name": big} for j in range(30)]} for i in range(2048)]
 dump("distinct_frames.pickle", [dict(seg, allocated_size=2 * M, active_size=2 * M, blocks=tree)])
+timed = [{"action": "alloc", "addr": A + i * 4096, "size": 4096, "stream": 0, "frames": [], "time_us": i} for i in range(100)]
+def annotated(name, ann):
+    open(os.path.join(sys.argv[1], name), "wb").write(pickle.dumps(
+        {"segments": [], "device_traces": [timed], "external_annotations": ann}, protocol=4))
+annotated("shared_annotation_name.pickle", [{"name": big, "stage": "START" if i % 2 == 0 else "END", "device": 0, "time_us": i % 100} for i in range(3000)])
+annotated("shared_annotation.pickle", [{"name": big, "stage": "START", "device": 0, "time_us": 5}] * 1_000_000)
 "#,
         &[dir.to_str().unwrap()],
     );
-    for (name, budget) in [("shared_segment.pickle", "dump_blocks"), ("distinct_frames.pickle", "frame_text_bytes")] {
+    for (name, budget) in [
+        ("shared_segment.pickle", "dump_blocks"),
+        ("distinct_frames.pickle", "frame_text_bytes"),
+        ("shared_annotation.pickle", "annotation_bytes"),
+    ] {
         let e = error_of(&cli(&dir, &["overview", name, "--json"]));
         assert_eq!(e["code"], "BUDGET_EXCEEDED", "{name}: {e}");
         assert!(
@@ -605,7 +616,7 @@ dump("distinct_frames.pickle", [dict(seg, allocated_size=2 * M, active_size=2 * 
             "{e}"
         );
     }
-    for name in ["shared_name.pickle", "shared_context.pickle"] {
+    for name in ["shared_name.pickle", "shared_context.pickle", "shared_annotation_name.pickle"] {
         for args in [vec!["overview", name, "--json"], vec!["analyze", name, "--json"], vec!["analyze", name, "--mode", "tree", "--json"]] {
             let out = cli(&dir, &args);
             assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));

@@ -350,7 +350,7 @@ impl Decoder<'_> {
             }
         }
         if let Some(ann) = self.a.get(root, "external_annotations") {
-            self.annotations(ann);
+            self.annotations(ann)?;
         }
         self.host_memory(root)?;
         Ok(())
@@ -575,13 +575,22 @@ impl Decoder<'_> {
     /// A frame's file or function name, cut at MAX_FRAME_TEXT characters: no real name comes
     /// close, and distinct frames sharing one huge pickled string would each hold a copy (400
     /// frames sharing a 1 MB name took 3.3 GB). Counted for one warning.
-    fn frame_text(&mut self, s: String) -> String {
-        match s.char_indices().nth(MAX_FRAME_TEXT) {
-            Some((i, _)) => {
+    /// A frame's text field ("??" when absent), cut from the arena's text (never copied whole).
+    fn frame_field(&mut self, f: Node, key: &str) -> String {
+        let a = self.a;
+        match a.get(f, key).and_then(|v| a.as_str(v)) {
+            Some(s) => self.frame_text(s),
+            None => "??".into(),
+        }
+    }
+
+    fn frame_text(&mut self, s: &str) -> String {
+        match prefix(s, MAX_FRAME_TEXT).map(str::len) {
+            Some(i) => {
                 if self.st.frame_texts_cut == 0 {
                     self.warn(
                         "FRAME_TEXT_CUT",
-                        format!("frame names or file names longer than {MAX_FRAME_TEXT} characters are cut there (`…`)"),
+                        format!("frame names or file names longer than {MAX_FRAME_TEXT} bytes are cut there (`…`)"),
                         None,
                         None,
                     );
@@ -589,7 +598,7 @@ impl Decoder<'_> {
                 self.st.frame_texts_cut += 1;
                 format!("{}…", &s[..i])
             }
-            None => s,
+            None => s.to_string(),
         }
     }
 
@@ -611,9 +620,9 @@ impl Decoder<'_> {
                 return None;
             }
             let frame = Frame {
-                filename: self.frame_text(self.string(f, "filename").unwrap_or_else(|| "??".into())),
-                line: self.int(f, "line").map(|l| l as i64).unwrap_or(0),
-                name: self.frame_text(self.string(f, "name").unwrap_or_else(|| "??".into())),
+                filename: self.frame_field(f, "filename"),
+                line: self.int(f, "line").and_then(|l| i64::try_from(l).ok()).unwrap_or(0),
+                name: self.frame_field(f, "name"),
                 fx: (fx != FxNode::default()).then(|| Box::new(fx)),
             };
             let (before, bytes) = (self.st.snap.interner.frames.len(), (frame.filename.len() + frame.name.len()) as u64);
@@ -627,7 +636,7 @@ impl Decoder<'_> {
             if self.st.frame_text_bytes > crate::budget::FRAME_TEXT_BYTES.limit() {
                 return None;
             }
-            let filename = self.frame_text(s.to_string());
+            let filename = self.frame_text(s);
             let (before, bytes) = (self.st.snap.interner.frames.len(), filename.len() as u64);
             let id = self.st.snap.interner.frame(Frame { filename, line: 0, name: String::new(), fx: None });
             if self.st.snap.interner.frames.len() > before {
@@ -841,18 +850,51 @@ impl Decoder<'_> {
         }
     }
 
-    fn annotations(&mut self, list: Node) {
+    /// `external_annotations`: names cut at MAX_FRAME_TEXT characters (one warning), times and
+    /// devices outside 64 bits dropped, never wrapped, and the whole list counted against the
+    /// annotation_bytes budget (an annotation dict shared through the memo counts per use; 3,000
+    /// annotations sharing a 1 MB name took 2.9 GB).
+    fn annotations(&mut self, list: Node) -> Result<()> {
+        let budget = crate::budget::ANNOTATION_BYTES.limit();
+        let (mut bytes, mut cut) = (0u64, 0u64);
         for &item in self.a.as_seq(list).unwrap_or(&[]) {
             if self.a.as_dict(item).is_none() {
                 continue;
             }
+            // Cut from the arena's text, never copied whole first.
+            let text = |key: &str| self.a.get(item, key).and_then(|v| self.a.as_str(v)).unwrap_or("");
+            let full = text("name");
+            let name = match prefix(full, MAX_FRAME_TEXT) {
+                Some(p) => {
+                    cut += 1;
+                    format!("{p}…")
+                }
+                None => full.to_string(),
+            };
+            let stage: String = text("stage").chars().take(64).collect();
+            bytes = bytes.saturating_add((name.len() + stage.len() + 32) as u64);
+            if bytes > budget {
+                return Err(crate::budget::ANNOTATION_BYTES.exceeded(
+                    budget,
+                    format_args!("external_annotations pass {budget} bytes (an annotation shared through the pickle memo counts each time it is used)"),
+                ));
+            }
             self.st.snap.annotations.push(Annotation {
-                device: self.int(item, "device").map(|d| d as i64),
-                time_us: self.int(item, "time_us").map(|t| t as i64),
-                name: self.string(item, "name").unwrap_or_default(),
-                stage: self.string(item, "stage").unwrap_or_default(),
+                device: self.int(item, "device").and_then(|d| i64::try_from(d).ok()),
+                time_us: self.int(item, "time_us").and_then(|t| i64::try_from(t).ok()),
+                name,
+                stage,
             });
         }
+        if cut > 0 {
+            self.warn(
+                "ANNOTATION_TEXT_CUT",
+                format!("{cut} annotation names longer than {MAX_FRAME_TEXT} bytes were cut there (`…`)"),
+                None,
+                None,
+            );
+        }
+        Ok(())
     }
 }
 
@@ -884,8 +926,21 @@ fn figures_sum(s: &Segment) -> u64 {
     own.into_iter().chain(blocks).fold(0u64, u64::saturating_add)
 }
 
-/// Characters of a frame's file or function name kept (see `Decoder::frame_text`).
+/// Bytes of a frame's file or function name (or an annotation's name) kept (see
+/// `Decoder::frame_text`).
 const MAX_FRAME_TEXT: usize = 4096;
+
+/// `s` up to the last character boundary at or below `max` bytes, when `s` is longer.
+fn prefix(s: &str, max: usize) -> Option<&str> {
+    if s.len() <= max {
+        return None;
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    Some(&s[..i])
+}
 
 /// Device numbers a snapshot may use (traces and segments).
 const MAX_DEVICES: usize = 4096;
