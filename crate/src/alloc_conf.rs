@@ -172,8 +172,9 @@ fn invalid(key: &str, value: &str, accepted: &str) -> Error {
     Error::new("ALLOC_CONF_INVALID", format!("`{key}:{value}` is not a valid value for {key}"), format!("{key} takes {accepted}"))
 }
 
-/// `key:value` pairs separated by commas; a value in brackets may hold commas itself.
-fn split_pairs(conf: &str) -> Vec<(String, String)> {
+/// `key:value` pairs separated by commas; a value in brackets may hold commas itself. Unchecked:
+/// a recorded setting string is read for the keys it holds, a malformed pair beside them ignored.
+pub fn split_pairs(conf: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut depth = 0i64;
     let mut start = 0;

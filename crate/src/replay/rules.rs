@@ -101,7 +101,7 @@ impl Rules {
                 }
             }
             if let Some(conf) = s.get("PYTORCH_CUDA_ALLOC_CONF").and_then(|v| v.as_str()) {
-                for (k, v) in crate::alloc_conf::pairs(conf).unwrap_or_default() {
+                for (k, v) in crate::alloc_conf::split_pairs(conf) {
                     if k == "max_non_split_rounding_mb" {
                         match crate::alloc_conf::parse(&k, &v) {
                             Ok(crate::alloc_conf::Setting::MaxNonSplitRounding(n)) => rules.max_non_split_rounding = n,

@@ -50,7 +50,7 @@ impl Settings {
             self.garbage_collection_threshold = alloc_conf::recorded_gc_threshold(g).map_err(alloc_conf::recorded)?;
         }
         if let Some(conf) = s.get("PYTORCH_CUDA_ALLOC_CONF").and_then(|v| v.as_str()) {
-            for (k, v) in alloc_conf::pairs(conf).map_err(alloc_conf::recorded)? {
+            for (k, v) in alloc_conf::split_pairs(conf) {
                 if k == "large_segment_size_mb" {
                     if let Setting::LargeSegmentSize(n) = alloc_conf::parse(&k, &v).map_err(alloc_conf::recorded)? {
                         self.large_segment_size = n;
@@ -204,6 +204,17 @@ mod tests {
         assert!(base().apply_conf("expandable_segments:true").is_err(), "PyTorch takes True or False");
         assert!(base().apply_conf("expandable_segments=True").unwrap_err().hint.contains("key:value"));
         assert!(base().apply_conf("page_size:1g").unwrap_err().message.contains("torch_npu"));
+    }
+
+    #[test]
+    fn recorded_settings_read_their_keys_and_refuse_bad_values() {
+        let v = serde_json::json!({"PYTORCH_CUDA_ALLOC_CONF": "oops,large_segment_size_mb:40"});
+        assert_eq!(base().with_recorded_extras(Some(&v)).unwrap().large_segment_size, 40 * MIB, "a malformed neighbour is ignored");
+        let v = serde_json::json!({"PYTORCH_CUDA_ALLOC_CONF": "large_segment_size_mb:0"});
+        let e = base().with_recorded_extras(Some(&v)).unwrap_err();
+        assert!(e.message.contains("recorded") && e.message.contains("large_segment_size_mb"), "{e}");
+        let v = serde_json::json!({"garbage_collection_threshold": 7.0});
+        assert_eq!(base().with_recorded_extras(Some(&v)).unwrap_err().code, "ALLOC_CONF_INVALID");
     }
 
     #[test]
