@@ -158,11 +158,6 @@ pub fn recorded_gc_threshold(t: f64) -> Result<f64> {
     }
 }
 
-/// Errors about the file's own settings say so.
-pub fn recorded(e: Error) -> Error {
-    Error::new(e.code, format!("the snapshot's recorded allocator_settings: {}", e.message), e.hint)
-}
-
 fn mib(mb: u64) -> Option<u64> {
     (mb <= MAX_MIB).then_some(())?;
     mb.checked_mul(MIB)

@@ -337,7 +337,9 @@ impl Decoder<'_> {
             self.device_traces(t)?;
         }
         if let Some(s) = self.a.get(root, "allocator_settings") {
-            self.st.snap.allocator_settings = Some(self.a.to_json(s, 0));
+            let settings = self.a.to_json(s, 0);
+            self.check_recorded_settings(&settings);
+            self.st.snap.allocator_settings = Some(settings);
         }
         // Where a file records its ring buffer: top level or among the allocator settings.
         let settings = self.a.get(root, "allocator_settings").filter(|&s| self.a.as_dict(s).is_some());
@@ -847,6 +849,30 @@ impl Decoder<'_> {
             Some(s) => Some(s.to_string()),
             None if matches!(v, Node::None) => None,
             None => Some(self.a.to_json(v, 0).to_string()),
+        }
+    }
+
+    /// The recorded allocator settings through the one settings parser: a value PyTorch could not
+    /// have run with (`large_segment_size_mb:0`, a size that wraps) is named in a warning, and the
+    /// replay and the simulator use the default in its place.
+    fn check_recorded_settings(&mut self, settings: &serde_json::Value) {
+        let mut bad = Vec::new();
+        if let Some(conf) = settings.get("PYTORCH_CUDA_ALLOC_CONF").and_then(|v| v.as_str()) {
+            for (k, v) in crate::alloc_conf::split_pairs(conf) {
+                if crate::alloc_conf::EFFECTIVE_KEYS.contains(&k.as_str()) {
+                    if let Err(e) = crate::alloc_conf::parse(&k, &v) {
+                        bad.push(format!("{} ({})", e.message, e.hint));
+                    }
+                }
+            }
+        }
+        if let Some(Err(e)) =
+            settings.get("garbage_collection_threshold").and_then(|v| v.as_f64()).map(crate::alloc_conf::recorded_gc_threshold)
+        {
+            bad.push(format!("{} ({})", e.message, e.hint));
+        }
+        for b in bad.into_iter().take(16) {
+            self.warn("ALLOC_CONF_INVALID", format!("the recorded allocator_settings: {b}; the default is used in its place"), None, None);
         }
     }
 

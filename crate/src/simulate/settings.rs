@@ -43,18 +43,18 @@ impl Settings {
     }
 
     /// With the recorded `allocator_settings` values the rules do not carry, validated by the
-    /// same parser as `--alloc-conf` (a file's own settings are as untrusted as the rest of it).
+    /// same parser as `--alloc-conf` (a file's own settings are as untrusted as the rest of it):
+    /// a value PyTorch could not have run with keeps the default (the reader's
+    /// ALLOC_CONF_INVALID warning names it).
     pub fn with_recorded_extras(mut self, allocator_settings: Option<&serde_json::Value>) -> Result<Settings> {
         let Some(s) = allocator_settings else { return Ok(self) };
-        if let Some(g) = s.get("garbage_collection_threshold").and_then(|v| v.as_f64()) {
-            self.garbage_collection_threshold = alloc_conf::recorded_gc_threshold(g).map_err(alloc_conf::recorded)?;
+        if let Some(Ok(g)) = s.get("garbage_collection_threshold").and_then(|v| v.as_f64()).map(alloc_conf::recorded_gc_threshold) {
+            self.garbage_collection_threshold = g;
         }
         if let Some(conf) = s.get("PYTORCH_CUDA_ALLOC_CONF").and_then(|v| v.as_str()) {
             for (k, v) in alloc_conf::split_pairs(conf) {
-                if k == "large_segment_size_mb" {
-                    if let Setting::LargeSegmentSize(n) = alloc_conf::parse(&k, &v).map_err(alloc_conf::recorded)? {
-                        self.large_segment_size = n;
-                    }
+                if let (true, Ok(Setting::LargeSegmentSize(n))) = (k == "large_segment_size_mb", alloc_conf::parse(&k, &v)) {
+                    self.large_segment_size = n;
                 }
             }
         }
@@ -207,14 +207,15 @@ mod tests {
     }
 
     #[test]
-    fn recorded_settings_read_their_keys_and_refuse_bad_values() {
+    fn recorded_settings_read_their_keys_and_keep_defaults_for_bad_values() {
         let v = serde_json::json!({"PYTORCH_CUDA_ALLOC_CONF": "oops,large_segment_size_mb:40"});
         assert_eq!(base().with_recorded_extras(Some(&v)).unwrap().large_segment_size, 40 * MIB, "a malformed neighbour is ignored");
-        let v = serde_json::json!({"PYTORCH_CUDA_ALLOC_CONF": "large_segment_size_mb:0"});
-        let e = base().with_recorded_extras(Some(&v)).unwrap_err();
-        assert!(e.message.contains("recorded") && e.message.contains("large_segment_size_mb"), "{e}");
+        for conf in ["large_segment_size_mb:0", "large_segment_size_mb:17592186044416"] {
+            let v = serde_json::json!({ "PYTORCH_CUDA_ALLOC_CONF": conf });
+            assert_eq!(base().with_recorded_extras(Some(&v)).unwrap().large_segment_size, 20 * MIB, "{conf}: the default");
+        }
         let v = serde_json::json!({"garbage_collection_threshold": 7.0});
-        assert_eq!(base().with_recorded_extras(Some(&v)).unwrap_err().code, "ALLOC_CONF_INVALID");
+        assert_eq!(base().with_recorded_extras(Some(&v)).unwrap().garbage_collection_threshold, 0.0);
     }
 
     #[test]
