@@ -718,3 +718,29 @@ open(sys.argv[1], "wb").write(pickle.dumps({"segments": [seg], "device_traces": 
         assert!(!text.contains(['\u{202e}', '\u{2066}', '\u{2069}']), "{args:?}: {text}");
     }
 }
+
+/// Found by the snapshot_db fuzz target: a .db whose schema names are not UTF-8 made rusqlite's
+/// authorizer panic ("received non-utf8 string") on the user's SQL. Such a schema is refused.
+#[test]
+fn a_database_with_non_utf8_names_is_refused() {
+    let dir = scratch("db-utf8");
+    std::fs::copy(common::fixtures().join("cuda_training.pickle"), dir.join("s.pickle")).unwrap();
+    assert!(cli(&dir, &["import", "s.pickle", "-o", "s.db", "--no-focus"]).status.success());
+    python(
+        r#"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.text_factory = bytes
+c.execute("PRAGMA writable_schema = ON")
+sql = c.execute("SELECT sql FROM sqlite_master WHERE name = 'frames'").fetchone()[0]
+c.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'frames'", (sql.replace(b"filename", b"f\xffename"),))
+c.commit()
+c.close()
+"#,
+        &[dir.join("s.db").to_str().unwrap()],
+    );
+    for args in [vec!["sql", "s.db", "SELECT * FROM frames", "--json"], vec!["overview", "s.db", "--json"]] {
+        let e = error_of(&cli(&dir, &args));
+        assert_eq!(e["code"], "DATABASE_SCHEMA_INVALID", "{args:?}: {e}");
+    }
+}

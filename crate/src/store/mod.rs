@@ -172,6 +172,25 @@ fn refuse_code(conn: &Connection) -> Result<()> {
         .prepare("SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger') OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL%') LIMIT 5")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
+    // Names SQLite hands to callbacks as text (the authorizer's table and column names) must be
+    // UTF-8: rusqlite panics on any other (found by fuzzing the snapshot_db target).
+    let mut stmt = conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        for i in 0..4 {
+            let bytes = match r.get_ref(i)? {
+                rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => t,
+                _ => continue,
+            };
+            if std::str::from_utf8(bytes).is_err() {
+                return Err(Error::new(
+                    "DATABASE_SCHEMA_INVALID",
+                    "the database's schema holds names that are not UTF-8 text; refused unread",
+                    "open a SnapshotDB written by `snapscope import`, or the snapshot itself",
+                ));
+            }
+        }
+    }
     if found.is_empty() {
         return Ok(());
     }
