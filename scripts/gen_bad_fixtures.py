@@ -49,6 +49,10 @@ def main():
     # A string that declares 2^60 bytes.
     write("huge_string.pickle", b"\x80\x04\x8d" + struct.pack("<Q", 1 << 60) + b"abc.", {"error": "PICKLE_INVALID"})
     write("bad_memo.pickle", b"\x80\x04h\xc8.", {"error": "PICKLE_INVALID"})
+    # Issue 29.1: chained far memo puts (each 2^20 beyond the last) once grew the memo 4 MiB per
+    # 5-byte opcode (4.1 GB for these 5,008 bytes). Memory follows the values stored.
+    gaps = b"\x80\x04}q\x00N" + b"".join(b"r" + struct.pack("<I", k << 20) for k in range(1, 1001)) + b"0."
+    write("memo_gaps.pickle", gaps, {"error": "SNAPSHOT_INVALID"})
     write("not_a_snapshot.pickle", p4({"hello": "world", "answer": 42}), {"error": "SNAPSHOT_INVALID"})
     write("an_int.pickle", p4(42), {"error": "SNAPSHOT_INVALID"})
     write("wrong_types.pickle", p4({"segments": "oops", "device_traces": 5}), {"error": "SNAPSHOT_INVALID"})
@@ -58,7 +62,9 @@ def main():
         chunk = b"\0" * (1 << 20)
         for _ in range(128):
             g.write(chunk)
-    write("gzip_bomb.pickle.gz", buf.getvalue(), {"error": "INPUT_TOO_LARGE"})
+    write("gzip_bomb.pickle.gz", buf.getvalue(), {"error": "BUDGET_EXCEEDED"})
+    # Issue 29.3: gzip inside gzip multiplied the per-layer cap; a snapshot is compressed once.
+    write("gzip_in_gzip.pickle.gz", gzip.compress(gzip.compress(p4({"segments": [], "device_traces": [[]]}), mtime=0), mtime=0), {"error": "GZIP_NESTED"})
     write("malformed.json", b'{"segments": [{"address": 1, "total_size": ', {"error": "JSON_INVALID"})
     truncated = open(GOOD, "rb").read()
     write("truncated.pickle", truncated[: len(truncated) // 2], {"error": "PICKLE_INVALID"})

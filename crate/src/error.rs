@@ -57,6 +57,20 @@ impl Error {
     pub fn sql(e: impl fmt::Display) -> Self {
         Error::new("QUERY_FAILED", e.to_string(), "check the SQL against docs/schema.md")
     }
+
+    /// A database error while writing `path`: a full disk or a refusal is an IO error on it.
+    pub fn write(path: &str, e: rusqlite::Error) -> Self {
+        Error::from(e).writing(std::path::Path::new(path))
+    }
+
+    /// This error happened writing `path`: an IO error names it.
+    pub fn writing(mut self, path: &std::path::Path) -> Self {
+        let shown = path.display().to_string();
+        if self.code == "IO_ERROR" && !self.message.starts_with(&shown) {
+            self.message = format!("{shown}: {}", self.message);
+        }
+        self
+    }
 }
 
 impl fmt::Display for Error {
@@ -68,7 +82,29 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 impl From<rusqlite::Error> for Error {
+    /// SQLite's IO failures (full disk, no permission, a read-only or unopenable file) are IO
+    /// errors, never "check the SQL".
     fn from(e: rusqlite::Error) -> Self {
+        use rusqlite::ErrorCode::*;
+        if let rusqlite::Error::SqliteFailure(f, _) = &e {
+            match f.code {
+                DiskFull => return Error::new("IO_ERROR", e.to_string(), "free disk space and run it again"),
+                // The user's SQL maps its own interruptions (QUERY_TIMEOUT); any other is the
+                // statement limit on an input .db.
+                OperationInterrupted => {
+                    let b = &crate::budget::DB_STATEMENT_MS;
+                    return b.exceeded(b.limit(), "a statement over the input database ran longer and was stopped");
+                }
+                CannotOpen | PermissionDenied | ReadOnly | SystemIoFailure => {
+                    return Error::new(
+                        "IO_ERROR",
+                        e.to_string(),
+                        "check the free disk space and the permissions of the file and its folder",
+                    )
+                }
+                _ => {}
+            }
+        }
         Error::sql(e)
     }
 }

@@ -62,7 +62,8 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
         _ => return None,
     };
     let v = n * scale;
-    (v.is_finite() && v >= 1.0).then_some(v.round() as u64)
+    // Above 2^63 bytes is no memory size: refused, not saturated.
+    (v.is_finite() && (1.0..9.2e18).contains(&v)).then_some(v.round() as u64)
 }
 
 #[cfg(test)]

@@ -238,6 +238,18 @@ pub fn user_root<'a>(frames: impl Iterator<Item = &'a Frame>) -> String {
     root.filter(|r| r.matches('/').count() >= 2).unwrap_or("").to_string()
 }
 
+/// `s` cut to its first `max` characters and `…` (a name repeated per node or row of an answer
+/// is not repeated whole: the frames table keeps it once).
+pub fn cut(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]).into(),
+        None => s.into(),
+    }
+}
+
+/// Characters of a name or file name repeated per node or row of an answer (trees, stack texts).
+pub const ANSWER_NAME_CHARS: usize = 1000;
+
 /// A function name as people read it: a C++ signature without its argument list, and at most
 /// 120 characters (the full name stays in the data).
 pub fn short_name(name: &str) -> String {

@@ -3,7 +3,9 @@
 //! bytes → [`reader`] → [`model::Snapshot`] → [`replay`] → [`store`] (SQLite) → [`analysis`].
 //! The same functions serve the native CLI and the WebAssembly build.
 
+pub mod alloc_conf;
 pub mod analysis;
+pub mod budget;
 pub mod engine;
 pub mod error;
 pub mod export;
@@ -11,6 +13,8 @@ pub mod fasthash;
 pub mod format;
 pub mod frames;
 pub mod model;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod outfile;
 pub mod query;
 pub mod ranks;
 pub mod reader;

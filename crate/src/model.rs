@@ -139,19 +139,32 @@ impl Frame {
 #[derive(Debug, Default)]
 pub struct Interner {
     pub frames: Vec<Frame>,
-    frame_ids: FastMap<Frame, FrameId>,
+    /// A frame's hash → its id: the frame itself is kept once, in `frames` (the map held a
+    /// second copy of every name, issue 29.2). Frames whose hashes collide go to `collided`.
+    frame_ids: FastMap<u64, FrameId>,
+    collided: FastMap<Frame, FrameId>,
     pub stacks: Vec<Vec<FrameId>>,
     stack_ids: FastMap<Vec<FrameId>, StackId>,
 }
 
 impl Interner {
     pub fn frame(&mut self, f: Frame) -> FrameId {
-        if let Some(&id) = self.frame_ids.get(&f) {
-            return id;
-        }
+        use std::hash::BuildHasher;
+        let h = self.frame_ids.hasher().hash_one(&f);
         let id = self.frames.len() as FrameId;
-        self.frames.push(f.clone());
-        self.frame_ids.insert(f, id);
+        match self.frame_ids.get(&h) {
+            Some(&known) if self.frames[known as usize] == f => return known,
+            Some(_) => {
+                if let Some(&known) = self.collided.get(&f) {
+                    return known;
+                }
+                self.collided.insert(f.clone(), id);
+            }
+            None => {
+                self.frame_ids.insert(h, id);
+            }
+        }
+        self.frames.push(f);
         id
     }
 
@@ -196,14 +209,17 @@ pub struct Segment {
 pub struct EventExtra {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action_name: Option<String>,
+    /// Shared texts (`compile_context`, `user_metadata`, `internal_metadata`): one copy for
+    /// every event that names the same pickled string (3,000 events sharing a 1 MB context once
+    /// held 3 GB).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub compile_context: Option<String>,
+    pub compile_context: Option<std::sync::Arc<str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_metadata: Option<String>,
+    pub user_metadata: Option<std::sync::Arc<str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forward_frames: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub internal_metadata: Option<String>,
+    pub internal_metadata: Option<std::sync::Arc<str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool_id: Option<(i64, i64)>,
     #[serde(skip_serializing_if = "Option::is_none")]

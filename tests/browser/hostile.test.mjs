@@ -56,6 +56,8 @@ evs = [dict(e) for e in events]
 for i, e in enumerate(evs):
     e["time_us"] = -(2**63) if i < len(evs) // 2 else 2**63 - 1
 write("extreme_time.pickle", dict(good, device_traces=[evs], external_annotations=[{"name": "x", "stage": "START", "device": 0, "time_us": 2**63 - 1}]))
+# Issue 29.6: the recording's own settings say large_segment_size_mb:0 (the simulator divided by zero).
+write("settings_zero.pickle", dict(good, allocator_settings={"PYTORCH_CUDA_ALLOC_CONF": "large_segment_size_mb:0"}))
 `;
 
 let server, origin, ctx, dir;
@@ -318,6 +320,34 @@ test("the CSV export writes formulas as text", async () => {
     csv,
     `'=a,b,c,d,e\n"'=HYPERLINK(""http://x"")",'+1,'@x,-5,plain`,
   );
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("issue 29: memo gaps, gzip inside gzip and a recorded large_segment_size_mb:0 end in a clear answer; the next file opens", async () => {
+  const page = await newPage();
+  for (const [file, code] of [
+    [join(FIXTURES, "bad", "memo_gaps.pickle"), "SNAPSHOT_INVALID"],
+    [join(FIXTURES, "bad", "gzip_in_gzip.pickle.gz"), "GZIP_NESTED"],
+  ]) {
+    assert.equal(await open(page, file), "error", file);
+    const text = await errorText(page);
+    assert.match(text, new RegExp(code), file);
+    assert.doesNotMatch(text, /ENGINE_FAILED|unreachable/, file);
+  }
+  // The recording's invalid setting is named in a warning and the default used: every view renders.
+  assert.equal(await open(page, join(dir, "settings_zero.pickle")), "ready");
+  await everyView(page, "settings_zero");
+  const warnings = await page.evaluate(async () =>
+    JSON.stringify((await window.snapscope.overview()).warnings),
+  );
+  assert.match(warnings, /ALLOC_CONF_INVALID.*large_segment_size_mb/);
+  // And the page stays usable: a good file opens and renders.
+  assert.equal(
+    await open(page, join(FIXTURES, "cuda_training.pickle")),
+    "ready",
+  );
+  await everyView(page, "after hostile files");
   assert.deepEqual(page.errors, []);
   await page.close();
 });

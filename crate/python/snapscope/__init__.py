@@ -74,7 +74,7 @@ def binary() -> str:
 def overview(snapshot: Snapshot) -> Dict[str, Any]:
     """Per-device dump figures, exact peaks and replay consistency: ``snapscope overview --json``."""
     with _snapshot_file(snapshot) as path:
-        return _run("overview", path)
+        return _run("overview", paths=[path])
 
 
 def analyze(
@@ -89,19 +89,21 @@ def analyze(
     """One analysis (peak, fragment, leak, oom, tree, categories, steps, streams, tune, compare) or
     ``all``: ``snapscope analyze --mode MODE --json``. ``ref`` is the other snapshot for compare."""
     with contextlib.ExitStack() as stack:
-        args = ["analyze", stack.enter_context(_snapshot_file(snapshot)), "--mode", mode]
+        path = stack.enter_context(_snapshot_file(snapshot))
+        args = ["analyze", "--mode", mode]
         if ref is not None:
-            args += ["--ref", stack.enter_context(_snapshot_file(ref))]
+            # One argument: a path is never read as an option, whatever its name.
+            args.append("--ref=" + stack.enter_context(_snapshot_file(ref)))
         args += _options(device=device, event=event, device_memory=device_memory)
-        return _run(*args)
+        return _run(*args, paths=[path])
 
 
 def query(snapshot: Snapshot, template: str, *, device: Optional[int] = None, **params: Any) -> Dict[str, Any]:
     """A template of the catalogue with its parameters: ``snapscope query -t TEMPLATE --json``.
     ``rows`` are objects keyed by column name; ``columns`` give names and units."""
     with _snapshot_file(snapshot) as path:
-        args = ["query", path, "-t", template, "--params", json.dumps(params)]
-        return _run(*args, *_options(device=device))
+        args = ["query", "-t", template, "--params", json.dumps(params)]
+        return _run(*args, *_options(device=device), paths=[path])
 
 
 def html(snapshot: Snapshot, name: Optional[str] = None) -> str:
@@ -183,12 +185,14 @@ def _snapshot_bytes(snapshot: Snapshot) -> "tuple[bytes, str]":
 
 @contextlib.contextmanager
 def _snapshot_file(snapshot: Snapshot) -> Iterator[str]:
-    """A path the CLI can read: the file itself, or a temporary copy of bytes or a pickled dict."""
+    """A path the CLI can read: the file itself, or a temporary copy of bytes or a pickled dict.
+    Absolute, so it never starts with "-" (a file named ``--categories=/dev/zero`` or ``-h`` is
+    a file, not an option)."""
     if isinstance(snapshot, (str, os.PathLike)):
         p = Path(snapshot)
         if not p.exists():
             raise FileNotFoundError(f"{p}: no such snapshot file")
-        yield str(p)
+        yield os.path.abspath(p)
         return
     data, _ = _snapshot_bytes(snapshot)
     fd, path = tempfile.mkstemp(prefix="snapscope-", suffix=".pickle")
@@ -204,12 +208,14 @@ def _options(**given: Any) -> "list[str]":
     out = []
     for key, value in given.items():
         if value is not None:
-            out += ["--" + key.replace("_", "-"), str(value)]
+            # --key=value: one argument, so a value is never read as another option.
+            out.append(f"--{key.replace('_', '-')}={value}")
     return out
 
 
-def _run(*args: str) -> Dict[str, Any]:
-    done = subprocess.run([binary(), *args, "--json"], capture_output=True, text=True)
+def _run(*args: str, paths: "list[str]" = ()) -> Dict[str, Any]:
+    # Paths go after "--": the CLI takes them as files whatever their names look like.
+    done = subprocess.run([binary(), *args, "--json", "--", *paths], capture_output=True, text=True)
     if done.returncode != 0:
         try:
             err = json.loads(done.stderr)["error"]

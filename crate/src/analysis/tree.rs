@@ -124,8 +124,9 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
                 let kinds: Vec<Kind> = frames.iter().map(|f| Kind::parse(&f.3)).collect();
                 let keep: Vec<usize> = if opts.all_frames { (0..frames.len()).rev().collect() } else { crate::frames::tree_frames(&kinds) };
                 let steps = keep.into_iter().map(|i| {
-                    let (f, l, n, _, shown) = frames[i].clone();
-                    (shown, Some((f, l, n)))
+                    let (f, l, n, _, shown) = &frames[i];
+                    let cut = |t: &str| crate::frames::cut(t, crate::frames::ANSWER_NAME_CHARS).into_owned();
+                    (shown.clone(), Some((cut(f), *l, cut(n))))
                 });
                 if freed {
                     // Known only by where it was freed: under its own group, not as an allocation site.

@@ -7,7 +7,6 @@ use crate::export::{ptsnap, slice};
 use crate::store::{self, Records};
 use crate::Loaded;
 use sha2::{Digest, Sha256};
-use std::io::Write;
 use std::path::Path;
 
 pub fn read_file(path: &Path) -> Result<Vec<u8>> {
@@ -83,21 +82,83 @@ pub fn stream_snapshot(path: &Path, hash: bool) -> Result<(Loaded, Option<String
 }
 
 /// Write a file atomically: a new temporary file beside it (never an existing file or a
-/// symlink planted there), renamed over the target when complete.
+/// symlink planted there), renamed over the target when complete, keeping the target's mode;
+/// removed on failure and on a signal (`outfile`).
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}-{nanos}", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(data))
-        .and_then(|_| std::fs::rename(&tmp, path));
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(&path.display().to_string(), e)
-    })
+    crate::outfile::write_atomic(path, data)
+}
+
+/// One path policy for every command that writes a file or reads a folder:
+///
+/// * an output is never one of the command's inputs ([`refuse_input_as_output`]), whatever path
+///   names it (the same path, a symlink to it, a hard link);
+/// * a folder is read without following links out of it, and each directory or file once
+///   ([`folder_files`]);
+/// * folders the CLI creates for its own files (`.snapscope`, `.claude/skills/...`) are made
+///   without following a link planted in their place ([`dirs_within`]);
+/// * files are written through [`write_atomic`].
+pub fn refuse_input_as_output(out: &Path, inputs: &[&Path]) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let Some(out_id) = id(out) else { return Ok(()) };
+    match inputs.iter().find(|i| id(i) == Some(out_id)) {
+        Some(input) => Err(Error::new(
+            "INVALID_PARAMETER",
+            format!("the output path {} is the input {}", out.display(), input.display()),
+            "choose another -o path; snapscope never writes to its input",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The files under `root` (to the bottom) that `keep` accepts, each once. A link (to a folder or
+/// a file) is followed only when it resolves inside `root`, and a folder reached twice (a link to
+/// `.`, two links to each other) is read once: reading a folder never leaves it.
+pub fn folder_files(root: &Path, keep: &dyn Fn(&Path) -> bool) -> Result<Vec<std::path::PathBuf>> {
+    let shown = |p: &Path| p.display().to_string();
+    let top = root.canonicalize().map_err(|e| Error::io(&shown(root), e))?;
+    let mut seen_dirs = std::collections::HashSet::from([top.clone()]);
+    let mut seen_files = std::collections::HashSet::new();
+    let mut folders = vec![root.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(dir) = folders.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&shown(&dir), e))?;
+        for path in entries.flatten().map(|e| e.path()) {
+            let Ok(real) = path.canonicalize() else { continue };
+            if !real.starts_with(&top) {
+                continue;
+            }
+            if real.is_dir() {
+                if seen_dirs.insert(real) {
+                    folders.push(path);
+                }
+            } else if real.is_file() && keep(&path) && seen_files.insert(real) {
+                files.push(path);
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// Create `base/rel` folder by folder, refusing a component of `rel` that is a symlink (or not a
+/// folder): a planted `.snapscope` or `.claude` link must not send the CLI's files elsewhere.
+pub fn dirs_within(base: &Path, rel: &Path) -> Result<std::path::PathBuf> {
+    let mut at = base.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_dir() => {}
+            Ok(_) => {
+                return Err(Error::new(
+                    "IO_ERROR",
+                    format!("{} is a symlink or a file, not a folder; snapscope does not write through it", at.display()),
+                    "remove it (or make it a real folder) and run the command again",
+                ))
+            }
+            Err(_) => std::fs::create_dir(&at).map_err(|e| Error::io(&at.display().to_string(), e))?,
+        }
+    }
+    Ok(at)
 }
 
 /// How `import_file` went.
@@ -111,13 +172,7 @@ pub struct ImportOutcome {
 /// version from the same file (same size and mtime, or failing that the same SHA-256) for the
 /// same device selection.
 pub fn import_file(snapshot: &Path, out: &Path, device: Option<i64>, force: bool, imported_at: &str) -> Result<ImportOutcome> {
-    if out.canonicalize().ok().is_some() && out.canonicalize().ok() == snapshot.canonicalize().ok() {
-        return Err(Error::new(
-            "INVALID_PARAMETER",
-            "the output path is the input snapshot",
-            "choose another -o path; snapscope never writes to its input",
-        ));
-    }
+    refuse_input_as_output(out, &[snapshot])?;
     let size = std::fs::metadata(snapshot).map_err(|e| Error::io(&snapshot.display().to_string(), e))?.len();
     let selection = device.map(|d| d.to_string()).unwrap_or_else(|| "all".into());
     let mtime = std::fs::metadata(snapshot)
@@ -191,6 +246,9 @@ impl Engine {
     /// Write pt-snap-cli's SnapshotDB layout to `out`.
     pub fn export_ptsnap(&self, out: &Path, completed_at: &str) -> Result<()> {
         let conn = self.conn()?;
+        if let Some(db) = conn.path().filter(|p| !p.is_empty()) {
+            refuse_input_as_output(out, &[Path::new(db)])?;
+        }
         match conn.path().filter(|p| self.loaded.is_none() && !p.is_empty()) {
             // A .db file is open read-only: export through a writable in-memory connection.
             Some(db) => ptsnap::export_from_file(Path::new(db), out, completed_at),

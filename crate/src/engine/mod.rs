@@ -21,7 +21,9 @@ use std::sync::Arc;
 
 pub use envelope::{envelope, Envelope, ENVELOPE_VERSION};
 #[cfg(not(target_arch = "wasm32"))]
-pub use files::{import_file, now_iso, sha256_hex, stream_snapshot, write_atomic, ImportOutcome};
+pub use files::{
+    dirs_within, folder_files, import_file, now_iso, refuse_input_as_output, sha256_hex, stream_snapshot, write_atomic, ImportOutcome,
+};
 
 /// Which event of a device a question is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

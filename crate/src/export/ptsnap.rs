@@ -3,7 +3,7 @@
 //! kept on purpose: integer action codes, -1 for "none", synthetic negative ids for what existed
 //! before the trace window, per-device tables `trace_entry_<d>` and `block_<d>`.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use rusqlite::{params, Connection};
 
 const SCHEMA: &str = "
@@ -24,15 +24,13 @@ const ACTION_CODE: &str = "CASE t.action WHEN 'segment_map' THEN 0 WHEN 'segment
 
 /// Write `conn`'s SnapshotDB to `path` in pt-snap-cli's layout (atomically).
 pub fn export(conn: &Connection, path: &std::path::Path, completed_at: &str) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    let result =
-        write(conn, &tmp, completed_at).and_then(|_| std::fs::rename(&tmp, path).map_err(|e| Error::io(&path.display().to_string(), e)));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    // Created exclusively, removed on failure and on a signal (`outfile`).
+    let (tmp, file) = crate::outfile::TempOut::create(path)?;
+    drop(file);
+    let written = write(conn, tmp.path(), completed_at).map_err(|e| e.writing(path));
     let _ = conn.execute_batch("DETACH DATABASE out");
-    result
+    written?;
+    tmp.commit()
 }
 
 /// `export` of a SnapshotDB file, read through a writable in-memory connection (the file stays

@@ -76,10 +76,10 @@ fn event(snap: &Snapshot, trace: &DeviceTrace, e: &Event) -> V {
     }
     if let Some(x) = x {
         for (key, val) in [
-            ("compile_context", &x.compile_context),
-            ("user_metadata", &x.user_metadata),
-            ("internal_metadata", &x.internal_metadata),
-            ("category", &x.category),
+            ("compile_context", x.compile_context.as_deref()),
+            ("user_metadata", x.user_metadata.as_deref()),
+            ("internal_metadata", x.internal_metadata.as_deref()),
+            ("category", x.category.as_deref()),
         ] {
             if let Some(v) = val {
                 d.insert(k(key), s(v));

@@ -126,13 +126,27 @@ pub fn run(conn: &mut Connection, sql: &str, params: &[(&str, rusqlite::types::V
         }
     }))
     .map_err(Error::sql)?;
-    let result = run_unguarded(conn, sql, params, limits);
+    // Bounded in bytes too (issue 29.14: one query wrote 900 MB, another grew to 3.6 GB inside one
+    // SQLite step, where the time limit is not looked at): no single value beyond the answer's
+    // budget, and the cells of the rows kept counted against it.
+    let budget = crate::budget::ANSWER_BYTES.limit();
+    let length = rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH;
+    let old_length = conn.set_limit(length, i32::try_from(budget).unwrap_or(i32::MAX).max(1)).ok();
+    let result = run_unguarded(conn, sql, params, limits, budget);
+    if let Some(old) = old_length {
+        let _ = conn.set_limit(length, old);
+    }
     let _ = conn.authorizer(None::<fn(rusqlite::hooks::AuthContext<'_>) -> rusqlite::hooks::Authorization>);
     let _ = conn.progress_handler(0, None::<fn() -> bool>);
+    // An input .db's statements stay under their own limit afterwards.
+    #[cfg(not(target_arch = "wasm32"))]
+    if conn.path().is_some_and(|p| !p.is_empty()) {
+        let _ = crate::store::guard_statements(conn);
+    }
     result
 }
 
-fn run_unguarded(conn: &Connection, sql: &str, params: &[(&str, rusqlite::types::Value)], limits: Limits) -> Result<Rows> {
+fn run_unguarded(conn: &Connection, sql: &str, params: &[(&str, rusqlite::types::Value)], limits: Limits, budget: u64) -> Result<Rows> {
     let not_readonly = || {
         Error::new(
             "QUERY_NOT_READONLY",
@@ -156,14 +170,24 @@ fn run_unguarded(conn: &Connection, sql: &str, params: &[(&str, rusqlite::types:
         let mut rows = stmt.raw_query();
         let mut out = Vec::new();
         let mut has_more = false;
-        while let Some(r) = rows.next().map_err(|e| timeout_or(e, limits.timeout_ms))? {
+        let mut bytes = 0u64;
+        while let Some(r) = rows.next().map_err(|e| timeout_or(e, limits.timeout_ms, budget))? {
             if out.len() == limits.max_rows {
                 has_more = true;
                 break;
             }
             let mut row = Vec::with_capacity(columns.len());
             for i in 0..columns.len() {
-                row.push(match r.get_ref(i).map_err(Error::sql)? {
+                let value = r.get_ref(i).map_err(Error::sql)?;
+                // A cell costs its text, or 8 bytes for anything else (as JSON: a number, null, "<n bytes>").
+                bytes = bytes.saturating_add(match value {
+                    ValueRef::Text(t) => t.len() as u64 + 2,
+                    _ => 8,
+                });
+                if bytes > budget {
+                    return Err(answer_too_large(budget, out.len()));
+                }
+                row.push(match value {
                     ValueRef::Null => Cell::Null,
                     ValueRef::Integer(v) => Cell::Int(v),
                     ValueRef::Real(v) => Cell::Real(v),
@@ -177,8 +201,18 @@ fn run_unguarded(conn: &Connection, sql: &str, params: &[(&str, rusqlite::types:
     }
 }
 
-fn timeout_or(e: rusqlite::Error, ms: u64) -> Error {
+fn answer_too_large(budget: u64, rows: usize) -> Error {
+    crate::budget::ANSWER_BYTES.exceeded(
+        budget,
+        format_args!("the answer's cells pass {budget} bytes after {rows} rows; narrow the query (fewer columns, LIMIT, substr())"),
+    )
+}
+
+fn timeout_or(e: rusqlite::Error, ms: u64, budget: u64) -> Error {
     if let rusqlite::Error::SqliteFailure(f, _) = &e {
+        if f.code == rusqlite::ErrorCode::TooBig {
+            return crate::budget::ANSWER_BYTES.exceeded(budget, "one value of the query is larger (SQLite refused to build it)");
+        }
         if f.code == rusqlite::ErrorCode::OperationInterrupted {
             return Error::new(
                 "QUERY_TIMEOUT",

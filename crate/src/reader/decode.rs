@@ -36,6 +36,13 @@ pub struct DecodeState {
     /// Entries folded that had been read as frames too (odd files only): their memo slots now
     /// read as folded, so what was derived from them by slot number is stale.
     frames_folded: u64,
+    /// Segments and blocks decoded so far, against the `dump_blocks` budget.
+    dump_items: u64,
+    /// Event texts by arena string: one copy however many events share the pickled string.
+    shared_texts: FastMap<u32, std::sync::Arc<str>>,
+    frame_texts_cut: u64,
+    /// Bytes of the distinct frames' names and file names, against `frame_text_bytes`.
+    frame_text_bytes: u64,
 }
 
 /// The keys of a trace entry snapscope reads.
@@ -260,6 +267,15 @@ pub fn decode(arena: &Arena, root: Node, mut st: DecodeState) -> Result<Snapshot
             d.st.snap.warnings[w].device = None;
         }
     }
+    if d.st.frame_text_bytes > crate::budget::FRAME_TEXT_BYTES.limit() {
+        let limit = crate::budget::FRAME_TEXT_BYTES.limit();
+        return Err(crate::budget::FRAME_TEXT_BYTES.exceeded(
+            limit,
+            format_args!(
+                "the stack frames' distinct file and function names pass {limit} bytes (a string shared by many frames counts per frame)"
+            ),
+        ));
+    }
     if d.st.bad_frames > 0 {
         let n = d.st.bad_frames;
         d.warn("FRAME_INVALID", format!("{n} stack frames were not {{filename, line, name}} dicts and were skipped"), None, None);
@@ -283,8 +299,9 @@ impl Decoder<'_> {
     fn int(&self, dict: Node, key: &str) -> Option<i128> {
         self.a.get(dict, key).and_then(|v| self.a.as_int(v))
     }
+    /// A 64-bit unsigned value (addresses, streams); beyond 64 bits is None, never wrapped.
     fn uint(&self, dict: Node, key: &str) -> Option<u64> {
-        self.int(dict, key).map(to_u64)
+        self.int(dict, key).and_then(to_u64)
     }
     /// A byte count: a non-negative integer no device could exceed (larger ones are damage, and
     /// would wrap the sums of every figure).
@@ -320,7 +337,9 @@ impl Decoder<'_> {
             self.device_traces(t)?;
         }
         if let Some(s) = self.a.get(root, "allocator_settings") {
-            self.st.snap.allocator_settings = Some(self.a.to_json(s, 0));
+            let settings = self.a.to_json(s, 0);
+            self.check_recorded_settings(&settings);
+            self.st.snap.allocator_settings = Some(settings);
         }
         // Where a file records its ring buffer: top level or among the allocator settings.
         let settings = self.a.get(root, "allocator_settings").filter(|&s| self.a.as_dict(s).is_some());
@@ -333,7 +352,7 @@ impl Decoder<'_> {
             }
         }
         if let Some(ann) = self.a.get(root, "external_annotations") {
-            self.annotations(ann);
+            self.annotations(ann)?;
         }
         self.host_memory(root)?;
         Ok(())
@@ -392,16 +411,41 @@ impl Decoder<'_> {
             .as_seq(list)
             .ok_or_else(|| Error::snapshot(format!("'segments' is a {}, expected a list", self.a.type_name(list))))?
             .to_vec();
+        // A container shared through the pickle memo counts each time it is used: 20,000
+        // references to one segment of 1,000 blocks are 20 million blocks (issue 29.2).
+        let budget = crate::budget::DUMP_BLOCKS.limit();
+        for &seg in &items {
+            let blocks = self.a.get(seg, "blocks").and_then(|l| self.a.as_seq(l)).map_or(0, |b| b.len() as u64);
+            self.st.dump_items = self.st.dump_items.saturating_add(1 + blocks);
+            if self.st.dump_items > budget {
+                return Err(crate::budget::DUMP_BLOCKS.exceeded(
+                    budget,
+                    format_args!("the dump holds more than {budget} segments and blocks (a segment shared through the pickle memo counts each time it is used)"),
+                ));
+            }
+        }
+        // Every byte figure of the dump summed: kept under MAX_DUMP_BYTES, so no sum over the
+        // segments or their blocks can wrap (issue 29.13: 20,000 segments of 2^50 bytes did).
+        let mut dump_bytes = 0u64;
         for (i, seg) in items.into_iter().enumerate() {
             if self.a.as_dict(seg).is_none() {
                 self.warn("SEGMENT_INVALID", format!("segments[{i}] is a {}, not a dict; skipped", self.a.type_name(seg)), None, None);
                 continue;
             }
             match self.segment(seg) {
-                Some(s) => self.st.snap.segments.push(s),
+                Some(s) if dump_bytes.saturating_add(figures_sum(&s)) > MAX_DUMP_BYTES => self.warn(
+                    "SEGMENT_INVALID",
+                    format!("segments[{i}]: the dump's byte figures would pass 2^58 in all (no device holds that much); skipped"),
+                    Some(s.device),
+                    None,
+                ),
+                Some(s) => {
+                    dump_bytes += figures_sum(&s);
+                    self.st.snap.segments.push(s)
+                }
                 None => self.warn(
                     "SEGMENT_INVALID",
-                    format!("segments[{i}] has no integer 'address' or no 'total_size' between 0 and 2^50 bytes; skipped"),
+                    format!("segments[{i}] has no 'address' (a 64-bit integer, the segment ending below 2^64), no 'total_size' between 0 and 2^50 bytes, or a 'device' outside -1..4095; skipped"),
                     None,
                     None,
                 ),
@@ -413,7 +457,15 @@ impl Decoder<'_> {
     fn segment(&mut self, seg: Node) -> Option<Segment> {
         let address = self.uint(seg, "address")?;
         let total_size = self.bytes(seg, "total_size")?;
-        let device = self.int(seg, "device").map(|d| d as i64).unwrap_or(0);
+        // A segment must end within the address space.
+        address.checked_add(total_size)?;
+        // Devices are numbered as the traces are (below 4096): a larger number is damage, and
+        // would size the per-device tables by it.
+        let device = match self.int(seg, "device") {
+            None => 0,
+            Some(d) if (-1..MAX_DEVICES as i128).contains(&d) => d as i64,
+            Some(_) => return None,
+        };
         let pool = match self.string(seg, "segment_type").as_deref() {
             Some("small") => Pool::Small,
             Some("large") => Pool::Large,
@@ -423,10 +475,25 @@ impl Decoder<'_> {
         let stack = self.a.get(seg, "frames").and_then(|f| self.stack(f));
         let mut blocks = Vec::new();
         let mut cursor = address;
-        for b in self.a.get(seg, "blocks").and_then(|l| self.a.as_seq(l)).unwrap_or(&[]).to_vec() {
-            if let Some(block) = self.block(b, cursor) {
-                cursor = block.address + block.size;
-                blocks.push(block);
+        let mut block_bytes = 0u64;
+        for (k, b) in self.a.get(seg, "blocks").and_then(|l| self.a.as_seq(l)).unwrap_or(&[]).to_vec().into_iter().enumerate() {
+            let Some(block) = self.block(b, cursor) else { continue };
+            // A block past the end of the address space, or one that would take the segment's
+            // block bytes past MAX_DUMP_BYTES, is damage: named and left out, never wrapped.
+            let end = block.address.checked_add(block.size);
+            let bytes = block_bytes.saturating_add(block.size).saturating_add(block.requested_size);
+            match end {
+                Some(end) if bytes <= MAX_DUMP_BYTES => {
+                    cursor = end;
+                    block_bytes = bytes;
+                    blocks.push(block);
+                }
+                _ => self.warn(
+                    "SEGMENT_INVALID",
+                    format!("segment 0x{address:x}: block {k} at 0x{:x} of {} bytes ends past 2^64 or takes the dump's byte figures past 2^58; skipped", block.address, block.size),
+                    None,
+                    None,
+                ),
             }
         }
         let sum = |f: fn(&Block) -> bool| blocks.iter().filter(|b| f(b)).map(|b| b.size).sum::<u64>();
@@ -468,7 +535,7 @@ impl Decoder<'_> {
         let state = self.string(b, "state").and_then(|s| BlockState::parse(&s)).unwrap_or(BlockState::Inactive);
         let requested_size = self
             .bytes(b, "requested_size")
-            .or_else(|| history0.and_then(|h| self.uint(h, "real_size")))
+            .or_else(|| history0.and_then(|h| self.bytes(h, "real_size")))
             .unwrap_or(if state == BlockState::Inactive { 0 } else { size });
         let frames = self.a.get(b, "frames").or_else(|| history0.and_then(|h| self.a.get(h, "frames")));
         let stack = frames.and_then(|f| self.stack(f));
@@ -507,6 +574,36 @@ impl Decoder<'_> {
         id
     }
 
+    /// A frame's file or function name, cut at MAX_FRAME_TEXT characters: no real name comes
+    /// close, and distinct frames sharing one huge pickled string would each hold a copy (400
+    /// frames sharing a 1 MB name took 3.3 GB). Counted for one warning.
+    /// A frame's text field ("??" when absent), cut from the arena's text (never copied whole).
+    fn frame_field(&mut self, f: Node, key: &str) -> String {
+        let a = self.a;
+        match a.get(f, key).and_then(|v| a.as_str(v)) {
+            Some(s) => self.frame_text(s),
+            None => "??".into(),
+        }
+    }
+
+    fn frame_text(&mut self, s: &str) -> String {
+        match prefix(s, MAX_FRAME_TEXT).map(str::len) {
+            Some(i) => {
+                if self.st.frame_texts_cut == 0 {
+                    self.warn(
+                        "FRAME_TEXT_CUT",
+                        format!("frame names or file names longer than {MAX_FRAME_TEXT} bytes are cut there (`…`)"),
+                        None,
+                        None,
+                    );
+                }
+                self.st.frame_texts_cut += 1;
+                format!("{}…", &s[..i])
+            }
+            None => s.to_string(),
+        }
+    }
+
     fn frame(&mut self, f: Node) -> Option<FrameId> {
         if let Node::Dict(i) = f {
             if let Some(id) = cached(&self.st.frame_of_dict, i) {
@@ -520,16 +617,34 @@ impl Decoder<'_> {
                 target: self.string(f, "fx_node_target"),
                 original_trace: self.string(f, "fx_original_trace"),
             };
+            if self.st.frame_text_bytes > crate::budget::FRAME_TEXT_BYTES.limit() {
+                // Over budget: decoding stops adding frames; `decode` refuses the file.
+                return None;
+            }
             let frame = Frame {
-                filename: self.string(f, "filename").unwrap_or_else(|| "??".into()),
-                line: self.int(f, "line").map(|l| l as i64).unwrap_or(0),
-                name: self.string(f, "name").unwrap_or_else(|| "??".into()),
+                filename: self.frame_field(f, "filename"),
+                line: self.int(f, "line").and_then(|l| i64::try_from(l).ok()).unwrap_or(0),
+                name: self.frame_field(f, "name"),
                 fx: (fx != FxNode::default()).then(|| Box::new(fx)),
             };
-            Some(self.st.snap.interner.frame(frame))
+            let (before, bytes) = (self.st.snap.interner.frames.len(), (frame.filename.len() + frame.name.len()) as u64);
+            let id = self.st.snap.interner.frame(frame);
+            if self.st.snap.interner.frames.len() > before {
+                self.st.frame_text_bytes += bytes;
+            }
+            Some(id)
         } else if let Some(s) = self.a.as_str(f) {
             // Some re-encodings store preformatted "file:line:name" strings.
-            Some(self.st.snap.interner.frame(Frame { filename: s.to_string(), line: 0, name: String::new(), fx: None }))
+            if self.st.frame_text_bytes > crate::budget::FRAME_TEXT_BYTES.limit() {
+                return None;
+            }
+            let filename = self.frame_text(s);
+            let (before, bytes) = (self.st.snap.interner.frames.len(), filename.len() as u64);
+            let id = self.st.snap.interner.frame(Frame { filename, line: 0, name: String::new(), fx: None });
+            if self.st.snap.interner.frames.len() > before {
+                self.st.frame_text_bytes += bytes;
+            }
+            Some(id)
         } else {
             self.st.bad_frames += 1;
             None
@@ -548,7 +663,7 @@ impl Decoder<'_> {
             map.iter()
                 .filter_map(|&(k, v)| {
                     let d = self.a.as_int(k).or_else(|| self.a.as_str(k).and_then(|s| s.parse().ok()))?;
-                    usize::try_from(d).ok().filter(|&d| d < 4096).map(|d| (d, v))
+                    usize::try_from(d).ok().filter(|&d| d < MAX_DEVICES).map(|d| (d, v))
                 })
                 .collect()
         } else {
@@ -665,7 +780,15 @@ impl Decoder<'_> {
                     Some(action) => ev.set_action(action),
                     None => extra_mut(&mut extra).action_name = Some(self.a.to_json(v, 0).to_string()),
                 },
-                EntryField::Addr => ev.addr = self.a.as_int(v).map(to_u64).unwrap_or(0),
+                EntryField::Addr => match self.a.as_int(v).and_then(to_u64) {
+                    Some(a) => ev.addr = a,
+                    None => self.warn(
+                        "EVENT_INVALID",
+                        format!("addr {} is not a 64-bit address; 0 used", self.a.to_json(v, 0)),
+                        Some(device),
+                        Some(index),
+                    ),
+                },
                 EntryField::Size => match self.a.as_int(v) {
                     Some(s) if (0..=MAX_BYTES as i128).contains(&s) => ev.size = s as u64,
                     _ => self.warn(
@@ -675,18 +798,20 @@ impl Decoder<'_> {
                         Some(index),
                     ),
                 },
-                EntryField::Stream => ev.stream = self.a.as_int(v).map(to_u64).unwrap_or(0),
+                EntryField::Stream => ev.stream = self.a.as_int(v).and_then(to_u64).unwrap_or(0),
                 EntryField::TimeUs => ev.set_time_us(self.a.as_int(v).and_then(|t| i64::try_from(t).ok())),
                 EntryField::Frames => {
                     let stack = self.stack(v);
                     ev.set_stack(stack);
                     frames = Some(v);
                 }
-                EntryField::DeviceFree => extra_mut(&mut extra).device_free = self.a.as_int(v).map(to_u64),
+                EntryField::DeviceFree => {
+                    extra_mut(&mut extra).device_free = self.a.as_int(v).filter(|v| (0..=MAX_BYTES as i128).contains(v)).map(|v| v as u64)
+                }
                 // PyTorch writes "N/A" outside compiled regions.
-                EntryField::CompileContext => extra_mut(&mut extra).compile_context = self.nonempty_text(v).filter(|c| c != "N/A"),
-                EntryField::UserMetadata => extra_mut(&mut extra).user_metadata = self.nonempty_text(v),
-                EntryField::InternalMetadata => extra_mut(&mut extra).internal_metadata = self.nonempty_text(v),
+                EntryField::CompileContext => extra_mut(&mut extra).compile_context = self.shared_text(v).filter(|c| &**c != "N/A"),
+                EntryField::UserMetadata => extra_mut(&mut extra).user_metadata = self.shared_text(v),
+                EntryField::InternalMetadata => extra_mut(&mut extra).internal_metadata = self.shared_text(v),
                 EntryField::Category => extra_mut(&mut extra).category = self.nonempty_text(v),
                 EntryField::PoolId => extra_mut(&mut extra).pool_id = self.pair(v),
                 EntryField::ForwardFrames => {
@@ -705,6 +830,19 @@ impl Decoder<'_> {
         (ev, frames)
     }
 
+    /// `nonempty_text`, shared: the events naming one pickled string hold one copy of it.
+    fn shared_text(&mut self, v: Node) -> Option<std::sync::Arc<str>> {
+        if let Node::Str(i) = v {
+            if let Some(t) = self.st.shared_texts.get(&i) {
+                return Some(t.clone());
+            }
+            let t: std::sync::Arc<str> = self.nonempty_text(v)?.into();
+            self.st.shared_texts.insert(i, t.clone());
+            return Some(t);
+        }
+        self.nonempty_text(v).map(Into::into)
+    }
+
     fn nonempty_text(&self, v: Node) -> Option<String> {
         match self.a.as_str(v) {
             Some("") => None,
@@ -714,18 +852,75 @@ impl Decoder<'_> {
         }
     }
 
-    fn annotations(&mut self, list: Node) {
+    /// The recorded allocator settings through the one settings parser: a value PyTorch could not
+    /// have run with (`large_segment_size_mb:0`, a size that wraps) is named in a warning, and the
+    /// replay and the simulator use the default in its place.
+    fn check_recorded_settings(&mut self, settings: &serde_json::Value) {
+        let mut bad = Vec::new();
+        if let Some(conf) = settings.get("PYTORCH_CUDA_ALLOC_CONF").and_then(|v| v.as_str()) {
+            for (k, v) in crate::alloc_conf::split_pairs(conf) {
+                if crate::alloc_conf::EFFECTIVE_KEYS.contains(&k.as_str()) {
+                    if let Err(e) = crate::alloc_conf::parse(&k, &v) {
+                        bad.push(format!("{} ({})", e.message, e.hint));
+                    }
+                }
+            }
+        }
+        if let Some(Err(e)) =
+            settings.get("garbage_collection_threshold").and_then(|v| v.as_f64()).map(crate::alloc_conf::recorded_gc_threshold)
+        {
+            bad.push(format!("{} ({})", e.message, e.hint));
+        }
+        for b in bad.into_iter().take(16) {
+            self.warn("ALLOC_CONF_INVALID", format!("the recorded allocator_settings: {b}; the default is used in its place"), None, None);
+        }
+    }
+
+    /// `external_annotations`: names cut at MAX_FRAME_TEXT characters (one warning), times and
+    /// devices outside 64 bits dropped, never wrapped, and the whole list counted against the
+    /// annotation_bytes budget (an annotation dict shared through the memo counts per use; 3,000
+    /// annotations sharing a 1 MB name took 2.9 GB).
+    fn annotations(&mut self, list: Node) -> Result<()> {
+        let budget = crate::budget::ANNOTATION_BYTES.limit();
+        let (mut bytes, mut cut) = (0u64, 0u64);
         for &item in self.a.as_seq(list).unwrap_or(&[]) {
             if self.a.as_dict(item).is_none() {
                 continue;
             }
+            // Cut from the arena's text, never copied whole first.
+            let text = |key: &str| self.a.get(item, key).and_then(|v| self.a.as_str(v)).unwrap_or("");
+            let full = text("name");
+            let name = match prefix(full, MAX_FRAME_TEXT) {
+                Some(p) => {
+                    cut += 1;
+                    format!("{p}…")
+                }
+                None => full.to_string(),
+            };
+            let stage: String = text("stage").chars().take(64).collect();
+            bytes = bytes.saturating_add((name.len() + stage.len() + 32) as u64);
+            if bytes > budget {
+                return Err(crate::budget::ANNOTATION_BYTES.exceeded(
+                    budget,
+                    format_args!("external_annotations pass {budget} bytes (an annotation shared through the pickle memo counts each time it is used)"),
+                ));
+            }
             self.st.snap.annotations.push(Annotation {
-                device: self.int(item, "device").map(|d| d as i64),
-                time_us: self.int(item, "time_us").map(|t| t as i64),
-                name: self.string(item, "name").unwrap_or_default(),
-                stage: self.string(item, "stage").unwrap_or_default(),
+                device: self.int(item, "device").and_then(|d| i64::try_from(d).ok()),
+                time_us: self.int(item, "time_us").and_then(|t| i64::try_from(t).ok()),
+                name,
+                stage,
             });
         }
+        if cut > 0 {
+            self.warn(
+                "ANNOTATION_TEXT_CUT",
+                format!("{cut} annotation names longer than {MAX_FRAME_TEXT} bytes were cut there (`…`)"),
+                None,
+                None,
+            );
+        }
+        Ok(())
     }
 }
 
@@ -750,7 +945,38 @@ fn is_empty_extra(x: &EventExtra) -> bool {
 /// below 2^63 that sums over millions of them cannot wrap.
 pub(super) const MAX_BYTES: u64 = 1 << 50;
 
-/// Pickled addresses are unsigned 64-bit; a negative value is a C++ `-1` reinterpreted, so wrap.
-fn to_u64(v: i128) -> u64 {
-    v as u64
+/// Every byte figure of a segment and its blocks, summed (saturating).
+fn figures_sum(s: &Segment) -> u64 {
+    let own = [s.total_size, s.allocated_size, s.active_size, s.requested_size];
+    let blocks = s.blocks.iter().flat_map(|b| [b.size, b.requested_size]);
+    own.into_iter().chain(blocks).fold(0u64, u64::saturating_add)
+}
+
+/// Bytes of a frame's file or function name (or an annotation's name) kept (see
+/// `Decoder::frame_text`).
+const MAX_FRAME_TEXT: usize = 4096;
+
+/// `s` up to the last character boundary at or below `max` bytes, when `s` is longer.
+fn prefix(s: &str, max: usize) -> Option<&str> {
+    if s.len() <= max {
+        return None;
+    }
+    let mut i = max;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    Some(&s[..i])
+}
+
+/// Device numbers a snapshot may use (traces and segments).
+const MAX_DEVICES: usize = 4096;
+
+/// The most all the byte figures of a dump may sum to (2^58): far beyond any machine, far below
+/// where a sum of them could wrap.
+pub(super) const MAX_DUMP_BYTES: u64 = 1 << 58;
+
+/// Pickled addresses are unsigned 64-bit; a negative value (down to -2^63) is a C++ `-1`
+/// reinterpreted, so it wraps; anything outside 64 bits is None (it was taken mod 2^64).
+fn to_u64(v: i128) -> Option<u64> {
+    (i64::MIN as i128..=u64::MAX as i128).contains(&v).then_some(v as u64)
 }

@@ -10,12 +10,19 @@ const INDEX_BITS: u32 = 29;
 const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 const UNSET: u32 = u32::MAX;
 const OTHER: u32 = 7;
-/// Far-apart memo indices would make the slot vector huge; real pickles number them densely.
-const MAX_MEMO_GAP: usize = 1 << 20;
+/// Out-of-order memo slots kept at most (real pickles write none; each costs a map entry).
+const MAX_SPARSE: usize = 1 << 20;
 
+/// Slots are dense from 0 (`slots`, what real pickles write: MEMOIZE numbers them in order); a
+/// put beyond the dense end goes to `sparse`, so memory grows with the values stored, never with
+/// the index a hostile file names (issue 29: chained far puts once grew the vector 4 MiB per
+/// 5-byte opcode). Invariant: every key of `sparse` is at or beyond `slots.len()`.
 #[derive(Default)]
 pub struct Memo {
     slots: Vec<u32>,
+    sparse: FastMap<usize, u32>,
+    /// Sparse slots written since the last [`Memo::mark`]: what the recycler must see as new.
+    sparse_recent: Vec<usize>,
     others: Vec<Node>,
     /// Counts the times a slot that held a dict was overwritten: anything derived from the
     /// dicts that slot numbers name is stale once it moves. (A fold's rewrites are counted by
@@ -69,7 +76,7 @@ impl Memo {
 
     #[inline(always)]
     pub fn put(&mut self, idx: usize, v: Node) -> Result<(), String> {
-        if let (true, Some(k)) = (idx == self.slots.len(), Memo::key(v)) {
+        if let (true, Some(k), true) = (idx == self.slots.len(), Memo::key(v), self.sparse.is_empty()) {
             // MEMOIZE of a container or string: the common case.
             self.slots.push(k);
             return Ok(());
@@ -82,13 +89,7 @@ impl Memo {
         if matches!(self.get(idx), Some(Node::Dict(_))) {
             self.dict_changes += 1;
         }
-        if idx >= self.slots.len() {
-            if idx > self.slots.len() + MAX_MEMO_GAP {
-                return Err(format!("memo index {idx} is far beyond the memo size {}", self.slots.len()));
-            }
-            self.slots.resize(idx + 1, UNSET);
-        }
-        self.slots[idx] = match Memo::key(v) {
+        let packed = match Memo::key(v) {
             Some(k) => k,
             None if self.others.len() < INDEX_MASK as usize => {
                 self.others.push(v);
@@ -96,20 +97,44 @@ impl Memo {
             }
             None => return Err("more memoized values than this reader supports".into()),
         };
+        match idx.cmp(&self.slots.len()) {
+            std::cmp::Ordering::Less => self.slots[idx] = packed,
+            std::cmp::Ordering::Equal => {
+                self.sparse.remove(&idx);
+                self.slots.push(packed);
+            }
+            std::cmp::Ordering::Greater => {
+                if self.sparse.insert(idx, packed).is_none() && self.sparse.len() > MAX_SPARSE {
+                    return Err(format!("more than {MAX_SPARSE} memo slots numbered out of order (memo index {idx})"));
+                }
+                self.sparse_recent.push(idx);
+                if self.sparse_recent.len() > 2 * MAX_SPARSE {
+                    self.sparse_recent.sort_unstable();
+                    self.sparse_recent.dedup();
+                }
+            }
+        }
         Ok(())
     }
 
     #[inline(always)]
     pub fn get(&self, idx: usize) -> Option<Node> {
-        self.unpack(*self.slots.get(idx)?)
+        match self.slots.get(idx) {
+            Some(&v) => self.unpack(v),
+            None if self.sparse.is_empty() => None,
+            None => self.unpack(*self.sparse.get(&idx)?),
+        }
     }
 
-    /// Values of the slots from `from` on.
+    /// Values of the slots from `from` on, and of the out-of-order slots written since the last
+    /// [`Memo::mark`].
     pub fn values_from(&self, from: usize) -> impl Iterator<Item = Node> + '_ {
-        self.slots.get(from..).unwrap_or(&[]).iter().filter_map(|&v| self.unpack(v))
+        let recent = self.sparse_recent.iter().filter_map(|i| self.sparse.get(i).copied());
+        self.slots.get(from..).unwrap_or(&[]).iter().copied().chain(recent).filter_map(|v| self.unpack(v))
     }
 
-    /// Rewrite the slots from `from` on whose value `replaced` replaced.
+    /// Rewrite the slots from `from` on (and the out-of-order slots written since the last
+    /// [`Memo::mark`]) whose value `replaced` replaced.
     pub fn replace_from(&mut self, from: usize, replaced: &Replaced) {
         for i in from..self.slots.len() {
             let now = self.unpack(self.slots[i]).and_then(|was| replaced.get(was)).and_then(Memo::key);
@@ -117,6 +142,19 @@ impl Memo {
                 self.slots[i] = k;
             }
         }
+        for i in 0..self.sparse_recent.len() {
+            let idx = self.sparse_recent[i];
+            let now = self.sparse.get(&idx).and_then(|&v| self.unpack(v)).and_then(|was| replaced.get(was)).and_then(Memo::key);
+            if let Some(k) = now {
+                self.sparse.insert(idx, k);
+            }
+        }
+    }
+
+    /// The recycler has seen every slot written so far: later calls of [`Memo::values_from`] and
+    /// [`Memo::replace_from`] cover only out-of-order slots written after this.
+    pub fn mark(&mut self) {
+        self.sparse_recent.clear();
     }
 
     /// See `dict_changes`.
@@ -153,6 +191,31 @@ mod tests {
         assert_eq!(m.get(values.len()), None);
         m.put(20, Node::None).unwrap();
         assert_eq!(m.get(15), None, "a gap is unset");
+        assert_eq!(m.get(20), Some(Node::None));
+    }
+
+    /// Issue 29: far puts cost a map entry each, not a slot per index skipped.
+    #[test]
+    fn far_puts_cost_memory_per_value_not_per_index() {
+        let mut m = Memo::default();
+        m.put(0, Node::Dict(0)).unwrap();
+        for k in 1..1001usize {
+            m.put(k << 20, Node::None).unwrap();
+        }
+        assert_eq!(m.len(), 1, "the dense slots do not grow");
+        assert_eq!(m.get(5 << 20), Some(Node::None));
+        assert_eq!(m.get((5 << 20) + 1), None);
+        // Filling up to a sparse slot keeps both right: a dense put overrides the sparse value.
+        m.put(2, Node::Str(1)).unwrap();
+        m.put(1, Node::Str(2)).unwrap();
+        assert_eq!((m.get(1), m.get(2)), (Some(Node::Str(2)), Some(Node::Str(1))));
+        m.put(2, Node::Str(3)).unwrap();
+        assert_eq!(m.get(2), Some(Node::Str(3)));
+        m.put(m.len(), Node::Str(4)).unwrap();
+        assert_eq!(m.get(3), Some(Node::Str(4)));
+        assert_eq!(m.values_from(0).count(), 4 + 1000, "dense slots and the recent sparse ones");
+        m.mark();
+        assert_eq!(m.values_from(4).count(), 0);
     }
 }
 

@@ -20,6 +20,8 @@ pub struct ChunkReader {
     mode: Mode,
     read: u64,
     limits: Limits,
+    /// The inflated content of a gzip stream: gzip again is refused.
+    nested: bool,
 }
 
 enum Mode {
@@ -50,7 +52,7 @@ impl Default for ChunkReader {
 
 impl ChunkReader {
     pub fn new(limits: Limits) -> Self {
-        ChunkReader { mode: Mode::Detect(Vec::new()), read: 0, limits }
+        ChunkReader { mode: Mode::Detect(Vec::new()), read: 0, limits, nested: false }
     }
 
     pub fn push(&mut self, chunk: &[u8]) -> Result<()> {
@@ -83,6 +85,7 @@ impl ChunkReader {
                         self.mode = Mode::Gathered(std::mem::take(buf));
                         Ok(())
                     }
+                    Some(_) if buf.starts_with(&[0x1f, 0x8b]) && self.nested => Err(nested_gzip()),
                     Some(_) if buf.starts_with(&[0x1f, 0x8b]) => {
                         self.mode = Mode::Gathered(std::mem::take(buf));
                         Ok(())
@@ -164,11 +167,20 @@ fn read_gathered(bytes: &[u8]) -> Result<Snapshot> {
     }
 }
 
-/// Inflate gzip input into a reader of the plain snapshot, a piece at a time.
+/// Inflate gzip input into a reader of the plain snapshot, a piece at a time, under one budget
+/// for the whole decompressed size (every member of a multi-member stream counts). A snapshot is
+/// never gzip inside gzip: an inflated stream that is gzip again is refused, not opened.
 fn gunzip_into(bytes: &[u8], limits: Limits) -> Result<ChunkReader> {
-    // A gzip bomb must fail fast: cap the output, and refuse absurd ratios early.
-    let cap = limits.max_bytes.min((bytes.len() as u64).saturating_mul(200).max(64 << 20));
+    use crate::budget::DECOMPRESSED_BYTES;
+    // A gzip bomb must fail fast: cap the output (by default the larger of 64 MiB and 200x the
+    // compressed size, never above the input limit).
+    let cap = if DECOMPRESSED_BYTES.overridden() {
+        DECOMPRESSED_BYTES.limit()
+    } else {
+        limits.max_bytes.min((bytes.len() as u64).saturating_mul(200).max(64 << 20))
+    };
     let mut inner = ChunkReader::new(Limits { max_bytes: u64::MAX });
+    inner.nested = true;
     let mut dec = flate2::read::MultiGzDecoder::new(bytes);
     let mut piece = vec![0u8; 1 << 20];
     // A bomb is reported as such even when its content is not a pickle: keep counting.
@@ -183,19 +195,24 @@ fn gunzip_into(bytes: &[u8], limits: Limits) -> Result<ChunkReader> {
         }
         inflated += n as u64;
         if inflated > cap {
-            return Err(Error::new(
-                "INPUT_TOO_LARGE",
-                format!(
-                    "the gzip stream inflates beyond {cap} bytes ({}x its compressed size); refused as a likely gzip bomb",
-                    cap / bytes.len().max(1) as u64
-                ),
-                "decompress it yourself if it is genuine (gunzip FILE) and open the plain pickle",
-            ));
+            return Err(DECOMPRESSED_BYTES
+                .exceeded(cap, format_args!("the gzip stream of {} bytes inflates beyond {cap} bytes, a likely gzip bomb", bytes.len())));
         }
         if inner_error.is_none() {
             inner_error = inner.push(&piece[..n]).err();
+            if inner_error.as_ref().is_some_and(|e| e.code == "GZIP_NESTED") {
+                return Err(inner_error.unwrap_or_else(nested_gzip));
+            }
         }
     }
+}
+
+fn nested_gzip() -> Error {
+    Error::new(
+        "GZIP_NESTED",
+        "the gzip stream holds another gzip stream; a snapshot is compressed once, so it is refused unopened",
+        "if it is genuine, decompress it yourself (gunzip -c FILE | gunzip -c > plain.pickle) and open the plain pickle",
+    )
 }
 
 fn too_large(max: u64) -> Error {

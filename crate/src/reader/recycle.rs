@@ -27,6 +27,7 @@ impl Recycler {
             // Nothing was made since the marks (every entry was read straight): nothing to free.
             self.extra_roots.clear();
             (self.maps_mark, self.seqs_mark, self.memo_mark) = (arena.maps.len(), arena.seqs.len(), memo.len());
+            memo.mark();
             return;
         }
         let (maps_mark, seqs_mark) = (self.maps_mark.min(arena.maps.len()), self.seqs_mark.min(arena.seqs.len()));
@@ -68,6 +69,7 @@ impl Recycler {
         self.maps_mark = arena.maps.len();
         self.seqs_mark = arena.seqs.len();
         self.memo_mark = memo.len();
+        memo.mark();
     }
 }
 

@@ -88,28 +88,30 @@ impl Rules {
                     rules.max_split_size = m as u64;
                 }
             }
+            // Recorded values go through the one settings parser; one it refuses is left at the
+            // default and named in the source (the simulator refuses it with its error).
+            let mut refused = Vec::new();
             if let Some(div) = s.get("roundup_power2_divisions").and_then(|v| v.as_object()) {
                 for (k, v) in div {
-                    if let (Ok(mb), Some(n)) = (k.parse::<u64>(), v.as_u64()) {
-                        if mb.is_power_of_two() {
-                            let idx = (63 - mb.leading_zeros()) as usize;
-                            if idx < 16 {
-                                rules.divisions[idx] = n;
-                            }
-                        }
+                    match crate::alloc_conf::recorded_division(k, v.as_u64()) {
+                        Ok((idx, n)) if idx < 16 => rules.divisions[idx] = n,
+                        Ok(_) => {}
+                        Err(_) => refused.push(k.as_str()),
                     }
                 }
             }
             if let Some(conf) = s.get("PYTORCH_CUDA_ALLOC_CONF").and_then(|v| v.as_str()) {
-                for part in conf.split(',') {
-                    if let Some((k, v)) = part.split_once(':') {
-                        if let Ok(n) = v.trim().parse::<u64>() {
-                            if k.trim() == "max_non_split_rounding_mb" {
-                                rules.max_non_split_rounding = n * MIB;
-                            }
+                for (k, v) in crate::alloc_conf::split_pairs(conf) {
+                    if k == "max_non_split_rounding_mb" {
+                        match crate::alloc_conf::parse(&k, &v) {
+                            Ok(crate::alloc_conf::Setting::MaxNonSplitRounding(n)) => rules.max_non_split_rounding = n,
+                            _ => refused.push("max_non_split_rounding_mb"),
                         }
                     }
                 }
+            }
+            if !refused.is_empty() {
+                notes.push("invalid recorded settings ignored");
             }
             notes.push("allocator_settings");
         }

@@ -148,7 +148,7 @@ fn release_points(
 /// The allocator settings a device's recording ran under.
 pub fn recorded_settings(l: &Loaded, device: i64) -> Result<Settings> {
     let d = l.device(device).ok_or_else(|| Error::no_device(device))?;
-    Ok(Settings::recorded(&d.rules).with_recorded_extras(l.snapshot.allocator_settings.as_ref()))
+    Settings::recorded(&d.rules).with_recorded_extras(l.snapshot.allocator_settings.as_ref())
 }
 
 /// Reserved plus device free at the device's first recorded OOM, if any.

@@ -5,35 +5,8 @@ use crate::error::{Error, Result};
 use crate::replay::rules::{Rules, MIB};
 use serde::Serialize;
 
-/// Keys that change the simulated layout.
-const EFFECTIVE_KEYS: &[&str] = &[
-    "expandable_segments",
-    "max_split_size_mb",
-    "max_non_split_rounding_mb",
-    "roundup_power2_divisions",
-    "garbage_collection_threshold",
-    "large_segment_size_mb",
-    "segment_size_mb",
-    "page_size",
-    "base_addr_aligned_kb",
-    "backend",
-];
-/// torch_npu's own keys.
-const NPU_KEYS: &[&str] = &["segment_size_mb", "page_size", "base_addr_aligned_kb"];
-/// Keys accepted and ignored: they change nothing in the device layout.
-const IGNORED_KEYS: &[&str] = &[
-    "release_lock_on_cudamalloc",
-    "pinned_use_cuda_host_register",
-    "pinned_num_register_threads",
-    "pinned_use_background_threads",
-    "pinned_reserve_segment_size_mb",
-    "graph_capture_record_stream_reuse",
-];
-
-/// Every key an alloc-conf string may hold.
-pub fn accepted_keys() -> Vec<&'static str> {
-    EFFECTIVE_KEYS.iter().chain(IGNORED_KEYS).copied().collect()
-}
+pub use crate::alloc_conf::accepted_keys;
+use crate::alloc_conf::{self, Setting, NPU_KEYS};
 
 const GIB: u64 = 1 << 30;
 
@@ -69,35 +42,28 @@ impl Settings {
         }
     }
 
-    /// With the recorded `allocator_settings` values the rules do not carry.
-    pub fn with_recorded_extras(mut self, allocator_settings: Option<&serde_json::Value>) -> Settings {
-        let Some(s) = allocator_settings else { return self };
-        if let Some(g) = s.get("garbage_collection_threshold").and_then(|v| v.as_f64()) {
+    /// With the recorded `allocator_settings` values the rules do not carry, validated by the
+    /// same parser as `--alloc-conf` (a file's own settings are as untrusted as the rest of it):
+    /// a value PyTorch could not have run with keeps the default (the reader's
+    /// ALLOC_CONF_INVALID warning names it).
+    pub fn with_recorded_extras(mut self, allocator_settings: Option<&serde_json::Value>) -> Result<Settings> {
+        let Some(s) = allocator_settings else { return Ok(self) };
+        if let Some(Ok(g)) = s.get("garbage_collection_threshold").and_then(|v| v.as_f64()).map(alloc_conf::recorded_gc_threshold) {
             self.garbage_collection_threshold = g;
         }
         if let Some(conf) = s.get("PYTORCH_CUDA_ALLOC_CONF").and_then(|v| v.as_str()) {
-            for (k, v) in split_pairs(conf) {
-                if k == "large_segment_size_mb" {
-                    if let Ok(n) = v.parse::<u64>() {
-                        self.large_segment_size = n * MIB;
-                    }
+            for (k, v) in alloc_conf::split_pairs(conf) {
+                if let (true, Ok(Setting::LargeSegmentSize(n))) = (k == "large_segment_size_mb", alloc_conf::parse(&k, &v)) {
+                    self.large_segment_size = n;
                 }
             }
         }
-        self
+        Ok(self)
     }
 
     /// Apply an alloc-conf string (`key:value,key:value`) on top of these settings.
     pub fn apply_conf(mut self, conf: &str) -> Result<Settings> {
-        for (key, value) in split_pairs(conf) {
-            let bad = |why: &str| invalid(&key, &value, why);
-            if value.is_empty() || key.contains('=') {
-                return Err(Error::new(
-                    "ALLOC_CONF_INVALID",
-                    format!("`{key}` is not a key:value pair"),
-                    "write the settings as PYTORCH_CUDA_ALLOC_CONF does: key:value pairs separated by commas, e.g. expandable_segments:True,max_split_size_mb:512",
-                ));
-            }
+        for (key, value) in alloc_conf::pairs(conf)? {
             if NPU_KEYS.contains(&key.as_str()) && !self.npu {
                 return Err(Error::new(
                     "ALLOC_CONF_INVALID",
@@ -105,64 +71,16 @@ impl Settings {
                     format!("CUDA takes: {}", accepted_keys().into_iter().filter(|k| !NPU_KEYS.contains(k)).collect::<Vec<_>>().join(", ")),
                 ));
             }
-            match key.as_str() {
-                "expandable_segments" => {
-                    self.rules.expandable = parse_bool(&value).ok_or_else(|| bad("True or False"))?;
-                }
-                "max_split_size_mb" => {
-                    let mb = parse_u64(&value).ok_or_else(|| bad("a size in MiB (> 20), or -1 for unlimited"))?;
-                    self.rules.max_split_size = match mb {
-                        None => u64::MAX,
-                        Some(mb) if mb > 20 => mb * MIB,
-                        Some(_) => return Err(bad("a size in MiB above 20 (PyTorch rejects smaller ones)")),
-                    };
-                }
-                "max_non_split_rounding_mb" => {
-                    let mb = parse_u64(&value).flatten().ok_or_else(|| bad("a size in MiB"))?;
-                    self.rules.max_non_split_rounding = mb * MIB;
-                }
-                "large_segment_size_mb" | "segment_size_mb" => {
-                    let mb = parse_u64(&value).flatten().filter(|&m| m >= 2).ok_or_else(|| bad("a size in MiB of at least 2"))?;
-                    self.large_segment_size = mb * MIB;
-                }
-                "roundup_power2_divisions" => self.rules.divisions = parse_divisions(&value).map_err(|w| bad(&w))?,
-                "garbage_collection_threshold" => {
-                    let t: f64 = value.parse().map_err(|_| bad("a fraction between 0 and 1"))?;
-                    if !(t > 0.0 && t < 1.0) {
-                        return Err(bad("a fraction strictly between 0 and 1"));
-                    }
-                    self.garbage_collection_threshold = t;
-                }
-                "page_size" => {
-                    self.huge_pages = match value.to_ascii_lowercase().as_str() {
-                        "1g" => true,
-                        "2m" | "default" => false,
-                        _ => return Err(bad("1g (torch_npu)")),
-                    }
-                }
-                "base_addr_aligned_kb" => {
-                    let kb = parse_u64(&value).flatten().filter(|&k| k <= 16).ok_or_else(|| bad("0 to 16 KiB (torch_npu)"))?;
-                    self.npu_align = kb << 10;
-                }
-                "backend" => match value.as_str() {
-                    "native" => {}
-                    "cudaMallocAsync" => {
-                        return Err(Error::new(
-                            "ALLOC_CONF_INVALID",
-                            "backend:cudaMallocAsync has no segments or blocks to simulate",
-                            "simulate the native caching allocator (leave `backend` out)",
-                        ))
-                    }
-                    _ => return Err(bad("native")),
-                },
-                k if IGNORED_KEYS.contains(&k) => {}
-                _ => {
-                    return Err(Error::new(
-                        "ALLOC_CONF_INVALID",
-                        format!("unknown allocator setting `{key}`"),
-                        format!("accepted keys: {}", accepted_keys().join(", ")),
-                    ))
-                }
+            match alloc_conf::parse(&key, &value)? {
+                Setting::Expandable(b) => self.rules.expandable = b,
+                Setting::MaxSplitSize(n) => self.rules.max_split_size = n,
+                Setting::MaxNonSplitRounding(n) => self.rules.max_non_split_rounding = n,
+                Setting::LargeSegmentSize(n) => self.large_segment_size = n,
+                Setting::Divisions(d) => self.rules.divisions = d,
+                Setting::GcThreshold(t) => self.garbage_collection_threshold = t,
+                Setting::HugePages(h) => self.huge_pages = h,
+                Setting::NpuAlign(a) => self.npu_align = a,
+                Setting::NoEffect => {}
             }
         }
         let limited = self.rules.max_split_size != u64::MAX || self.garbage_collection_threshold > 0.0;
@@ -246,95 +164,6 @@ impl Settings {
     }
 }
 
-fn invalid(key: &str, value: &str, accepted: &str) -> Error {
-    Error::new("ALLOC_CONF_INVALID", format!("`{key}:{value}` is not a valid value for {key}"), format!("{key} takes {accepted}"))
-}
-
-/// `key:value` pairs separated by commas; a value in brackets may hold commas itself.
-fn split_pairs(conf: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut depth = 0;
-    let mut start = 0;
-    let bytes = conf.as_bytes();
-    for i in 0..=bytes.len() {
-        let end = i == bytes.len();
-        if !end {
-            match bytes[i] {
-                b'[' => depth += 1,
-                b']' => depth -= 1,
-                _ => {}
-            }
-        }
-        if end || (bytes[i] == b',' && depth == 0) {
-            let part = conf[start..i].trim();
-            if !part.is_empty() {
-                let (k, v) = part.split_once(':').unwrap_or((part, ""));
-                out.push((k.trim().to_string(), v.trim().to_string()));
-            }
-            start = i + 1;
-        }
-    }
-    out
-}
-
-/// PyTorch takes exactly `True` or `False`.
-fn parse_bool(v: &str) -> Option<bool> {
-    match v {
-        "True" => Some(true),
-        "False" => Some(false),
-        _ => None,
-    }
-}
-
-/// A non-negative integer, or None inside Some for -1 (unlimited).
-fn parse_u64(v: &str) -> Option<Option<u64>> {
-    if v == "-1" {
-        return Some(None);
-    }
-    v.parse::<u64>().ok().map(Some)
-}
-
-/// `4` (every interval) or `[256:1,512:2,>:4]` (intervals from N MiB; the first value also
-/// covers the smaller sizes, `>` every larger one), as PyTorch parses it.
-fn parse_divisions(v: &str) -> std::result::Result<[u64; 16], String> {
-    let check = |n: u64| {
-        if n == 0 || n == 1 || n.is_power_of_two() {
-            Ok(n)
-        } else {
-            Err("a power of two, or a list like [256:1,512:2,>:4]".to_string())
-        }
-    };
-    if let Ok(n) = v.parse::<u64>() {
-        return Ok([check(n)?; 16]);
-    }
-    let inner = v.strip_prefix('[').and_then(|x| x.strip_suffix(']')).ok_or("a number or a bracketed list")?;
-    let mut out = [0u64; 16];
-    let mut first = true;
-    let mut last = 0usize;
-    for item in inner.split(',') {
-        let (k, n) = item.split_once(':').ok_or("interval:divisions pairs")?;
-        let n = check(n.trim().parse().map_err(|_| "a number of divisions")?)?;
-        if k.trim() == ">" {
-            out[(last + 1).min(16)..].fill(n);
-            continue;
-        }
-        let mb: u64 = k.trim().parse().map_err(|_| "interval starts in MiB")?;
-        if !mb.is_power_of_two() {
-            return Err("interval starts that are powers of two (MiB)".into());
-        }
-        let idx = (63 - mb.leading_zeros()) as usize;
-        if first {
-            out[..idx.min(16)].fill(n);
-            first = false;
-        }
-        if idx < 16 {
-            out[idx] = n;
-        }
-        last = idx;
-    }
-    Ok(out)
-}
-
 fn divisions_string(d: &[u64; 16]) -> String {
     if d.iter().all(|&x| x == d[0]) {
         return d[0].to_string();
@@ -375,6 +204,18 @@ mod tests {
         assert!(base().apply_conf("expandable_segments:true").is_err(), "PyTorch takes True or False");
         assert!(base().apply_conf("expandable_segments=True").unwrap_err().hint.contains("key:value"));
         assert!(base().apply_conf("page_size:1g").unwrap_err().message.contains("torch_npu"));
+    }
+
+    #[test]
+    fn recorded_settings_read_their_keys_and_keep_defaults_for_bad_values() {
+        let v = serde_json::json!({"PYTORCH_CUDA_ALLOC_CONF": "oops,large_segment_size_mb:40"});
+        assert_eq!(base().with_recorded_extras(Some(&v)).unwrap().large_segment_size, 40 * MIB, "a malformed neighbour is ignored");
+        for conf in ["large_segment_size_mb:0", "large_segment_size_mb:17592186044416"] {
+            let v = serde_json::json!({ "PYTORCH_CUDA_ALLOC_CONF": conf });
+            assert_eq!(base().with_recorded_extras(Some(&v)).unwrap().large_segment_size, 20 * MIB, "{conf}: the default");
+        }
+        let v = serde_json::json!({"garbage_collection_threshold": 7.0});
+        assert_eq!(base().with_recorded_extras(Some(&v)).unwrap().garbage_collection_threshold, 0.0);
     }
 
     #[test]

@@ -37,7 +37,23 @@ impl CellValue<'_> {
     pub fn text_of(v: Option<&str>) -> CellValue<'_> {
         v.map_or(CellValue::Null, |s| CellValue::Text(Cow::Borrowed(s)))
     }
+
+    /// A text an event shares with others (compile_context, user_metadata): cut to its first
+    /// 1,000 characters and `…` in every row, so one long text shared by every event is not
+    /// repeated in full per row (the snapshot, and the event's own answers, keep it whole).
+    pub fn shared_text_of(v: Option<&str>) -> CellValue<'_> {
+        match v {
+            Some(s) => match s.char_indices().nth(SHARED_TEXT_CHARS) {
+                Some((i, _)) => CellValue::Text(Cow::Owned(format!("{}…", &s[..i]))),
+                None => CellValue::Text(Cow::Borrowed(s)),
+            },
+            None => CellValue::Null,
+        }
+    }
 }
+
+/// See [`CellValue::shared_text_of`].
+pub const SHARED_TEXT_CHARS: usize = 1000;
 
 impl ToSql for CellValue<'_> {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
@@ -97,7 +113,19 @@ impl<'a> Row<'a, Event> {
     }
     /// Rare fields without a column of their own, as JSON (None when there are none).
     pub fn extra_json(&self) -> Option<String> {
-        self.extra().filter(|x| has_extra_json(x)).map(|x| serde_json::to_string(x).unwrap_or_default())
+        self.extra().filter(|x| has_extra_json(x)).map(|x| {
+            // The shared texts cut as in their columns: not repeated whole per row.
+            let cut = |t: &Option<std::sync::Arc<str>>| {
+                t.as_ref().map(|s| match s.char_indices().nth(SHARED_TEXT_CHARS) {
+                    Some((i, _)) => format!("{}…", &s[..i]).into(),
+                    None => s.clone(),
+                })
+            };
+            let mut y = x.clone();
+            (y.compile_context, y.user_metadata, y.internal_metadata) =
+                (cut(&x.compile_context), cut(&x.user_metadata), cut(&x.internal_metadata));
+            serde_json::to_string(&y).unwrap_or_default()
+        })
     }
 }
 

@@ -14,8 +14,8 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use tables::{
-    ANNOTATIONS, BLOCKS, CALL_STACKS, CATEGORY_RULES, DEVICES, FRAMES, ISSUES, METADATA, PHASES, SEGMENTS, SEGMENT_LIVES,
-    STACK_FRAMES, START_RANGES, WARNINGS,
+    ANNOTATIONS, BLOCKS, CALL_STACKS, CATEGORY_RULES, DEVICES, FRAMES, ISSUES, METADATA, PHASES, SEGMENTS, SEGMENT_LIVES, STACK_FRAMES,
+    START_RANGES, WARNINGS,
 };
 
 pub mod cells;
@@ -82,28 +82,129 @@ pub fn to_memory_materialized(loaded: &Arc<Loaded>, records: &Records) -> Result
 /// Write the SnapshotDB to `path` atomically: a temporary file beside it, renamed when complete.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn write_file(loaded: &Arc<Loaded>, records: &Records, path: &std::path::Path) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    let result = (|| {
-        let mut conn = Connection::open(&tmp)?;
-        conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
-        fill(&mut conn, loaded, records, Storage::Rows(loaded))?;
-        conn.close().map_err(|(_, e)| Error::from(e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(&path.display().to_string(), e))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    // Created exclusively (SQLite takes the empty file as a new database), removed on failure
+    // and on a signal, renamed over `path` with its mode kept.
+    let (tmp, file) = crate::outfile::TempOut::create(path)?;
+    drop(file);
+    let mut conn = Connection::open(tmp.path()).map_err(|e| Error::write(&path.display().to_string(), e))?;
+    conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
+    fill(&mut conn, loaded, records, Storage::Rows(loaded)).map_err(|e| e.writing(path))?;
+    conn.close().map_err(|(_, e)| Error::write(&path.display().to_string(), e))?;
+    tmp.commit()
 }
 
 /// Open an exported SnapshotDB read-only and check that it is one.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn open_file(path: &std::path::Path) -> Result<Connection> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(|e| Error::io(&path.display().to_string(), e))?;
-    check_schema(&conn)?;
+    let mut conn = open_read_only(path)?;
+    // An input database is data, never code: no view, trigger or virtual table (a `metadata` view
+    // over an endless recursive query hung every command, issue 29.7), no function the schema
+    // names unless SQLite calls it harmless; and every statement over it, these checks first,
+    // runs under the db_statement_ms budget.
+    guard_statements(&mut conn)?;
+    let checked = conn
+        .execute_batch("PRAGMA trusted_schema = OFF")
+        .map_err(Error::from)
+        .and_then(|_| refuse_code(&conn))
+        .and_then(|_| check_schema(&conn));
+    checked.map_err(|e| match e.code {
+        "QUERY_FAILED" => Error::new(
+            "DATABASE_SCHEMA_INVALID",
+            format!("{}: {}", path.display(), e.message),
+            "open a SnapshotDB written by `snapscope import`",
+        ),
+        _ => e,
+    })?;
     Ok(conn)
+}
+
+/// Open an input database read-only without writing beside it: a WAL-mode file opened as usual
+/// creates `-shm` and `-wal` files next to it (issue 29.17), so it is opened `immutable`; one
+/// with a `-wal` file beside it (changes not yet in the file) is refused rather than misread.
+#[cfg(not(target_arch = "wasm32"))]
+fn open_read_only(path: &std::path::Path) -> Result<Connection> {
+    let shown = path.display().to_string();
+    let mut head = [0u8; 20];
+    let wal_mode = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|_| head.starts_with(b"SQLite format 3\0") && (head[18] == 2 || head[19] == 2));
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if !wal_mode {
+        return Connection::open_with_flags(path, flags).map_err(|e| Error::io(&shown, e));
+    }
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        return Err(Error::new(
+            "DATABASE_SCHEMA_INVALID",
+            format!("{shown} is in WAL mode with changes still in its -wal file"),
+            "checkpoint it first (sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)'), or re-import the snapshot",
+        ));
+    }
+    let abs = std::fs::canonicalize(path).map_err(|e| Error::io(&shown, e))?;
+    let mut uri = String::from("file:");
+    for b in abs.as_os_str().as_encoded_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => uri.push(*b as char),
+            _ => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_URI).map_err(|e| Error::io(&shown, e))
+}
+
+/// Put every statement of `conn` under the db_statement_ms budget: each statement's start (SQLite's
+/// statement trace) sets a deadline the progress handler checks. `query::sql::run` installs its own
+/// limit for the user's SQL and calls this again when it is done.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn guard_statements(conn: &mut Connection) -> Result<()> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let limit = crate::budget::DB_STATEMENT_MS.limit() as f64;
+    let deadline = std::sync::Arc::new(AtomicU64::new((crate::query::sql::now_ms() + limit) as u64));
+    let armed = deadline.clone();
+    conn.trace_v2(
+        rusqlite::trace::TraceEventCodes::SQLITE_TRACE_STMT,
+        Some(move |_: rusqlite::trace::TraceEvent<'_>| armed.store((crate::query::sql::now_ms() + limit) as u64, Ordering::Relaxed)),
+    )
+    .map_err(Error::sql)?;
+    conn.progress_handler(10_000, Some(move || crate::query::sql::now_ms() > deadline.load(Ordering::Relaxed) as f64)).map_err(Error::sql)
+}
+
+/// Refuse a database that would run code of its own when read: views, triggers, virtual tables.
+#[cfg(not(target_arch = "wasm32"))]
+fn refuse_code(conn: &Connection) -> Result<()> {
+    let found: Vec<(String, String)> = conn
+        .prepare("SELECT type, name FROM sqlite_master WHERE type IN ('view', 'trigger') OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL%') LIMIT 5")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    // Names SQLite hands to callbacks as text (the authorizer's table and column names) must be
+    // UTF-8: rusqlite panics on any other (found by fuzzing the snapshot_db target).
+    let mut stmt = conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        for i in 0..4 {
+            let bytes = match r.get_ref(i)? {
+                rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => t,
+                _ => continue,
+            };
+            if std::str::from_utf8(bytes).is_err() {
+                return Err(Error::new(
+                    "DATABASE_SCHEMA_INVALID",
+                    "the database's schema holds names that are not UTF-8 text; refused unread",
+                    "open a SnapshotDB written by `snapscope import`, or the snapshot itself",
+                ));
+            }
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = found.iter().map(|(t, n)| format!("{t} {n:?}")).collect();
+    Err(Error::new(
+        "DATABASE_SCHEMA_INVALID",
+        format!("the database holds {} (a SnapshotDB has only tables and indexes); refused unread", names.join(", ")),
+        "open a SnapshotDB written by `snapscope import`, or the snapshot itself",
+    ))
 }
 
 pub fn check_schema(conn: &Connection) -> Result<()> {

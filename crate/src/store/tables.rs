@@ -311,8 +311,8 @@ pub const TRACES: Table<CellFn<Event>> = Table {
         Column { name: "reserved", ty: "INTEGER NOT NULL", unit: "bytes", doc: "reserved right after the event", cell: |r| V::Int(r.replay().series.reserved.at(r.index)) },
         Column { name: "requested", ty: "INTEGER NOT NULL", unit: "bytes", doc: "requested right after the event", cell: |r| V::Int(r.replay().series.requested.at(r.index)) },
         Column { name: "device_free", ty: "INTEGER", unit: "bytes", doc: "free device memory reported with an `oom`", cell: |r| V::of(r.extra().and_then(|x| x.device_free).map(|v| v as i64)) },
-        Column { name: "compile_context", ty: "TEXT", unit: "", doc: "the compiled region the event ran in", cell: |r| V::text_of(r.extra().and_then(|x| x.compile_context.as_deref())) },
-        Column { name: "user_metadata", ty: "TEXT", unit: "", doc: "what the program attached to the event", cell: |r| V::text_of(r.extra().and_then(|x| x.user_metadata.as_deref())) },
+        Column { name: "compile_context", ty: "TEXT", unit: "", doc: "the compiled region the event ran in", cell: |r| V::shared_text_of(r.extra().and_then(|x| x.compile_context.as_deref())) },
+        Column { name: "user_metadata", ty: "TEXT", unit: "", doc: "what the program attached to the event", cell: |r| V::shared_text_of(r.extra().and_then(|x| x.user_metadata.as_deref())) },
         Column {
             name: "phase",
             ty: "TEXT NOT NULL",

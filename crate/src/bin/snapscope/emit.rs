@@ -20,7 +20,10 @@ impl Out {
         if self.json {
             let mut e = envelope(&body);
             e.focus_source = self.from_focus.then_some("project");
-            println!("{}", serde_json::to_string_pretty(&e).expect("serializable"));
+            match serde_json::to_string_pretty(&e) {
+                Ok(text) => line(&text),
+                Err(err) => fail(&Error::new("INTERNAL", format!("the answer could not be written as JSON: {err}"), "report this"), true),
+            }
         } else {
             text(&body);
         }
@@ -28,23 +31,44 @@ impl Out {
 }
 
 /// Text for a terminal: control characters a snapshot may carry in its names (ESC, BEL, C1 codes
-/// that set the title or clear the screen) are printed escaped, never sent as they are.
+/// that set the title or clear the screen) and bidirectional controls are printed escaped, never
+/// sent as they are.
 pub fn clean(s: &str) -> Cow<'_, str> {
-    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    // Control characters, and the bidirectional overrides and isolates that reorder what a
+    // terminal shows (U+202E makes `gpj.exe` read `exe.jpg`).
+    let bidi = |c: char| matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let bad = |c: char| (c.is_control() && c != '\n' && c != '\t') || bidi(c);
     if !s.chars().any(bad) {
         return Cow::Borrowed(s);
     }
     Cow::Owned(s.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect())
 }
 
-/// `println!` for text output: every line goes through [`clean`].
+/// `println!` for text output: every line goes through [`clean`] and [`line`].
 macro_rules! say {
     () => {
-        println!()
+        $crate::emit::line("")
     };
     ($($t:tt)*) => {
-        println!("{}", $crate::emit::clean(&format!($($t)*)))
+        $crate::emit::line(&$crate::emit::clean(&format!($($t)*)))
     };
+}
+
+/// Whether errors are written as JSON (`--json`), for a failure while answering.
+pub static JSON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// One line on stdout. A write that fails (a full disk, /dev/full) ends the command with a clean
+/// IO_ERROR instead of `println!`'s panic; a closed pipe ends it quietly, like other Unix tools.
+pub fn line(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{text}").and_then(|_| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        let e = Error::new("IO_ERROR", format!("writing the answer to stdout: {e}"), "free disk space, or send the output elsewhere");
+        fail(&e, JSON.load(std::sync::atomic::Ordering::Relaxed));
+    }
 }
 
 /// Exit code of a failed command (0 is success; clap exits with 2 on a usage error).

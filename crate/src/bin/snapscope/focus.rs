@@ -2,7 +2,7 @@
 //! may omit the file (pt-snap-cli's workflow).
 
 use serde_json::{json, Value};
-use snapscope::engine::write_atomic;
+use snapscope::engine::{dirs_within, write_atomic};
 use snapscope::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -11,7 +11,8 @@ pub const FOCUS_FILE: &str = ".snapscope/focus.json";
 pub fn write_focus(db: &Path, device: Option<i64>) -> Result<PathBuf> {
     let abs = std::fs::canonicalize(db).map_err(|e| Error::io(&db.display().to_string(), e))?;
     let path = PathBuf::from(FOCUS_FILE);
-    std::fs::create_dir_all(".snapscope").map_err(|e| Error::io(".snapscope", e))?;
+    // A `.snapscope` planted as a link must not carry the focus file out of this folder.
+    dirs_within(Path::new("."), Path::new(".snapscope"))?;
     let body = serde_json::to_vec_pretty(&json!({"db_path": abs, "device_id": device})).expect("json");
     write_atomic(&path, &body)?;
     Ok(path)
@@ -19,6 +20,13 @@ pub fn write_focus(db: &Path, device: Option<i64>) -> Result<PathBuf> {
 
 /// The focused database and device of this project folder, if any.
 pub fn read_focus() -> Result<Option<(PathBuf, Option<i64>)>> {
+    if std::fs::symlink_metadata(".snapscope").is_ok_and(|m| !m.file_type().is_dir()) {
+        return Err(Error::new(
+            "FOCUS_FILE_INVALID",
+            ".snapscope is a symlink or a file, not this folder's own focus folder",
+            "remove it and run `snapscope focus DB` again, or pass the file",
+        ));
+    }
     let Ok(text) = std::fs::read_to_string(FOCUS_FILE) else { return Ok(None) };
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| Error::new("FOCUS_FILE_INVALID", format!("{FOCUS_FILE}: {e}"), "run `snapscope focus DB` again"))?;

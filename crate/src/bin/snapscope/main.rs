@@ -22,6 +22,14 @@ struct Cli {
     /// Category rules (TOML) to use instead of / before the defaults (docs/categories.md).
     #[arg(long, global = true, value_name = "RULES.toml")]
     categories: Option<std::path::PathBuf>,
+    /// Raise (or lower) one resource budget: NAME=N, repeatable. Budgets: decompressed_bytes
+    /// (a gzip input inflated, all members), rules_bytes (the --categories file), answer_bytes
+    /// (cell bytes of one sql/query answer), dump_blocks (segments and blocks, shared ones
+    /// counted per use), frame_text_bytes (names of the distinct stack frames), annotation_bytes
+    /// (external_annotations), db_statement_ms (one statement over an input .db). An input over a
+    /// budget fails with BUDGET_EXCEEDED.
+    #[arg(long, global = true, value_name = "NAME=N")]
+    budget: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -65,8 +73,16 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // A temporary output file is removed when the command is interrupted or killed.
+    snapscope::outfile::remove_on_signal();
     let cli = Cli::parse();
+    emit::JSON.store(cli.json, std::sync::atomic::Ordering::Relaxed);
     let out = Out { json: cli.json, from_focus: false };
+    for spec in &cli.budget {
+        if let Err(e) = snapscope::budget::set(spec) {
+            emit::fail(&e, cli.json);
+        }
+    }
     rules::set(cli.categories);
     let result = match cli.cmd {
         Cmd::Import(a) => cmd::import::run(a, out),

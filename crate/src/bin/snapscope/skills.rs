@@ -1,9 +1,9 @@
 //! `snapscope skill`: concise agent playbooks, installed where agents look for skills.
 
 use crate::emit::Out;
-use snapscope::engine::write_atomic;
+use snapscope::engine::{dirs_within, write_atomic};
 use snapscope::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub const SKILLS: [(&str, &str); 5] = [
     ("snapscope-preflight", include_str!("../../../skills/snapscope-preflight.md")),
@@ -71,8 +71,8 @@ pub fn install(scope: &str, host: &str, out: Out) -> Result<()> {
     let mut written = Vec::new();
     for (h, dir) in HOSTS.iter().filter(|(h, _)| host == "all" || *h == host) {
         for (name, text) in SKILLS {
-            let path = base.join(dir).join(name).join("SKILL.md");
-            std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| Error::io(&path.display().to_string(), e))?;
+            // Folder by folder, never through a planted `.claude` (or deeper) link.
+            let path = dirs_within(&base, &Path::new(dir).join(name))?.join("SKILL.md");
             write_atomic(&path, text.as_bytes())?;
             written.push(serde_json::json!({"host": h, "name": name, "path": path}));
         }

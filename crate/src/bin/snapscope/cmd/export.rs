@@ -15,6 +15,7 @@ pub struct Args {
 
 pub fn run(a: Args, out: Out) -> Result<()> {
     let target = resolve(a.input, None)?;
+    snapscope::engine::refuse_input_as_output(&a.output, &[&target.path])?;
     Engine::open_hashed(&target.path)?.export_ptsnap(&a.output, &now_iso())?;
     out.answer(serde_json::json!({"format": a.format, "output": a.output}), |_| {
         say!("wrote {} (pt-snap-cli SnapshotDB layout)", a.output.display())

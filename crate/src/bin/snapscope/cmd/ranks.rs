@@ -32,18 +32,9 @@ fn expand(inputs: &[PathBuf], keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBu
             files.push(p.clone());
             continue;
         }
-        // Folders are searched to the bottom (run/rank3/memory_snapshot.pickle), as the page does.
-        let mut folders = vec![p.clone()];
-        while let Some(dir) = folders.pop() {
-            let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir.display().to_string(), e))?;
-            for f in entries.flatten().map(|e| e.path()) {
-                if f.is_dir() {
-                    folders.push(f);
-                } else if f.is_file() && keep(&f) {
-                    files.push(f);
-                }
-            }
-        }
+        // Folders are searched to the bottom (run/rank3/memory_snapshot.pickle), as the page does,
+        // never through a link out of the folder, each file once (the one path policy).
+        files.extend(snapscope::engine::folder_files(p, &keep)?);
     }
     // By rank, then by file name (as the page orders a dropped folder), then by path.
     let base = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -62,6 +53,11 @@ fn is_snapshot(p: &Path) -> bool {
     let name = p.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     !name.ends_with(SUMMARY_SUFFIX)
         && p.extension().is_some_and(|x| SNAPSHOT_EXTENSIONS.contains(&x.to_string_lossy().to_ascii_lowercase().as_str()))
+}
+
+/// The snapshot files `inputs` name (folders expanded), as `read_all` reads them.
+pub fn snapshot_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    expand(inputs, is_snapshot)
 }
 
 /// Read, replay and summarize one file; the snapshot is dropped on return.

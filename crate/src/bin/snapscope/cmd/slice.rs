@@ -43,6 +43,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
                 continue;
             }
             let path = PathBuf::from(format!("{}-dev{d}.pickle", stem.display()));
+            snapscope::engine::refuse_input_as_output(&path, &[&a.snapshot])?;
             let count = engine.write_slice(d, 0, n - 1, &path)?;
             written.push(serde_json::json!({"device": d, "path": path, "events": count}));
         }
@@ -62,6 +63,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
                 ))
             }
         };
+        snapscope::engine::refuse_input_as_output(&a.output, &[&a.snapshot])?;
         let count = engine.write_slice(d, first, last, &a.output)?;
         written.push(serde_json::json!({"device": d, "path": a.output, "events": count, "first_event": first, "last_event": last}));
     }

@@ -6,15 +6,22 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    input: Option<PathBuf>,
-    query: String,
+    /// [INPUT] QUERY: the snapshot or SnapshotDB (default: the folder's focus) and the SQL.
+    /// (One list rather than an optional positional before a required one, which clap refuses.)
+    #[arg(num_args = 1..=2, required = true, value_names = ["INPUT", "QUERY"])]
+    args: Vec<String>,
     #[command(flatten)]
     result: ResultArgs,
 }
 
 pub fn run(a: Args, out: Out) -> Result<()> {
-    let target = resolve(a.input, None)?;
-    let rows = crate::rules::open(&target.path)?.sql(&a.query, a.result.limits())?;
+    let mut args = a.args.into_iter();
+    let (input, query) = match (args.next(), args.next()) {
+        (Some(input), Some(query)) => (Some(PathBuf::from(input)), query),
+        (query, _) => (None, query.unwrap_or_default()),
+    };
+    let target = resolve(input, None)?;
+    let rows = crate::rules::open(&target.path)?.sql(&query, a.result.limits())?;
     out.answer(rows.with_rows(a.result.shape()), |_| {
         say!("{}", rows.columns.join("\t"));
         for r in &rows.rows {
