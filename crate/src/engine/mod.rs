@@ -161,6 +161,11 @@ impl Engine {
         templates::resolve_device(self.conn()?, device)
     }
 
+    /// The SHA-256 of the snapshot's bytes, when it was computed while reading (`open_hashed`).
+    pub fn source_sha256(&self) -> Option<String> {
+        self.meta.iter().find(|(k, _)| *k == "source_sha256").map(|(_, v)| v.clone())
+    }
+
     /// Source, hash, engine version, device selection and counts, as one JSON object.
     pub fn metadata(&self) -> Result<serde_json::Value> {
         store::metadata_summary(self.conn()?)

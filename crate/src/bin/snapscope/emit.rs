@@ -17,6 +17,15 @@ pub struct Out {
 impl Out {
     /// Print `body` in the envelope with `--json`, else run `text`.
     pub fn answer<T: Serialize>(&self, body: T, text: impl FnOnce(&T)) {
+        if capturing() {
+            // Another surface (the MCP server) runs this command: keep the JSON and the text.
+            let mut e = envelope(&body);
+            e.focus_source = self.from_focus.then_some("project");
+            let json = serde_json::to_value(&e).expect("serializable");
+            CAPTURE.with(|c| c.borrow_mut().as_mut().expect("capturing").json = Some(json));
+            text(&body);
+            return;
+        }
         if self.json {
             let mut e = envelope(&body);
             e.focus_source = self.from_focus.then_some("project");
@@ -24,6 +33,43 @@ impl Out {
         } else {
             text(&body);
         }
+    }
+}
+
+/// What a command answered when it ran under [`capture`]: its `--json` and its text.
+#[derive(Default)]
+pub struct Captured {
+    pub json: Option<serde_json::Value>,
+    pub text: String,
+}
+
+thread_local! {
+    static CAPTURE: std::cell::RefCell<Option<Captured>> = const { std::cell::RefCell::new(None) };
+}
+
+fn capturing() -> bool {
+    CAPTURE.with(|c| c.borrow().is_some())
+}
+
+/// Run `f` (a command) with its answer and its text lines kept instead of printed.
+pub fn capture<R>(f: impl FnOnce() -> R) -> (R, Captured) {
+    CAPTURE.with(|c| *c.borrow_mut() = Some(Captured::default()));
+    let r = f();
+    (r, CAPTURE.with(|c| c.borrow_mut().take().unwrap_or_default()))
+}
+
+/// One line of text output: printed, or kept while a command runs under [`capture`].
+pub fn line(s: &str) {
+    let kept = CAPTURE.with(|c| match c.borrow_mut().as_mut() {
+        Some(k) => {
+            k.text.push_str(s);
+            k.text.push('\n');
+            true
+        }
+        None => false,
+    });
+    if !kept {
+        println!("{s}");
     }
 }
 
@@ -40,10 +86,10 @@ pub fn clean(s: &str) -> Cow<'_, str> {
 /// `println!` for text output: every line goes through [`clean`].
 macro_rules! say {
     () => {
-        println!()
+        $crate::emit::line("")
     };
     ($($t:tt)*) => {
-        println!("{}", $crate::emit::clean(&format!($($t)*)))
+        $crate::emit::line(&$crate::emit::clean(&format!($($t)*)))
     };
 }
 
