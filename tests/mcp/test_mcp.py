@@ -12,6 +12,7 @@ file, bad arguments, hostile pickles, a path outside the allowed folders); the c
 question on the 99 MiB generated file at least 5x faster than the first); cancellation; and the
 MCP Inspector CLI when npx can run it.
 """
+import contextlib
 import json
 import os
 import pickle
@@ -100,32 +101,9 @@ def make_fixtures():
             pickle.dump({"segments": t.dump_segments(), "device_traces": [t.events]}, f, protocol=4)
 
 
-class Client:
-    """One server process and a session on it."""
-
-    def __init__(self, *extra, roots=None, cwd=None):
-        self.params = StdioServerParameters(command=BIN, args=["mcp", *SERVER_EXTRA, *extra], cwd=cwd or ROOT)
-        self.roots = roots
-
-    async def __aenter__(self):
-        self._cm = stdio_client(self.params, errlog=open(os.devnull, "w"))
-        read, write = await self._cm.__aenter__()
-        kw = {}
-        if self.roots is not None:
-            roots = self.roots
-
-            async def list_roots(_ctx):
-                return types.ListRootsResult(roots=[types.Root(uri=f"file://{r}") for r in roots])
-
-            kw["list_roots_callback"] = list_roots
-        self._s = ClientSession(read, write, **kw)
-        self.session = await self._s.__aenter__()
-        self.init = await self.session.initialize()
-        return self
-
-    async def __aexit__(self, *exc):
-        await self._s.__aexit__(*exc)
-        await self._cm.__aexit__(*exc)
+class C:
+    def __init__(self, session, init):
+        self.session, self.init = session, init
 
     async def call(self, name, **args):
         r = await self.session.call_tool(name, args)
@@ -136,6 +114,24 @@ class Client:
         r, size = await self.call(name, **args)
         assert not r.is_error, f"{name} {args}: {r.content[0].text if r.content else r}"
         return r.structured_content, size
+
+
+@contextlib.asynccontextmanager
+async def Client(*extra, roots=None, cwd=None):
+    """One server process and an initialized session on it."""
+    params = StdioServerParameters(command=BIN, args=["mcp", *SERVER_EXTRA, *extra], cwd=cwd or ROOT)
+    kw = {}
+    if roots is not None:
+
+        async def list_roots(_ctx):
+            return types.ListRootsResult(roots=[types.Root(uri=f"file://{r}") for r in roots])
+
+        kw["list_roots_callback"] = list_roots
+    with open(os.devnull, "w") as log:
+        async with stdio_client(params, errlog=log) as (read, write):
+            async with ClientSession(read, write, **kw) as session:
+                init = await session.initialize()
+                yield C(session, init)
 
 
 def run(coro_fn):
@@ -222,9 +218,11 @@ class Mcp(unittest.TestCase):
                 self.assertEqual(strip(v), cli_json("analyze", REAL, "--mode", "compare", "--ref", OTHER))
                 v, _ = await c.ok("simulate", snapshot=REAL, alloc_conf="expandable_segments:True", **mb)
                 self.assertEqual(strip(v), cli_json("simulate", REAL, "--alloc-conf", "expandable_segments:True"))
-                v, _ = await c.ok("query", snapshot=REAL, template="top_allocations", params={"top_n": 7}, device=1)
-                cli = cli_json("query", REAL, "-t", "top_allocations", "--params", json.dumps({"top_n": 7}), "--device", "1", "--max-rows", "200")
+                v, _ = await c.ok("query", snapshot=REAL, template="leak_detection", params={"limit": 7}, device=1)
+                cli = cli_json("query", REAL, "-t", "leak_detection", "--params", json.dumps({"limit": 7, "stack_bytes": 1024}), "--device", "1", "--max-rows", "200")
                 self.assertEqual(strip(v), cli)
+                v, _ = await c.ok("query", snapshot=REAL, template="top_allocations")
+                self.assertEqual(strip(v), cli_json("query", REAL, "-t", "top_allocations", "--max-rows", "200"))
                 sql = "SELECT action, COUNT(*) AS n, SUM(size) AS bytes FROM traces GROUP BY action ORDER BY action"
                 v, _ = await c.ok("sql", snapshot=REAL, sql=sql)
                 self.assertEqual(strip(v), cli_json("sql", REAL, sql, "--max-rows", "200"))

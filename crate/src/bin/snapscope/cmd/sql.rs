@@ -5,6 +5,9 @@ use snapscope::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+// `sql [INPUT] QUERY`: one positional is the query (the input comes from the focus). Without
+// this, clap's debug assertions reject the optional positional before the required one.
+#[command(allow_missing_positional = true)]
 pub struct Args {
     input: Option<PathBuf>,
     query: String,

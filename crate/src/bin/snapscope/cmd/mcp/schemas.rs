@@ -10,7 +10,7 @@ fn provenance() -> Value {
         "properties": {
             "file": {"type": "string"}, "size": {"type": "integer"}, "sha256": {"type": "string"},
             "engine_version": {"type": "string"}, "device": {"type": ["integer", "null"]}, "event": {"type": ["integer", "null"]},
-            "cache": {"type": "string", "enum": ["hit", "miss"]}
+            "cache": {"type": "string", "enum": ["hit", "miss", "not kept"]}, "files": {"type": "array", "items": {"type": "string"}}
         }
     })
 }

@@ -396,7 +396,8 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
             (c.json.unwrap_or_default(), c.text)
         }
         "query" | "sql" => {
-            let lim = limit(200)?;
+            // No row takes less than 16 bytes of JSON: more would be cut by the bound anyway.
+            let lim = limit(200)?.min(max_bytes / 16 + 1);
             let timeout = a.num("timeout_s")?.unwrap_or(30.0).clamp(0.001, 120.0);
             let mut v = if name == "query" {
                 let mut params = match map.get("params") {
@@ -440,7 +441,7 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
             (j, t)
         }
         "stack" => {
-            let lim = limit(100)?;
+            let lim = limit(100)?.min(max_bytes / 16 + 1);
             let (mut v, d) = match (a.uint("stack_id")?, a.int("event")?) {
                 (Some(id), None) => {
                     let sql = format!("SELECT sf.stack_id, sf.position, sf.frame_id, f.filename, f.line, f.name FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.stack_id = {id} ORDER BY sf.position");
@@ -462,7 +463,7 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
             let t = rows_text(&j, "rows");
             (j, t)
         }
-        "holders" => holders(&a, &path, device, limit(20)?, cursor, &mut prov_device, &mut prov_event, &mut rows_key)?,
+        "holders" => holders(&a, &path, device, limit(20)?.min(max_bytes / 16 + 1), cursor, &mut prov_device, &mut prov_event, &mut rows_key)?,
         "tree" => tree(&a, &path, device, limit(300)?, cursor, &mut prov_device, &mut prov_event)?,
         _ => return Err(bad(name, "not a tool".into())),
     };
