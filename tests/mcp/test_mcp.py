@@ -321,10 +321,18 @@ class Mcp(unittest.TestCase):
     def test_5_cache(self):
         async def go():
             async with Client() as c:
+                progress = []
+
+                async def on_progress(p, total, message):
+                    progress.append(message)
+
                 t0 = time.monotonic()
-                v, _ = await c.ok("overview", snapshot=BIG)
+                r = await c.session.call_tool("overview", {"snapshot": BIG}, progress_callback=on_progress)
                 first = time.monotonic() - t0
+                v = r.structured_content
                 self.assertEqual(v["provenance"]["cache"], "miss")
+                if first > 2.5:  # progress every second while a call runs
+                    self.assertTrue(progress, "no progress notification")
                 t0 = time.monotonic()
                 v, _ = await c.ok("overview", snapshot=BIG)
                 second = time.monotonic() - t0
@@ -340,14 +348,15 @@ class Mcp(unittest.TestCase):
         async def go():
             async with Client() as c:
                 await c.ok("overview", snapshot=BIG)
-                slow = "SELECT COUNT(*) FROM traces a JOIN traces b ON a.size = b.size + 1"
-                t0 = time.monotonic()
+                # 650k x 650k rows, no index can help: runs to its 100 s limit unless cancelled
+                slow = "SELECT COUNT(*) FROM traces a, traces b WHERE a.size + b.size = 12345"
                 with anyio.move_on_after(1.5):
                     await c.session.call_tool("sql", {"snapshot": BIG, "sql": slow, "timeout_s": 100})
                     self.fail("the slow query answered")
-                # the cancelled query let go of the file: the next question answers at once
+                # the cancelled query let go of the file: the next question on it answers at once
+                t0 = time.monotonic()
                 v, _ = await c.ok("event", snapshot=BIG, event=5)
-                self.assertLess(time.monotonic() - t0, 20)
+                self.assertLess(time.monotonic() - t0, 10)
                 self.assertTrue(v["ok"])
 
         run(go)
