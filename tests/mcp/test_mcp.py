@@ -43,6 +43,7 @@ if __name__ == "__main__":
     ensure_venv()
 
 import anyio  # noqa: E402
+import jsonschema  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, types  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
@@ -174,9 +175,19 @@ class Mcp(unittest.TestCase):
                 prov = v["provenance"]
                 self.assertEqual(prov["size"], os.path.getsize(REAL))
                 self.assertEqual(len(prov["sha256"]), 64)
+                caps = cli_json("capabilities")["answer_schemas"]
+                tools = {t.name: t for t in (await c.session.list_tools()).tools}
+                broken = dict(cli_json("overview", REAL), devices="none")
+                with self.assertRaises(jsonschema.ValidationError):
+                    jsonschema.validate(broken, tools["overview"].output_schema)
                 for mode in ["overview", "peak", "fragment", "leak", "oom", "categories", "steps", "streams", "all"]:
                     v, _ = await c.ok("analyze", snapshot=REAL, mode=mode, **mb)
-                    self.assertEqual(strip(v), cli_json("analyze", REAL, "--mode", mode), mode)
+                    cli = cli_json("analyze", REAL, "--mode", mode)
+                    self.assertEqual(strip(v), cli, mode)
+                    jsonschema.validate(cli, caps["analyses"][mode])
+                    broken = dict(cli, devices=[{"device": "zero"}])
+                    with self.assertRaises(jsonschema.ValidationError, msg=mode):
+                        jsonschema.validate(broken, caps["analyses"][mode])
                 v, _ = await c.ok("analyze", snapshot=REAL, mode="tune", device=0, **mb)
                 self.assertEqual(strip(v), cli_json("analyze", REAL, "--mode", "tune", "--device", "0"))
                 v, _ = await c.ok("analyze", snapshot=REAL, mode="peak", device=1, event=100, **mb)
@@ -222,7 +233,9 @@ class Mcp(unittest.TestCase):
                 cli = cli_json("query", REAL, "-t", "leak_detection", "--params", json.dumps({"limit": 7, "stack_bytes": 1024}), "--device", "1", "--max-rows", "200")
                 self.assertEqual(strip(v), cli)
                 v, _ = await c.ok("query", snapshot=REAL, template="top_allocations")
-                self.assertEqual(strip(v), cli_json("query", REAL, "-t", "top_allocations", "--max-rows", "200"))
+                cli = cli_json("query", REAL, "-t", "top_allocations", "--max-rows", "200")
+                self.assertEqual(strip(v), cli)
+                jsonschema.validate(cli, caps["templates"]["top_allocations"])
                 sql = "SELECT action, COUNT(*) AS n, SUM(size) AS bytes FROM traces GROUP BY action ORDER BY action"
                 v, _ = await c.ok("sql", snapshot=REAL, sql=sql)
                 self.assertEqual(strip(v), cli_json("sql", REAL, sql, "--max-rows", "200"))

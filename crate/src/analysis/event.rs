@@ -6,6 +6,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct EventDetail {
     pub device: i64,
     pub index: i64,
@@ -34,6 +35,7 @@ pub struct EventDetail {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct EventFrame {
     pub filename: String,
     pub line: i64,
@@ -48,6 +50,7 @@ pub struct EventFrame {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct FxFrame {
     pub op: Option<String>,
     pub name: Option<String>,

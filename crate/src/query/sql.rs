@@ -7,6 +7,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Cell {
     Null,
@@ -71,6 +72,7 @@ pub struct WithRows<'a, T: Serialize> {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Rows {
     pub columns: Vec<String>,
     /// Written through [`Rows::with_rows`].

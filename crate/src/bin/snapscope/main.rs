@@ -6,6 +6,7 @@ mod emit;
 mod cmd;
 mod focus;
 mod rules;
+mod schemas;
 mod skills;
 
 use clap::{Parser, Subcommand};

@@ -6,7 +6,6 @@
 //! roots (or the working directory and `--allow`).
 
 mod access;
-mod answer_schemas;
 mod bounds;
 mod cache;
 mod prompts;

@@ -1,47 +1,61 @@
-//! Each tool's outputSchema: the envelope every answer has (`ok`, `schema_version`), what the
-//! server adds (`provenance`, `bounds`, paging), and the answer's own fields.
+//! Each tool's outputSchema: the command's answer schema (`crate::schemas`, derived from the
+//! Rust answer types) with what the server adds (`provenance`, `bounds`, paging).
 
+use crate::schemas::{analyze_body, answer, mode_item, sql_body, template_body, Gen};
 use serde_json::{json, Value};
 
-fn provenance() -> Value {
+fn added() -> Value {
     json!({
-        "type": "object",
-        "description": "Where the answer comes from.",
-        "properties": {
-            "file": {"type": "string"}, "size": {"type": "integer"}, "sha256": {"type": "string"},
-            "engine_version": {"type": "string"}, "device": {"type": ["integer", "null"]}, "event": {"type": ["integer", "null"]},
-            "cache": {"type": "string", "enum": ["hit", "miss", "not kept"]}, "files": {"type": "array", "items": {"type": "string"}}
-        }
-    })
-}
-
-fn bounds() -> Value {
-    json!({
-        "type": "object",
-        "description": "The answer's byte bound and what was cut to keep it.",
-        "properties": {
-            "max_bytes": {"type": "integer"}, "bytes": {"type": "integer"}, "truncated": {"type": "boolean"},
-            "cut": {"type": "array", "items": {"type": "object"}}
+        "provenance": {
+            "type": "object",
+            "description": "Where the answer comes from.",
+            "properties": {
+                "file": {"type": "string"}, "size": {"type": "integer"}, "sha256": {"type": "string"},
+                "engine_version": {"type": "string"}, "device": {"type": ["integer", "null"]}, "event": {"type": ["integer", "null"]},
+                "cache": {"type": "string", "enum": ["hit", "miss", "not kept"]}, "files": {"type": "array", "items": {"type": "string"}}
+            }
         },
-        "required": ["max_bytes", "bytes", "truncated", "cut"]
+        "bounds": {
+            "type": "object",
+            "description": "The answer's byte bound, its size (structured content and text), and what was cut to keep it.",
+            "properties": {
+                "max_bytes": {"type": "integer"}, "bytes": {"type": "integer"}, "truncated": {"type": "boolean"},
+                "cut": {"type": "array", "items": {"type": "object"}}
+            },
+            "required": ["max_bytes", "bytes", "truncated", "cut"]
+        },
+        "cursor": {"type": "integer", "description": "Where this page starts."},
+        "next_cursor": {"type": "integer", "description": "Pass as `cursor` for the next page (present while `has_more`)."}
     })
 }
 
 /// The outputSchema of tool `name`.
 pub fn output(name: &str) -> Value {
-    let mut props = json!({
-        "ok": {"type": "boolean"},
-        "schema_version": {"type": "integer"},
-        "provenance": provenance(),
-        "bounds": bounds(),
-    });
-    let body = super::answer_schemas::body(name);
-    if let Some(extra) = body.get("properties").and_then(Value::as_object) {
-        props.as_object_mut().expect("object").extend(extra.clone());
-    }
-    let mut s = json!({"type": "object", "properties": props, "required": ["ok", "schema_version"]});
-    if let Some(defs) = body.get("$defs") {
-        s["$defs"] = defs.clone();
-    }
-    s
+    let mut g = Gen::default();
+    let body = match name {
+        "overview" => json!({"_result": g.of::<snapscope::analysis::overview::Overview>()}),
+        "analyze" => {
+            let items: Vec<Value> = snapscope::engine::ANALYSES.iter().filter(|m| **m != "compare").map(|m| mode_item(m, &mut g)).collect();
+            let rules = g.of::<Option<Vec<snapscope::semantics::rules::RuleInfo>>>();
+            json!({"mode": {"type": "string"}, "devices": {"type": "array", "items": {"anyOf": items}}, "rules": rules})
+        }
+        "compare" => analyze_body("compare", &mut g),
+        "tree" => analyze_body("tree", &mut g),
+        "simulate" => json!({"devices": {"type": "array", "items": g.of::<snapscope::simulate::Simulation>()}}),
+        "ranks" => json!({"_result": g.of::<snapscope::ranks::RanksReport>()}),
+        "query" | "stack" => template_body(None, &mut g),
+        "event" => {
+            let t = snapscope::engine::Engine::catalogue().into_iter().find(|t| t.name == "event");
+            template_body(t.as_ref(), &mut g)
+        }
+        "sql" => sql_body(&mut g),
+        "holders" => json!({
+            "rows": {"type": "array", "items": {"type": "object"}, "description": "by stack or category: the template's rows"},
+            "groups": {"type": "array", "items": g.of::<snapscope::analysis::basis::Group>(), "description": "by frame: the peak analysis's top frames"},
+        }),
+        _ => json!({}),
+    };
+    // `query` and `stack` answer either a template's result or an SQL result: no allOf for them.
+    let body = if name == "stack" { json!({"rows": body["rows"].clone()}) } else { body };
+    answer(body, added(), g)
 }
