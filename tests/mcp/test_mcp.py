@@ -223,7 +223,8 @@ class Mcp(unittest.TestCase):
                 cli = cli_json("query", REAL, "-t", "event_frames", "--params", json.dumps({"event_id": peak}), "--device", "0")
                 self.assertEqual(v["rows"], cli["rows"])
                 v, _ = await c.ok("stack", snapshot=REAL, stack_id=stack_id, limit=1000)
-                self.assertEqual([r["name"] for r in v["rows"]], [r["name"] for r in cli["rows"]])
+                self.assertEqual([r["name"] for r in v["frames"]], [r["name"] for r in cli["rows"]])
+                self.assertEqual(v["total"], len(cli["rows"]))
                 # compare, simulate, query, sql, ranks
                 v, _ = await c.ok("compare", snapshot=REAL, ref=OTHER, **mb)
                 self.assertEqual(strip(v), cli_json("analyze", REAL, "--mode", "compare", "--ref", OTHER))
@@ -279,6 +280,14 @@ class Mcp(unittest.TestCase):
                 self.assertEqual(v["returned"], 10)
                 self.assertFalse(v["has_more"])
                 v, size = await c.ok("event", snapshot=DEEP, event=1)
+                deep_stack = v["rows"][0]["stack_id"]
+                self.assertTrue(v["rows"][0]["stack_truncated"])
+                p, _ = await c.ok("stack", snapshot=DEEP, stack_id=deep_stack, cursor=99_990)
+                self.assertEqual((p["total"], p["returned"], p["has_more"]), (100_000, 10, False))
+                p, size = await c.ok("stack", snapshot=DEEP, stack_id=deep_stack, limit=100_000)
+                self.assertLessEqual(size, 256 << 10)
+                self.assertTrue(p["has_more"] and p["truncated"])
+                self.assertEqual(p["frames"][0]["name"], "level0")
                 self.assertLessEqual(len(v["rows"][0]["callstack"].encode()), 2048 + 64)
                 self.assertLessEqual(size, 256 << 10)
 

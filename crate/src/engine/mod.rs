@@ -341,6 +341,11 @@ impl Engine {
         event::event_detail(self.conn()?, device, index)
     }
 
+    /// Frames `offset..offset + limit` of one stack (a `stack_id` from another answer).
+    pub fn stack(&self, stack_id: i64, offset: i64, limit: i64) -> Result<event::StackPage> {
+        event::stack_page(self.conn()?, stack_id, offset, limit)
+    }
+
     /// Counters over events `from..=to` in `buckets` min/max columns.
     pub fn timeline(&self, device: i64, from: u32, to: u32, buckets: u32) -> Result<timeline::Timeline> {
         let l = self.loaded("a timeline")?;

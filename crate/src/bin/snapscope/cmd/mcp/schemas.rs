@@ -55,7 +55,12 @@ pub fn output(name: &str) -> Value {
         }),
         _ => json!({}),
     };
-    // `query` and `stack` answer either a template's result or an SQL result: no allOf for them.
-    let body = if name == "stack" { json!({"rows": body["rows"].clone()}) } else { body };
+    // `stack` answers a template's rows (by event) or the engine's stack page (by stack_id).
+    let body = if name == "stack" {
+        let page = g.of::<snapscope::analysis::event::StackPage>();
+        json!({"rows": body["rows"].clone(), "frames": {"type": "array"}, "_result": {"anyOf": [page, {"required": ["rows"]}]}})
+    } else {
+        body
+    };
     answer(body, added(), g)
 }

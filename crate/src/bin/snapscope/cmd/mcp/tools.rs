@@ -170,7 +170,7 @@ pub fn defs() -> Vec<ToolDef> {
             description: "Read-only SQL over the snapshot's SnapshotDB (`snapscope sql FILE SQL --json`; tables devices, traces, lifetimes, segments, call_stacks, stack_frames, frames, ...: docs/schema.md). One statement, no ATTACH, no writes, a time limit; sizes in bytes, events as trace_index. Rows are objects keyed by column. Paged with `limit`/`cursor`; `has_more` says more rows exist. Prefer `query` templates when one fits.".into(),
             properties: common(merge(
                 json!({
-                    "sql": {"type": "string", "description": "The statement, e.g. SELECT action, COUNT(*) FROM traces GROUP BY action."},
+                    "sql": {"type": "string", "description": "The statement, e.g. `select action, count(*) as n from traces group by action`."},
                     "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 120, "description": "Stop after this many seconds (default 30)."},
                 }),
                 paging(200),
@@ -442,26 +442,41 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
         }
         "stack" => {
             let lim = limit(100)?.min(max_bytes / 16 + 1);
-            let (mut v, d) = match (a.uint("stack_id")?, a.int("event")?) {
+            match (a.uint("stack_id")?, a.int("event")?) {
                 (Some(id), None) => {
-                    let sql = format!("SELECT sf.stack_id, sf.position, sf.frame_id, f.filename, f.line, f.name FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.stack_id = {id} ORDER BY sf.position");
-                    (argv(&["sql", &p, &sql]), None)
+                    // The engine's stack page (no CLI command lists a stack by id).
+                    let (_, engine, _) = opened(&path)?;
+                    let page = engine.blocking_lock().stack(id as i64, cursor as i64, lim as i64)?;
+                    let mut j = serde_json::to_value(snapscope::engine::envelope(&page)).expect("serializable");
+                    let n = page.frames.len();
+                    let has_more = (cursor + n) < page.total as usize;
+                    j["returned"] = n.into();
+                    j["has_more"] = has_more.into();
+                    j["cursor"] = cursor.into();
+                    if has_more {
+                        j["next_cursor"] = (cursor + n).into();
+                    }
+                    rows_key = Some("frames");
+                    let mut t = format!("stack {id}: {} frames{}\n", page.total, page.label.as_ref().map(|l| format!(", named by {l}")).unwrap_or_default());
+                    for (i, f) in page.frames.iter().enumerate() {
+                        t.push_str(&format!("{:>6}  {}\n", cursor + i, crate::emit::clean(&f.display)));
+                    }
+                    (j, t)
                 }
                 (None, Some(e)) => {
                     let (d, _) = resolve(&path, device, Some(e))?;
+                    prov_device = Some(d);
                     let params = json!({"event_id": e}).to_string();
-                    (argv(&["query", &p, "-t", "event_frames", "--params", &params, "--device", &d.to_string()]), Some(d))
+                    let argv = argv(&["query", &p, "-t", "event_frames", "--params", &params, "--device", &d.to_string(), "--max-rows", &(cursor + lim).to_string()]);
+                    let c = run(argv)?;
+                    let mut j = c.json.unwrap_or_default();
+                    bounds::page_rows(&mut j, "rows", cursor);
+                    rows_key = Some("rows");
+                    let t = rows_text(&j, "rows");
+                    (j, t)
                 }
                 _ => return Err(bad(name, "give exactly one of `stack_id` and `event`".into())),
-            };
-            prov_device = d.or(device);
-            v.extend(["--max-rows".into(), (cursor + lim).to_string()]);
-            let c = run(v)?;
-            let mut j = c.json.unwrap_or_default();
-            bounds::page_rows(&mut j, "rows", cursor);
-            rows_key = Some("rows");
-            let t = rows_text(&j, "rows");
-            (j, t)
+            }
         }
         "holders" => holders(&a, &path, device, limit(20)?.min(max_bytes / 16 + 1), cursor, &mut prov_device, &mut prov_event, &mut rows_key)?,
         "tree" => tree(&a, &path, device, limit(300)?, cursor, &mut prov_device, &mut prov_event)?,
