@@ -167,7 +167,7 @@ pub fn defs() -> Vec<ToolDef> {
         ToolDef {
             name: "sql",
             title: "Read-only SQL",
-            description: "Read-only SQL over the snapshot's SnapshotDB (`snapscope sql FILE SQL --json`; tables devices, traces, lifetimes, segments, call_stacks, stack_frames, frames, ...: docs/schema.md). One statement, no ATTACH, no writes, a time limit; sizes in bytes, events as trace_index. Rows are objects keyed by column. Paged with `limit`/`cursor`; `has_more` says more rows exist. Prefer `query` templates when one fits.".into(),
+            description: "Read-only SQL over the snapshot's SnapshotDB (`snapscope sql FILE SQL --json`; tables devices, traces, lifetimes, segments, call_stacks, stack_frames, frames, ...: docs/schema.md). One statement, read-only (no writes, no other databases attached), a time limit; sizes in bytes, events as trace_index. Rows are objects keyed by column. Paged with `limit`/`cursor`; `has_more` says more rows exist. Prefer `query` templates when one fits.".into(),
             properties: common(merge(
                 json!({
                     "sql": {"type": "string", "description": "The statement, e.g. `select action, count(*) as n from traces group by action`."},
