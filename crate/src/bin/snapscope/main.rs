@@ -105,6 +105,7 @@ pub fn run_captured(argv: &[String]) -> snapscope::Result<emit::Captured> {
     if matches!(cli.cmd, Cmd::Mcp(_)) {
         return Err(snapscope::Error::new("INVALID_PARAMETER", "not from inside the server", "call a tool"));
     }
-    let (r, captured) = emit::capture(|| dispatch(cli.cmd, Out { json: true, from_focus: false }));
+    // Text mode, so the commands print their text too; the JSON is kept by `Out::answer`.
+    let (r, captured) = emit::capture(|| dispatch(cli.cmd, Out { json: false, from_focus: false }));
     r.map(|_| captured)
 }

@@ -298,13 +298,17 @@ fn resolve(path: &std::path::Path, device: Option<i64>, event: Option<i64>) -> R
 fn rows_text(v: &Value, key: &str) -> String {
     let mut t = String::new();
     let rows = v[key].as_array().cloned().unwrap_or_default();
+    // Columns in the answer's order (`columns`: names, or objects with a name), else the row's keys.
+    let mut names: Vec<String> =
+        v["columns"].as_array().into_iter().flatten().filter_map(|c| c.as_str().or_else(|| c["name"].as_str()).map(str::to_string)).collect();
     if let Some(first) = rows.first().and_then(Value::as_object) {
-        t.push_str(&first.keys().cloned().collect::<Vec<_>>().join("\t"));
+        names.extend(first.keys().filter(|k| !names.contains(k)).cloned().collect::<Vec<_>>());
+        t.push_str(&names.join("\t"));
         t.push('\n');
     }
     for r in &rows {
         let cells: Vec<String> = match r {
-            Value::Object(o) => o.values().map(cell).collect(),
+            Value::Object(o) => names.iter().map(|n| o.get(n).map_or(String::new(), cell)).collect(),
             Value::Array(a) => a.iter().map(cell).collect(),
             x => vec![cell(x)],
         };
@@ -315,6 +319,31 @@ fn rows_text(v: &Value, key: &str) -> String {
     let more = if v["has_more"] == true { format!("; more from cursor {}", v["next_cursor"]) } else { String::new() };
     t.push_str(&format!("({} rows{total}{more})\n", rows.len()));
     t
+}
+
+/// Holders by stack as text: bytes, share, blocks and the frame that names each stack (the
+/// stack text itself, root first, is in the structured content).
+fn stack_rows_text(path: &std::path::Path, v: &Value) -> Result<String> {
+    let (_, engine, _) = opened(path)?;
+    let e = engine.blocking_lock();
+    let mut t = String::new();
+    for r in v["rows"].as_array().into_iter().flatten() {
+        let label = match r["stack_id"].as_i64() {
+            Some(id) => e.stack(id, 0, 0).ok().and_then(|p| p.label).map_or(format!("stack {id}"), |l| format!("stack {id}: {l}")),
+            None => r["callstack"].as_str().unwrap_or("").to_string(),
+        };
+        t.push_str(&format!(
+            "{:>16} B {:>7.2}% {:>6} blocks  {}  {}\n",
+            r["size_bytes"],
+            r["percent_of_active_blocks"].as_f64().unwrap_or(0.0),
+            r["block_count"],
+            r["category"].as_str().unwrap_or(""),
+            crate::emit::clean(&label)
+        ));
+    }
+    let more = if v["has_more"] == true { format!("; more from cursor {}", v["next_cursor"]) } else { String::new() };
+    t.push_str(&format!("({} of {} stack groups{more})\n", v["returned"], v["total"]));
+    Ok(t)
 }
 
 fn cell(v: &Value) -> String {
@@ -527,7 +556,7 @@ fn holders(
             let mut j = c.json.unwrap_or_default();
             bounds::page_rows(&mut j, "rows", cursor);
             *rows_key = Some("rows");
-            let t = rows_text(&j, "rows");
+            let t = if by == "stack" { stack_rows_text(path, &j)? } else { rows_text(&j, "rows") };
             Ok((j, t))
         }
         "frame" => {
