@@ -9,13 +9,8 @@ use snapscope::analysis::{categories, compare, findings, fragment, leak, oom, ov
 use snapscope::query::{catalogue, sql, templates};
 
 /// A generator collecting the definitions the schemas refer to (`#/$defs/...`).
+#[derive(Default)]
 pub struct Gen(SchemaGenerator);
-
-impl Default for Gen {
-    fn default() -> Self {
-        Gen(SchemaGenerator::default())
-    }
-}
 
 impl Gen {
     pub fn of<T: JsonSchema>(&mut self) -> Value {
@@ -40,7 +35,10 @@ fn obj(props: Value, required: &[&str]) -> Value {
 pub fn mode_item(mode: &str, g: &mut Gen) -> Value {
     let dev = json!({"type": "integer"});
     match mode {
-        "overview" => obj(json!({"device": dev, "overview": g.of::<overview::DeviceOverview>(), "findings": g.of::<Vec<findings::Finding>>()}), &["device", "overview", "findings"]),
+        "overview" => obj(
+            json!({"device": dev, "overview": g.of::<overview::DeviceOverview>(), "findings": g.of::<Vec<findings::Finding>>()}),
+            &["device", "overview", "findings"],
+        ),
         "peak" => obj(json!({"device": dev, "peak": g.of::<Option<peak::PeakAnalysis>>()}), &["device", "peak"]),
         "fragment" => obj(json!({"device": dev, "fragment": g.of::<fragment::Fragmentation>()}), &["device", "fragment"]),
         "leak" => obj(json!({"device": dev, "leak": g.of::<Option<leak::LeakAnalysis>>()}), &["device", "leak"]),

@@ -14,10 +14,8 @@ pub struct Access {
 impl Access {
     pub fn new(allow: &[PathBuf]) -> Result<Access> {
         let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).map_err(|e| Error::io("the working directory", e))?;
-        let allow = allow
-            .iter()
-            .map(|p| p.canonicalize().map_err(|e| Error::io(&p.display().to_string(), e)))
-            .collect::<Result<Vec<_>>>()?;
+        let allow =
+            allow.iter().map(|p| p.canonicalize().map_err(|e| Error::io(&p.display().to_string(), e))).collect::<Result<Vec<_>>>()?;
         Ok(Access { cwd, allow })
     }
 

@@ -178,9 +178,5 @@ pub fn cut_text(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
-    format!(
-        "{}\n… [text cut at {max} of {} bytes; the whole answer is the structured content]",
-        cut_at(text, max),
-        text.len()
-    )
+    format!("{}\n… [text cut at {max} of {} bytes; the whole answer is the structured content]", cut_at(text, max), text.len())
 }

@@ -6,8 +6,8 @@ use super::tools::{self, Ctx};
 use super::{prompts, resources};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -24,11 +24,13 @@ pub struct Server {
 
 pub async fn serve(access: Access) -> Result<()> {
     let server = Server { access, roots: Default::default() };
-    let running = server
-        .serve(rmcp::transport::stdio())
+    let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| {
+        Error::new("MCP_ERROR", format!("the client did not start a session: {e}"), "launch `snapscope mcp` from an MCP client")
+    })?;
+    running
+        .waiting()
         .await
-        .map_err(|e| Error::new("MCP_ERROR", format!("the client did not start a session: {e}"), "launch `snapscope mcp` from an MCP client"))?;
-    running.waiting().await.map_err(|e| Error::new("MCP_ERROR", format!("the session ended with an error: {e}"), "see the client's log"))?;
+        .map_err(|e| Error::new("MCP_ERROR", format!("the session ended with an error: {e}"), "see the client's log"))?;
     Ok(())
 }
 
@@ -79,8 +81,13 @@ impl Server {
             snapscope::query::sql::cancel_with(None);
             super::cache::release_held();
             r.unwrap_or_else(|p| {
-                let why = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
-                Err(Error::new("INTERNAL_ERROR", format!("the engine failed on this call: {why}"), "report it with the file; the server goes on"))
+                let why =
+                    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+                Err(Error::new(
+                    "INTERNAL_ERROR",
+                    format!("the engine failed on this call: {why}"),
+                    "report it with the file; the server goes on",
+                ))
             })
         });
         let token = context.meta.get_progress_token();
@@ -137,7 +144,11 @@ impl ServerHandler for Server {
             )
     }
 
-    async fn list_tools(&self, _r: Option<PaginatedRequestParams>, _c: RequestContext<RoleServer>) -> std::result::Result<ListToolsResult, McpError> {
+    async fn list_tools(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, McpError> {
         let list: Vec<Value> = tools::defs()
             .into_iter()
             .map(|d| {
@@ -154,7 +165,11 @@ impl ServerHandler for Server {
         from_json(json!({ "tools": list }))
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> std::result::Result<CallToolResponse, McpError> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         if !tools::defs().iter().any(|d| d.name == name) {
             return Err(McpError::invalid_params(format!("no tool named {name:?}"), None));
@@ -166,7 +181,9 @@ impl ServerHandler for Server {
         let r = self.blocking(&context, what, move || tools::call(&name, &args, &Ctx { access: &access, bases: &bases })).await;
         let result: CallToolResult = match r {
             None => return Err(cancelled()),
-            Some(Ok(a)) => from_json(json!({"content": [{"type": "text", "text": a.text}], "structuredContent": a.structured, "isError": false}))?,
+            Some(Ok(a)) => {
+                from_json(json!({"content": [{"type": "text", "text": a.text}], "structuredContent": a.structured, "isError": false}))?
+            }
             Some(Err(e)) => from_json(json!({
                 "content": [{"type": "text", "text": format!("error {}: {}\nhint: {}", e.code, e.message, e.hint)}],
                 "structuredContent": error_json(&e),
@@ -176,17 +193,30 @@ impl ServerHandler for Server {
         Ok(CallToolResponse::Complete(result))
     }
 
-    async fn list_prompts(&self, _r: Option<PaginatedRequestParams>, _c: RequestContext<RoleServer>) -> std::result::Result<ListPromptsResult, McpError> {
+    async fn list_prompts(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListPromptsResult, McpError> {
         from_json(json!({ "prompts": prompts::list() }))
     }
 
-    async fn get_prompt(&self, request: GetPromptRequestParams, _c: RequestContext<RoleServer>) -> std::result::Result<GetPromptResponse, McpError> {
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> std::result::Result<GetPromptResponse, McpError> {
         let snapshot = request.arguments.as_ref().and_then(|a| a.get("snapshot")).and_then(Value::as_str).map(str::to_string);
-        let v = prompts::get(&request.name, snapshot.as_deref()).ok_or_else(|| McpError::invalid_params(format!("no prompt named {:?}", request.name), None))?;
+        let v = prompts::get(&request.name, snapshot.as_deref())
+            .ok_or_else(|| McpError::invalid_params(format!("no prompt named {:?}", request.name), None))?;
         Ok(GetPromptResponse::Complete(from_json(v)?))
     }
 
-    async fn list_resources(&self, _r: Option<PaginatedRequestParams>, _c: RequestContext<RoleServer>) -> std::result::Result<ListResourcesResult, McpError> {
+    async fn list_resources(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListResourcesResult, McpError> {
         from_json(json!({ "resources": resources::list() }))
     }
 
@@ -198,7 +228,11 @@ impl ServerHandler for Server {
         from_json(json!({ "resourceTemplates": resources::templates() }))
     }
 
-    async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> std::result::Result<ReadResourceResponse, McpError> {
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ReadResourceResponse, McpError> {
         let bases = self.bases(&context.peer).await;
         let access = self.access.clone();
         let uri = request.uri.clone();

@@ -299,8 +299,12 @@ fn rows_text(v: &Value, key: &str) -> String {
     let mut t = String::new();
     let rows = v[key].as_array().cloned().unwrap_or_default();
     // Columns in the answer's order (`columns`: names, or objects with a name), else the row's keys.
-    let mut names: Vec<String> =
-        v["columns"].as_array().into_iter().flatten().filter_map(|c| c.as_str().or_else(|| c["name"].as_str()).map(str::to_string)).collect();
+    let mut names: Vec<String> = v["columns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.as_str().or_else(|| c["name"].as_str()).map(str::to_string))
+        .collect();
     if let Some(first) = rows.first().and_then(Value::as_object) {
         names.extend(first.keys().filter(|k| !names.contains(k)).cloned().collect::<Vec<_>>());
         t.push_str(&names.join("\t"));
@@ -360,9 +364,10 @@ fn argv(parts: &[&str]) -> Vec<String> {
 
 /// Run tool `name` with `map` as its arguments.
 pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
-    let def = defs().into_iter().find(|d| d.name == name).ok_or_else(|| {
-        Error::new("INVALID_PARAMETER", format!("no tool named {name:?}"), "list the tools with tools/list")
-    })?;
+    let def = defs()
+        .into_iter()
+        .find(|d| d.name == name)
+        .ok_or_else(|| Error::new("INVALID_PARAMETER", format!("no tool named {name:?}"), "list the tools with tools/list"))?;
     let known = def.properties.as_object().expect("object");
     if let Some(k) = map.keys().find(|k| !known.contains_key(*k)) {
         let names: Vec<&String> = known.keys().collect();
@@ -435,9 +440,9 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
                     Some(x) => return Err(bad(name, format!("`params` must be an object, not {x}"))),
                 };
                 if !params.contains_key("stack_bytes") {
-                    let takes = snapscope::engine::Engine::catalogue()
-                        .iter()
-                        .any(|t| Some(t.name) == map.get("template").and_then(Value::as_str) && t.params.iter().any(|p| p.name == "stack_bytes"));
+                    let takes = snapscope::engine::Engine::catalogue().iter().any(|t| {
+                        Some(t.name) == map.get("template").and_then(Value::as_str) && t.params.iter().any(|p| p.name == "stack_bytes")
+                    });
                     if takes {
                         params.insert("stack_bytes".into(), 1024.into());
                     }
@@ -486,7 +491,11 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
                         j["next_cursor"] = (cursor + n).into();
                     }
                     rows_key = Some("frames");
-                    let mut t = format!("stack {id}: {} frames{}\n", page.total, page.label.as_ref().map(|l| format!(", named by {l}")).unwrap_or_default());
+                    let mut t = format!(
+                        "stack {id}: {} frames{}\n",
+                        page.total,
+                        page.label.as_ref().map(|l| format!(", named by {l}")).unwrap_or_default()
+                    );
                     for (i, f) in page.frames.iter().enumerate() {
                         t.push_str(&format!("{:>6}  {}\n", cursor + i, crate::emit::clean(&f.display)));
                     }
@@ -496,7 +505,18 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
                     let (d, _) = resolve(&path, device, Some(e))?;
                     prov_device = Some(d);
                     let params = json!({"event_id": e}).to_string();
-                    let argv = argv(&["query", &p, "-t", "event_frames", "--params", &params, "--device", &d.to_string(), "--max-rows", &(cursor + lim).to_string()]);
+                    let argv = argv(&[
+                        "query",
+                        &p,
+                        "-t",
+                        "event_frames",
+                        "--params",
+                        &params,
+                        "--device",
+                        &d.to_string(),
+                        "--max-rows",
+                        &(cursor + lim).to_string(),
+                    ]);
                     let c = run(argv)?;
                     let mut j = c.json.unwrap_or_default();
                     bounds::page_rows(&mut j, "rows", cursor);
@@ -507,7 +527,9 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
                 _ => return Err(bad(name, "give exactly one of `stack_id` and `event`".into())),
             }
         }
-        "holders" => holders(&a, &path, device, limit(20)?.min(max_bytes / 16 + 1), cursor, &mut prov_device, &mut prov_event, &mut rows_key)?,
+        "holders" => {
+            holders(&a, &path, device, limit(20)?.min(max_bytes / 16 + 1), cursor, &mut prov_device, &mut prov_event, &mut rows_key)?
+        }
         "tree" => tree(&a, &path, device, limit(300)?, cursor, &mut prov_device, &mut prov_event)?,
         _ => return Err(bad(name, "not a tool".into())),
     };
@@ -515,7 +537,13 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
         o.insert("provenance".into(), provenance(&info, hit, prov_device, prov_event));
     }
     text = bounds::cut_text(&text, (max_bytes / 8).min(32 << 10));
-    text.push_str(&format!("[{} · {} bytes · sha256 {}… · snapscope {}]\n", info.path.display(), info.size, &info.sha256.get(..12).unwrap_or(""), snapscope::VERSION));
+    text.push_str(&format!(
+        "[{} · {} bytes · sha256 {}… · snapscope {}]\n",
+        info.path.display(),
+        info.size,
+        &info.sha256.get(..12).unwrap_or(""),
+        snapscope::VERSION
+    ));
     bounds::fit(&mut v, max_bytes, text.len(), rows_key, cursor);
     Ok(Answer { structured: v, text })
 }
@@ -552,7 +580,18 @@ fn holders(
             } else {
                 ("categories", json!({"event_id": e, "group_by": "category"}))
             };
-            let c = run(argv(&["query", &p, "-t", t, "--params", &params.to_string(), "--device", &dev, "--max-rows", &(cursor + limit).to_string()]))?;
+            let c = run(argv(&[
+                "query",
+                &p,
+                "-t",
+                t,
+                "--params",
+                &params.to_string(),
+                "--device",
+                &dev,
+                "--max-rows",
+                &(cursor + limit).to_string(),
+            ]))?;
             let mut j = c.json.unwrap_or_default();
             bounds::page_rows(&mut j, "rows", cursor);
             *rows_key = Some("rows");
@@ -570,7 +609,12 @@ fn holders(
             bounds::page_list(&mut out, "groups", cursor, limit);
             let mut t = String::new();
             for g in out["groups"].as_array().into_iter().flatten() {
-                t.push_str(&format!("{:>14} B {:>6} blocks  {}\n", g["bytes"], g["blocks"], crate::emit::clean(g["label"].as_str().unwrap_or(""))));
+                t.push_str(&format!(
+                    "{:>14} B {:>6} blocks  {}\n",
+                    g["bytes"],
+                    g["blocks"],
+                    crate::emit::clean(g["label"].as_str().unwrap_or(""))
+                ));
             }
             Ok((out, t))
         }
@@ -601,9 +645,7 @@ fn tree(
     let min_share = a.num("min_share")?.unwrap_or(0.0);
     let tree = &mut j["devices"][0]["tree"];
     if let Some(nodes) = tree.get_mut("nodes").and_then(Value::as_array_mut) {
-        nodes.retain(|n| {
-            depth.is_none_or(|dd| n["depth"].as_u64().unwrap_or(0) <= dd) && n["share"].as_f64().unwrap_or(1.0) >= min_share
-        });
+        nodes.retain(|n| depth.is_none_or(|dd| n["depth"].as_u64().unwrap_or(0) <= dd) && n["share"].as_f64().unwrap_or(1.0) >= min_share);
     }
     bounds::page_list(tree, "nodes", cursor, limit);
     let mut t = String::new();
