@@ -22,8 +22,15 @@ impl Out {
             let mut e = envelope(&body);
             e.focus_source = self.from_focus.then_some("project");
             let json = serde_json::to_value(&e).expect("serializable");
-            CAPTURE.with(|c| c.borrow_mut().as_mut().expect("capturing").json = Some(json));
-            text(&body);
+            let want_text = CAPTURE.with(|c| {
+                let mut c = c.borrow_mut();
+                let k = c.as_mut().expect("capturing");
+                k.json = Some(json);
+                k.want_text
+            });
+            if want_text {
+                text(&body);
+            }
             return;
         }
         if self.json {
@@ -41,6 +48,8 @@ impl Out {
 pub struct Captured {
     pub json: Option<serde_json::Value>,
     pub text: String,
+    /// Whether the command's text is wanted (the text of a large answer can be far larger).
+    pub want_text: bool,
 }
 
 thread_local! {
@@ -51,9 +60,9 @@ fn capturing() -> bool {
     CAPTURE.with(|c| c.borrow().is_some())
 }
 
-/// Run `f` (a command) with its answer and its text lines kept instead of printed.
-pub fn capture<R>(f: impl FnOnce() -> R) -> (R, Captured) {
-    CAPTURE.with(|c| *c.borrow_mut() = Some(Captured::default()));
+/// Run `f` (a command) with its answer and (when `want_text`) its text lines kept instead of printed.
+pub fn capture<R>(want_text: bool, f: impl FnOnce() -> R) -> (R, Captured) {
+    CAPTURE.with(|c| *c.borrow_mut() = Some(Captured { want_text, ..Captured::default() }));
     let r = f();
     (r, CAPTURE.with(|c| c.borrow_mut().take().unwrap_or_default()))
 }

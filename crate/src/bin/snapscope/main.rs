@@ -98,14 +98,14 @@ fn dispatch(cmd: Cmd, out: Out) -> snapscope::Result<()> {
 }
 
 /// Parse `argv` (without the program name) as the command line and run it with its answer
-/// kept: the `--json` envelope and the text, exactly as the terminal would get them.
-pub fn run_captured(argv: &[String]) -> snapscope::Result<emit::Captured> {
+/// kept: the `--json` envelope and (with `text`) the text, exactly as the terminal would get them.
+pub fn run_captured(argv: &[String], text: bool) -> snapscope::Result<emit::Captured> {
     let cli = Cli::try_parse_from(std::iter::once("snapscope".to_string()).chain(argv.iter().cloned()))
         .map_err(|e| snapscope::Error::new("INVALID_PARAMETER", e.to_string().trim().to_string(), "check the tool's arguments"))?;
     if matches!(cli.cmd, Cmd::Mcp(_)) {
         return Err(snapscope::Error::new("INVALID_PARAMETER", "not from inside the server", "call a tool"));
     }
-    // Text mode, so the commands print their text too; the JSON is kept by `Out::answer`.
-    let (r, captured) = emit::capture(|| dispatch(cli.cmd, Out { json: false, from_focus: false }));
+    // Text mode when the text is wanted, so the commands print it too; `Out::answer` keeps the JSON.
+    let (r, captured) = emit::capture(text, || dispatch(cli.cmd, Out { json: !text, from_focus: false }));
     r.map(|_| captured)
 }

@@ -43,7 +43,7 @@ pub fn read(uri: &str, access: &Access, bases: &[PathBuf]) -> Result<Value> {
     let path = access.check(path, bases)?;
     let p = path.display().to_string();
     let (text, mime) = if kind == "overview" {
-        let c = crate::run_captured(&["overview".to_string(), p])?;
+        let c = crate::run_captured(&["overview".to_string(), p], false)?;
         cache::release_held();
         (serde_json::to_string_pretty(&c.json.unwrap_or_default()).expect("serializable"), "application/json")
     } else {

@@ -253,8 +253,18 @@ impl Ctx<'_> {
     }
 }
 
+/// Run a command line, keeping its JSON and its text.
 fn run(argv: Vec<String>) -> Result<crate::emit::Captured> {
-    let r = crate::run_captured(&argv);
+    run_as(argv, true)
+}
+
+/// Run a command line, keeping its JSON only (the server writes the text of this answer).
+fn run_json(argv: Vec<String>) -> Result<crate::emit::Captured> {
+    run_as(argv, false)
+}
+
+fn run_as(argv: Vec<String>, text: bool) -> Result<crate::emit::Captured> {
+    let r = crate::run_captured(&argv, text);
     cache::release_held();
     r
 }
@@ -412,8 +422,18 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
                     v.extend(["--device-memory".into(), m]);
                 }
             }
-            let c = run(v)?;
-            (c.json.unwrap_or_default(), c.text)
+            // The tree's text (one indented line per node) grows with the square of a deep
+            // stack: the tree tool pages it; here the text says so.
+            if mode == "tree" {
+                let c = run_json(v)?;
+                (
+                    c.json.unwrap_or_default(),
+                    "the memory tree is in the structured content; the `tree` tool prunes and pages it\n".to_string(),
+                )
+            } else {
+                let c = run(v)?;
+                (c.json.unwrap_or_default(), c.text)
+            }
         }
         "simulate" => {
             let mut v = argv(&["simulate", &p]);
@@ -456,7 +476,7 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
                 argv(&["sql", &p, &a.need_str("sql")?])
             };
             v.extend(["--max-rows".into(), (cursor + lim).to_string(), "--timeout".into(), timeout.to_string()]);
-            let c = run(v)?;
+            let c = run_json(v)?;
             let mut j = c.json.unwrap_or_default();
             bounds::page_rows(&mut j, "rows", cursor);
             rows_key = Some("rows");
@@ -469,7 +489,7 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
             prov_device = Some(d);
             let sb = a.uint("stack_bytes")?.unwrap_or(2048);
             let params = json!({"id": e, "stack_bytes": sb}).to_string();
-            let c = run(argv(&["query", &p, "-t", "event", "--params", &params, "--device", &d.to_string()]))?;
+            let c = run_json(argv(&["query", &p, "-t", "event", "--params", &params, "--device", &d.to_string()]))?;
             let j = c.json.unwrap_or_default();
             let t = rows_text(&j, "rows");
             (j, t)
@@ -517,7 +537,7 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
                         "--max-rows",
                         &(cursor + lim).to_string(),
                     ]);
-                    let c = run(argv)?;
+                    let c = run_json(argv)?;
                     let mut j = c.json.unwrap_or_default();
                     bounds::page_rows(&mut j, "rows", cursor);
                     rows_key = Some("rows");
@@ -580,7 +600,7 @@ fn holders(
             } else {
                 ("categories", json!({"event_id": e, "group_by": "category"}))
             };
-            let c = run(argv(&[
+            let c = run_json(argv(&[
                 "query",
                 &p,
                 "-t",
@@ -599,7 +619,7 @@ fn holders(
             Ok((j, t))
         }
         "frame" => {
-            let c = run(argv(&["analyze", &p, "--mode", "peak", "--device", &dev, "--event", &e.to_string()]))?;
+            let c = run_json(argv(&["analyze", &p, "--mode", "peak", "--device", &dev, "--event", &e.to_string()]))?;
             let j = c.json.unwrap_or_default();
             let peak = &j["devices"][0]["peak"];
             let mut out = json!({
@@ -639,7 +659,7 @@ fn tree(
     if let Some(e) = a.int("event")? {
         v.extend(["--event".into(), e.to_string()]);
     }
-    let c = run(v)?;
+    let c = run_json(v)?;
     let mut j = c.json.unwrap_or_default();
     let depth = a.uint("depth")?;
     let min_share = a.num("min_share")?.unwrap_or(0.0);
@@ -652,7 +672,7 @@ fn tree(
     for n in tree["nodes"].as_array().into_iter().flatten() {
         t.push_str(&format!(
             "{}{}: {} B / self {} B / {} blocks ({:.1}%)\n",
-            "  ".repeat(n["depth"].as_u64().unwrap_or(0) as usize),
+            depth_mark(n["depth"].as_u64().unwrap_or(0) as usize),
             crate::emit::clean(n["label"].as_str().unwrap_or("")),
             n["total_bytes"],
             n["self_bytes"],
@@ -664,6 +684,15 @@ fn tree(
         t.push_str(&format!("({} of {} nodes; more from cursor {})\n", tree["returned"], tree["total"], tree["next_cursor"]));
     }
     Ok((j, t))
+}
+
+/// Indentation for a node's depth, bounded (a stack can be 100k frames deep).
+fn depth_mark(depth: usize) -> String {
+    if depth <= 32 {
+        "  ".repeat(depth)
+    } else {
+        format!("{}[{depth}] ", "  ".repeat(32))
+    }
 }
 
 fn ranks(a: &Args, ctx: &Ctx, max_bytes: usize) -> Result<Answer> {
