@@ -120,8 +120,8 @@ fn cut_at(s: &str, max: usize) -> &str {
 /// from `cursor`; any other answer halves its largest lists (then its longest strings) until it
 /// fits. Adds `bounds` (the bound, the size, what was cut) to the answer.
 pub fn fit(v: &mut Value, max: usize, text_len: usize, rows_key: Option<&str>, cursor: usize) {
-    // Room for the text and the `bounds` object itself.
-    let budget = max.saturating_sub(512 + text_len);
+    // Room for the text, the `bounds` object and the paging fields.
+    let budget = max.saturating_sub(640 + text_len);
     let mut cut: Vec<Value> = Vec::new();
     if let Some(key) = rows_key.filter(|k| v.get(*k).is_some_and(Value::is_array) && size(v) > budget) {
         let rows = v[key].as_array().cloned().unwrap_or_default();
@@ -166,6 +166,16 @@ pub fn fit(v: &mut Value, max: usize, text_len: usize, rows_key: Option<&str>, c
         *s = Value::String(short);
         cut.push(json!({"path": p, "kept_bytes": len / 2, "of_bytes": len}));
     }
+    // The rows may have been halved again above: the page says what it holds.
+    if let Some(key) = rows_key {
+        let kept = v.get(key).and_then(Value::as_array).map(Vec::len);
+        if let (Some(n), true) = (kept, cut.iter().any(|c| c["path"] == format!("/{key}"))) {
+            v["returned"] = n.into();
+            v["has_more"] = true.into();
+            v["truncated"] = true.into();
+            v["next_cursor"] = (cursor + n).into();
+        }
+    }
     let bytes = size(v) + text_len;
     if let Some(o) = v.as_object_mut() {
         // `bytes`: the structured content (before this object) and the text together.
@@ -179,4 +189,47 @@ pub fn cut_text(text: &str, max: usize) -> String {
         return text.to_string();
     }
     format!("{}\n… [text cut at {max} of {} bytes; the whole answer is the structured content]", cut_at(text, max), text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_is_the_serialized_length() {
+        let v = json!({"a": [1, 2.5, "x\"y", null, true, false], "b": {"c": "é"}});
+        assert_eq!(size(&v), serde_json::to_vec(&v).unwrap().len());
+    }
+
+    #[test]
+    fn rows_are_cut_to_the_bound_and_page_on() {
+        let rows: Vec<Value> = (0..10_000).map(|i| json!({"id": i, "text": "some text of a row"})).collect();
+        let mut v = json!({"ok": true, "rows": rows, "returned": 10_000, "has_more": false});
+        fit(&mut v, 8192, 100, Some("rows"), 40);
+        assert!(size(&v) + 100 <= 8192);
+        let n = v["returned"].as_u64().unwrap();
+        assert_eq!(v["rows"].as_array().unwrap().len() as u64, n);
+        assert_eq!(v["next_cursor"], json!(40 + n));
+        assert!(v["has_more"] == true && v["truncated"] == true && v["bounds"]["truncated"] == true);
+    }
+
+    #[test]
+    fn other_answers_halve_their_largest_list_and_say_where() {
+        let mut v = json!({"ok": true, "devices": [{"nodes": (0..5000).collect::<Vec<_>>(), "small": [1, 2]}]});
+        fit(&mut v, 4096, 0, None, 0);
+        assert!(size(&v) <= 4096);
+        let cut = &v["bounds"]["cut"][0];
+        assert_eq!(cut["path"], "/devices/0/nodes");
+        assert_eq!(cut["of"], 5000);
+        assert_eq!(v["devices"][0]["small"], json!([1, 2]));
+    }
+
+    #[test]
+    fn pages_of_a_whole_list() {
+        let mut v = json!({"nodes": (0..25).collect::<Vec<_>>()});
+        page_list(&mut v, "nodes", 20, 10);
+        assert_eq!(v["nodes"], json!([20, 21, 22, 23, 24]));
+        assert_eq!((v["total"].as_u64(), v["returned"].as_u64(), v["has_more"].as_bool()), (Some(25), Some(5), Some(false)));
+        assert!(v.get("next_cursor").is_none());
+    }
 }
