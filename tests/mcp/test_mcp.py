@@ -383,6 +383,23 @@ class Mcp(unittest.TestCase):
 
         run(go)
 
+    def test_8_current_revision(self):
+        """The SDK's default client probes server/discover and talks revision 2026-07-28 (no initialize)."""
+        from mcp import Client as SdkClient
+
+        async def go():
+            params = StdioServerParameters(command=BIN, args=["mcp", *SERVER_EXTRA], cwd=ROOT)
+            async with SdkClient(params, mode="auto") as c:
+                self.assertEqual(str(c.session.protocol_version), "2026-07-28")
+                self.assertEqual(len((await c.list_tools()).tools), 11)
+                r = await c.call_tool("overview", {"snapshot": REAL})
+                self.assertFalse(r.is_error)
+                self.assertEqual(strip(r.structured_content), cli_json("overview", REAL))
+                r = await c.call_tool("overview", {"snapshot": "/etc/hostname"})
+                self.assertTrue(r.is_error)
+
+        run(go)
+
     def test_7_inspector(self):
         npx = shutil.which("npx")
         if not npx:

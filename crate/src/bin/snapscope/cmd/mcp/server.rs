@@ -39,6 +39,13 @@ fn from_json<T: serde::de::DeserializeOwned>(v: Value) -> std::result::Result<T,
     serde_json::from_value(v).map_err(|e| McpError::internal_error(format!("building a reply: {e}"), None))
 }
 
+/// A result from its JSON form, marked complete (SEP-2322: required from revision 2026-07-28 on;
+/// rmcp drops it for peers on older revisions).
+fn result<T: serde::de::DeserializeOwned>(mut v: Value) -> std::result::Result<T, McpError> {
+    v["resultType"] = "complete".into();
+    from_json(v)
+}
+
 pub fn error_json(e: &Error) -> Value {
     json!({"ok": false, "schema_version": snapscope::engine::ENVELOPE_VERSION, "error": {"code": e.code, "message": e.message, "hint": e.hint}})
 }
@@ -162,7 +169,7 @@ impl ServerHandler for Server {
                 })
             })
             .collect();
-        from_json(json!({ "tools": list }))
+        result(json!({ "tools": list }))
     }
 
     async fn call_tool(
@@ -182,9 +189,9 @@ impl ServerHandler for Server {
         let result: CallToolResult = match r {
             None => return Err(cancelled()),
             Some(Ok(a)) => {
-                from_json(json!({"content": [{"type": "text", "text": a.text}], "structuredContent": a.structured, "isError": false}))?
+                result(json!({"content": [{"type": "text", "text": a.text}], "structuredContent": a.structured, "isError": false}))?
             }
-            Some(Err(e)) => from_json(json!({
+            Some(Err(e)) => result(json!({
                 "content": [{"type": "text", "text": format!("error {}: {}\nhint: {}", e.code, e.message, e.hint)}],
                 "structuredContent": error_json(&e),
                 "isError": true,
@@ -198,7 +205,7 @@ impl ServerHandler for Server {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> std::result::Result<ListPromptsResult, McpError> {
-        from_json(json!({ "prompts": prompts::list() }))
+        result(json!({ "prompts": prompts::list() }))
     }
 
     async fn get_prompt(
@@ -209,7 +216,7 @@ impl ServerHandler for Server {
         let snapshot = request.arguments.as_ref().and_then(|a| a.get("snapshot")).and_then(Value::as_str).map(str::to_string);
         let v = prompts::get(&request.name, snapshot.as_deref())
             .ok_or_else(|| McpError::invalid_params(format!("no prompt named {:?}", request.name), None))?;
-        Ok(GetPromptResponse::Complete(from_json(v)?))
+        Ok(GetPromptResponse::Complete(result(v)?))
     }
 
     async fn list_resources(
@@ -217,7 +224,7 @@ impl ServerHandler for Server {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> std::result::Result<ListResourcesResult, McpError> {
-        from_json(json!({ "resources": resources::list() }))
+        result(json!({ "resources": resources::list() }))
     }
 
     async fn list_resource_templates(
@@ -225,7 +232,7 @@ impl ServerHandler for Server {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> std::result::Result<ListResourceTemplatesResult, McpError> {
-        from_json(json!({ "resourceTemplates": resources::templates() }))
+        result(json!({ "resourceTemplates": resources::templates() }))
     }
 
     async fn read_resource(
@@ -239,7 +246,7 @@ impl ServerHandler for Server {
         let r = self.blocking(&context, format!("reading {uri}"), move || resources::read(&uri, &access, &bases)).await;
         match r {
             None => Err(cancelled()),
-            Some(Ok(v)) => Ok(ReadResourceResponse::Complete(from_json(v)?)),
+            Some(Ok(v)) => Ok(ReadResourceResponse::Complete(result(v)?)),
             Some(Err(e)) => Err(McpError::resource_not_found(format!("{}: {} ({})", e.code, e.message, e.hint), Some(error_json(&e)))),
         }
     }
