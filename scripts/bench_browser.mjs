@@ -3,7 +3,15 @@
 // Debian chromium, in one run.
 //
 // usage: node scripts/bench_browser.mjs [--sizes 10,100,1000] [--files A.pickle,B.pickle] [--out bench-out/bench.json] [--settle-ms 1000]
+//        node scripts/bench_browser.mjs --views A.pickle,B.pickle [--runs 3]
 // (--files adds existing snapshots, e.g. ../shared/tools/gen_big.py output, to the generated sizes)
+//
+// --views: what a user sees, per file (no generated sizes): from choosing the file to the peak
+// figures on screen (the Overview's peak cards painted: the `snapscope:peak-figures` mark, set in
+// the task after the frame that paints them, and the test driver's view, which polls for the
+// cards' figure), then for every tab in turn: clicking it → the view drawn (`data-view="done"` seen
+// by a poll that runs only when the main thread is free) → the page answering again (a task queued
+// after that runs), and the longest main-thread task meanwhile (PerformanceObserver "longtask").
 //
 // Per size: the read-only floor (the page streams the File through File.stream() and does nothing
 // else), time from choosing the file to the first view (overview rendered), measured in the page
@@ -239,7 +247,140 @@ async function browserRun(origin, file) {
   return result;
 }
 
+/** The tabs, in the page's order (Compare needs two files: left out). */
+const VIEW_TABS = [
+  "overview",
+  "timeline",
+  "allocations",
+  "peak",
+  "categories",
+  "steps",
+  "tree",
+  "state",
+  "leaks",
+  "oom",
+  "whatif",
+  "queries",
+];
+
+/** One file as a user meets it: peak figures, then each tab drawn and the page answering. */
+async function viewsRun(origin, file) {
+  const ctx = await launch();
+  const page = await ctx.newPage();
+  // Every long task of the page, from the start (the observer is the page's own).
+  await page.addInitScript(() => {
+    window.__long = [];
+    new PerformanceObserver((l) => {
+      for (const e of l.getEntries())
+        window.__long.push({ start: e.startTime, ms: e.duration });
+    }).observe({ type: "longtask", buffered: true });
+  });
+  await page.goto(origin + "/");
+  await page.waitForFunction(
+    () =>
+      document.documentElement.dataset.snapscope === "empty" &&
+      document.documentElement.dataset.engine === "ready",
+  );
+  await page.waitForTimeout(settleMs);
+  const t0 = performance.now();
+  await page.setInputFiles("#file-input", file);
+  // The driver's view: the peak figure on screen (a dump-only file has no peak card: its dump figures).
+  await page.waitForFunction(
+    () =>
+      document.querySelector(".view-overview .cards .card .card-value")
+        ?.textContent !== undefined,
+    null,
+    { timeout: 600000, polling: 5 },
+  );
+  const driverFiguresMs = performance.now() - t0;
+  await page.waitForFunction(
+    () => performance.getEntriesByName("snapscope:peak-figures").length > 0,
+  );
+  await page.waitForFunction(
+    () => document.documentElement.dataset.view === "done",
+    null,
+    { timeout: 600000 },
+  );
+  const marks = await page.evaluate(() => {
+    const at = (n) => performance.getEntriesByName(n)[0]?.startTime ?? NaN;
+    const chosen = at("snapscope:file-chosen");
+    const long = window.__long.filter((e) => e.start >= chosen);
+    return {
+      overview_received_ms: at("snapscope:overview-received") - chosen,
+      peak_figures_ms: at("snapscope:peak-figures") - chosen,
+      empty_first_paint_ms: at("snapscope:first-view") - chosen,
+      longest_task_ms: Math.max(0, ...long.map((e) => e.ms)),
+    };
+  });
+  const views = {};
+  for (const v of VIEW_TABS) {
+    await page.waitForTimeout(300);
+    views[v] = await page.evaluate(async (v) => {
+      const tab = document.querySelector(`#tabs [data-view=${v}]`);
+      const t = performance.now();
+      const first = window.__long.length;
+      tab.click();
+      // Polls run only when the main thread is free: "drawn" includes any blocking.
+      await new Promise((res) => {
+        const poll = () =>
+          document.querySelector(`#view > .view-${v}`) &&
+          document.documentElement.dataset.view === "done"
+            ? res()
+            : setTimeout(poll, 2);
+        poll();
+      });
+      const drawn = performance.now() - t;
+      // The next frame and a task after it: the page answers input again.
+      await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+      const answering = performance.now() - t;
+      const long = window.__long.slice(first).filter((e) => e.start >= t);
+      return {
+        drawn_ms: Math.round(drawn),
+        answering_ms: Math.round(answering),
+        longest_task_ms: Math.round(Math.max(0, ...long.map((e) => e.ms))),
+      };
+    }, v);
+  }
+  await ctx.close();
+  return {
+    driver_peak_figures_ms: Math.round(driverFiguresMs),
+    ...Object.fromEntries(
+      Object.entries(marks).map(([k, x]) => [k, Math.round(x)]),
+    ),
+    views,
+  };
+}
+
 const { server, origin } = await serve();
+const viewFiles = arg("--views", "").split(",").filter(Boolean);
+if (viewFiles.length) {
+  const runs = Number(arg("--runs", "1"));
+  const out = [];
+  for (const file of viewFiles)
+    for (let r = 0; r < runs; r++) {
+      const res = {
+        file: basename(file),
+        bytes: statSync(file).size,
+        ...(await viewsRun(origin, file)),
+      };
+      out.push(res);
+      console.log(JSON.stringify(res));
+    }
+  server.close();
+  writeFileSync(
+    outFile.replace(/\.json$/, "-views.json"),
+    JSON.stringify({ date: new Date().toISOString(), runs: out }, null, 1),
+  );
+  console.log(
+    `\n| file | peak figures in page (driver) | overview answer | longest task while loading | ${VIEW_TABS.join(" | ")} |`,
+  );
+  console.log(`|---|---|---|---|${VIEW_TABS.map(() => "---").join("|")}|`);
+  for (const r of out)
+    console.log(
+      `| ${r.file} (${(r.bytes / 2 ** 20).toFixed(1)} MiB) | ${r.peak_figures_ms} ms (${r.driver_peak_figures_ms} ms) | ${r.overview_received_ms} ms | ${r.longest_task_ms} ms | ${VIEW_TABS.map((v) => `${r.views[v].drawn_ms} / ${r.views[v].answering_ms} ms (${r.views[v].longest_task_ms})`).join(" | ")} |`,
+    );
+  process.exit(0);
+}
 const rows = [];
 const inputs = [
   ...sizes.map((mb) => ({ label: `big${mb}`, file: snapshot(mb) })),

@@ -247,7 +247,8 @@ def semantics_training(steps=4, params=3, leak=2 * MIB):
         stack = [fx_frame] + fwd if ctx else fwd
         acts = [malloc(("act", i), 10 * MIB, stack, "activation", **ctx) for i in range(3)]
         free(malloc("tmp", 2 * MIB, fwd, "temporary", **ctx), fwd)
-        malloc(("kept", step), leak, keep, "activation", user_metadata="history")
+        # Kept by the loop outside any forward pass: nothing in its frames says what it is.
+        malloc(("kept", step), leak, keep, "unknown", user_metadata="history")
         s0 = malloc("seed", 512, seed, "autograd temporary")
         grads = [malloc(("grad", i), 4 * MIB, [], "gradient", forward_frames=["/work/train/model.py:12:forward\n"]) for i in range(params)]
         for a in reversed(acts):
@@ -281,6 +282,148 @@ def semantics_training(steps=4, params=3, leak=2 * MIB):
         "by_event": by_event,
     }
     return t, annotations, expected
+
+
+class Program:
+    """A program's allocations with the category each one is, from the program's own
+    bookkeeping: every block in a segment of its own, the categories summed after every event."""
+
+    def __init__(self):
+        self.t = Trace(0)
+        self.tags = {}
+        self.by_event = []
+        self.places = {}
+
+    def note(self):
+        sums = {}
+        for a, b in self.t.live.items():
+            sums[self.tags[a]] = sums.get(self.tags[a], 0) + b["size"]
+        self.by_event.append(sums)
+
+    def malloc(self, what, size, frames, tag):
+        if what not in self.places:
+            small = size <= MIB
+            addr = 0x7F0000000000 + len(self.places) * 32 * MIB
+            self.t.segment_alloc(addr, 2 * MIB if small else 20 * MIB, "small" if small else "large")
+            self.note()
+            self.places[what] = addr
+        addr = self.places[what]
+        self.tags[addr] = tag
+        self.t.malloc(addr, size, size, frames)
+        self.note()
+        return addr
+
+    def free(self, addr, frames=None):
+        self.t.free(addr, frames)
+        self.note()
+        self.note()
+
+    def expected(self, kind, training_steps, leak):
+        ser = self.t.series
+        peak = max(range(len(ser)), key=lambda i: (ser[i][0], -i))
+        return {
+            "format": "dict", "consistent": True, "devices": [self.t.expected()],
+            "program": {"kind": kind, "training_steps": training_steps, "leak": leak,
+                        "peak_allocated_event": peak, "categories_at_peak": {c: b for c, b in self.by_event[peak].items() if b}},
+        }
+
+
+def program_fixtures():
+    """One small program per kind the engine must tell apart, each allocation tagged with what
+    it is: a forward pass through repeating layers (no steps), a model build, one training step,
+    training steps with and without a kept tensor per step, steps whose zero_grad runs after the
+    forward pass (the previous gradients held at its peak), and an optimizer built inside the
+    window by the program's own optimizer class."""
+    main = frame("/work/prog/run.py", 30, "main")
+    build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
+    move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
+    call = frame(f"{TORCH}/nn/modules/module.py", 1750, "_call_impl")
+    layer = [frame("/work/prog/model.py", 20, "forward"), call, frame("/work/prog/model.py", 40, "forward"), call, main]
+    top = [frame("/work/prog/model.py", 44, "forward"), call, main]
+    seed = [frame(f"{TORCH}/autograd/__init__.py", 347, "backward"), frame(f"{TORCH}/_tensor.py", 581, "backward"), main]
+    adam = [frame(f"{TORCH}/optim/adam.py", 400, "_init_group"), frame(f"{TORCH}/optim/adam.py", 240, "step"), frame(f"{TORCH}/optim/optimizer.py", 487, "wrapper"), main]
+    zero = [frame(f"{TORCH}/optim/optimizer.py", 980, "zero_grad"), main]
+    own_init = [frame("/work/prog/optimizer.py", 27, "__init__"), main]
+    own_step = [frame("/work/prog/optimizer.py", 50, "step"), frame(f"{TORCH}/optim/optimizer.py", 487, "wrapper"), main]
+    params, layers = 3, 6
+
+    def model(p, moved=False):
+        out = [p.malloc(("param", i), 4 * MIB, build, "parameter") for i in range(params)]
+        if moved:  # .to(device): each parameter's device copy
+            out += [p.malloc(("moved", i), 2 * MIB, move, "parameter") for i in range(params)]
+        return out
+
+    def forward(p, keep_output=False):
+        acts = []
+        for k in range(layers):  # the same pattern in every layer: one kept, one temporary
+            acts.append(p.malloc(("act", k), 3 * MIB, layer, "activation"))
+            p.free(p.malloc("tmp", 1 * MIB, layer, "temporary"), layer)
+        if keep_output:
+            p.malloc("out", 2 * MIB, top, "activation")
+        return acts
+
+    def step(p, n, grads, state, own=False, kept=None, late_zero_grad=False):
+        if not late_zero_grad:
+            for g in grads:
+                p.free(g, zero)
+        acts = forward(p)
+        if late_zero_grad:
+            # The loss's logits make the forward pass the peak; zero_grad runs only after it.
+            p.free(p.malloc("logits", 16 * MIB, top, "activation"), [main])
+            for g in grads:
+                p.free(g, zero)
+        if kept is not None:
+            kept.append(p.malloc(("kept", n), MIB + 512, top, "activation"))
+        s = p.malloc("seed", 512, seed, "autograd temporary")
+        grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
+        for a in reversed(acts):
+            p.free(a)
+        p.free(s)
+        if not state and not own:
+            state += [p.malloc(("state", i), 8 * MIB, adam, "optimizer state") for i in range(params)]
+        p.free(p.malloc("update", 4 * MIB, own_step if own else adam, "temporary"), own_step if own else adam)
+        return grads
+
+    out = []
+    p = Program()
+    model(p)
+    forward(p, keep_output=True)
+    out.append(("program_forward_layers.pickle", p, p.expected("forward", 0, False)))
+
+    p = Program()
+    model(p, moved=True)
+    out.append(("program_model_build.pickle", p, p.expected("model_build", 0, False)))
+
+    p = Program()
+    model(p)
+    step(p, 1, [], [])
+    out.append(("program_one_step.pickle", p, p.expected("one_training_step", 1, False)))
+
+    for name, leak, steps in (("program_steps_leak.pickle", True, 5), ("program_steps_stable.pickle", False, 5), ("program_steps_many.pickle", False, 50)):
+        p = Program()
+        model(p)
+        grads, state, kept = [], [], [] if leak else None
+        for n in range(1, steps + 1):
+            grads = step(p, n, grads, state, kept=kept)
+        out.append((name, p, p.expected("training_steps", steps, leak)))
+
+    p = Program()
+    model(p)
+    grads, state = [], []
+    for n in range(1, 4):
+        grads = step(p, n, grads, state, late_zero_grad=True)
+    exp = p.expected("training_steps", 3, False)
+    exp["program"]["held_gradient_bytes"] = params * 4 * MIB  # the step before's grads at the peak
+    out.append(("program_late_zero_grad.pickle", p, exp))
+
+    p = Program()
+    model(p)
+    state = [p.malloc(("own-state", i), 4 * MIB, own_init, "optimizer state") for i in range(2 * params)]
+    grads = []
+    for n in range(1, 4):
+        grads = step(p, n, grads, state, own=True)
+    out.append(("program_own_optimizer.pickle", p, p.expected("training_steps", 3, False)))
+    return [(name, {"segments": p.t.dump_segments(), "device_traces": [p.t.events]}, exp) for name, p, exp in out]
 
 
 def write(name, obj, expected, protocol=4, raw=None):
@@ -383,6 +526,11 @@ def main():
     t, ann, exp = semantics_training()
     snap = {"segments": t.dump_segments(), "device_traces": [t.events], "external_annotations": ann, "trace_alloc_max_entries": 10000}
     write("semantics_training.pickle", snap, dict({"format": "dict", "consistent": True, "devices": [t.expected()]}, semantics=exp))
+
+    # 8b. Programs of each kind (forward only, model build, one step, steps with and without a
+    #     leak, the program's own optimizer) with what each block is.
+    for name, snap, exp in program_fixtures():
+        write(name, snap, exp)
 
     # 9a. A compiled model's trace: thousands of dynamo / inductor / AOT ranges around three
     #     ProfilerStep ranges. The framework ranges are grouped and hidden by default.

@@ -24,7 +24,9 @@ cargo clippy -j 2 --release --all-targets -- -D warnings
 cargo clippy -j 2 --release --target wasm32-unknown-unknown --lib -- -D warnings
 (cd www && npx prettier --check "src/**/*.ts" build.mjs "../tests/browser/**/*.mjs" "../tests/python/*.mjs" "../tests/unit/**/*.{ts,mjs}" "../scripts/**/*.mjs" >/dev/null && npx tsc --noEmit -p .)
 step "native tests"
-cargo test -j 2 --release
+cargo test -j 2 --profile fasttest
+step "meaning: what the engine concludes about each corpus file against its stacks (tests/meaning)"
+python3 tests/meaning/evaluate.py target/release/snapscope
 step "interop: pt-snap-cli 0.4.1 reads snapscope's export"
 python3 tests/interop/test_ptsnap.py
 step "the Python wheel in a fresh virtualenv: the CLI, the module, show() in chromium"

@@ -2,7 +2,9 @@
 //! slots per fold). Std's SipHash costs more than the work around it there; this is one folded
 //! multiply per word from a per-process seed (the mix of foldhash and wyhash): every output bit
 //! depends on every input bit, so aligned addresses (whose low bits are all zero) still spread
-//! over the buckets, and a file cannot be crafted to collide without knowing the seed.
+//! over the buckets. Natively the seed is random per process, so a file cannot be crafted to
+//! collide without knowing it; in wasm (no randomness in std) the seed is fixed, and a crafted
+//! file can at most slow its own lookups down.
 
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};

@@ -103,9 +103,20 @@ const RUNTIME: [&str; 14] = [
     "__GI_",
 ];
 
+/// A file name with Windows separators as `/`, so every path rule reads `torch/optim/` the same
+/// on a trace recorded on Windows (`D:\\env\\Lib\\site-packages\\torch\\optim\\adam.py`).
+pub fn posix_path(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.contains('\\') {
+        std::borrow::Cow::Owned(path.replace('\\', "/"))
+    } else {
+        std::borrow::Cow::Borrowed(path)
+    }
+}
+
 /// The kind of `f` (rules in order; first match wins; see docs/frames.md).
 pub fn kind(f: &Frame) -> Kind {
-    let (file, name) = (f.filename.as_str(), f.name.as_str());
+    let path = posix_path(&f.filename);
+    let (file, name) = (path.as_ref(), f.name.as_str());
     let python = file.ends_with(".py") || file.starts_with('<');
     if python {
         if GENERATED_DIRS.iter().any(|d| file.contains(d)) {
@@ -119,7 +130,8 @@ pub fn kind(f: &Frame) -> Kind {
     if ALLOCATOR.iter().any(|n| name.contains(n)) {
         return Kind::Allocator;
     }
-    if name.contains("Backward") && name.contains("::apply") {
+    // An autograd node, or the gradient accumulation that makes a parameter's .grad.
+    if (name.contains("Backward") && name.contains("::apply")) || name.contains("AccumulateGrad") {
         return Kind::Autograd;
     }
     if INTERPRETER_NAMES.iter().any(|n| name.starts_with(n)) || INTERPRETER_FILES.iter().any(|d| file.contains(d)) {
@@ -179,6 +191,10 @@ pub fn tree_frames(kinds: &[Kind]) -> Vec<usize> {
 /// else its last two components. The full path stays in the data (and on hover).
 pub fn short_path<'a>(path: &'a str, root: &str) -> std::borrow::Cow<'a, str> {
     use std::borrow::Cow;
+    if path.contains('\\') {
+        // A Windows path is shortened as its `/` form (`C:\\proj\\pkg\\x.py` → `pkg/x.py`).
+        return Cow::Owned(short_path(&posix_path(path), root).into_owned());
+    }
     for marker in ["/site-packages/", "/dist-packages/"] {
         if let Some(i) = path.rfind(marker) {
             return Cow::Borrowed(&path[i + marker.len()..]);
@@ -257,6 +273,9 @@ pub fn display(f: &Frame, root: &str) -> String {
     let name = short_name(&f.name);
     if kind(f) == Kind::Autograd {
         // `torch::autograd::generated::BmmBackward0::apply` → `BmmBackward0 (autograd)`.
+        if name.contains("AccumulateGrad") {
+            return "AccumulateGrad (autograd)".into();
+        }
         let node = name.trim_end_matches("::apply").rsplit("::").next().unwrap_or(&name);
         return format!("{node} (autograd)");
     }
@@ -308,6 +327,13 @@ mod tests {
         assert_eq!(tree_frames(&[Allocator, Native]), vec![1]);
         // A backward allocation on autograd's thread: named by its node, not by empty_cuda.
         assert_eq!(label_index(&[Allocator, Native, Native, Autograd, Native, Runtime]), Some(3));
+    }
+
+    #[test]
+    fn windows_paths_read_as_their_slash_form() {
+        assert_eq!(short_path("C:\\research\\proj\\gradient_estimators\\adam_forward.py", ""), "gradient_estimators/adam_forward.py");
+        assert_eq!(short_path("D:\\env\\Lib\\site-packages\\torch\\autograd\\__init__.py", ""), "torch/autograd/__init__.py");
+        assert_eq!(kind(&fr("D:\\env\\Lib\\site-packages\\torch\\nn\\modules\\module.py", "_call_impl")), Kind::Library);
     }
 
     #[test]

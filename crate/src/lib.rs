@@ -30,7 +30,9 @@ pub use error::{Error, Result};
 pub struct Loaded {
     pub snapshot: model::Snapshot,
     pub devices: Vec<replay::DeviceReplay>,
-    /// Phases and categories, computed on first use under `rules`.
+    /// Phases of every event, computed on first use (they do not depend on the rules).
+    phases: std::sync::OnceLock<Vec<semantics::DevicePhases>>,
+    /// Categories, computed on first use under `rules`.
     semantics: std::sync::OnceLock<semantics::Semantics>,
     rules: semantics::RuleSet,
 }
@@ -38,12 +40,23 @@ pub struct Loaded {
 impl Loaded {
     pub fn from_snapshot(snapshot: model::Snapshot) -> Loaded {
         let devices = replay::replay_all(&snapshot);
-        Loaded { snapshot, devices, semantics: std::sync::OnceLock::new(), rules: semantics::RuleSet::defaults() }
+        Loaded {
+            snapshot,
+            devices,
+            phases: std::sync::OnceLock::new(),
+            semantics: std::sync::OnceLock::new(),
+            rules: semantics::RuleSet::defaults(),
+        }
     }
 
-    /// Phases of the run and the category of every lifetime.
+    /// The phase runs and named ranges of each device (parallel to `devices`).
+    pub fn phases(&self) -> &[semantics::DevicePhases] {
+        self.phases.get_or_init(|| semantics::phases_of(&self.snapshot, &self.devices))
+    }
+
+    /// The category of every lifetime under the current rules.
     pub fn semantics(&self) -> &semantics::Semantics {
-        self.semantics.get_or_init(|| semantics::Semantics::compute(&self.snapshot, &self.devices, self.rules.clone()))
+        self.semantics.get_or_init(|| semantics::Semantics::compute(&self.snapshot, &self.devices, self.phases(), self.rules.clone()))
     }
 
     /// Categorize under other rules from now on.

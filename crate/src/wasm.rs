@@ -173,6 +173,25 @@ impl WasmEngine {
         answer(self.engine()?.bands(device as i64, from, to, columns, max_blocks as usize))
     }
 
+    /// `bands`, its long arrays as typed arrays (no JSON for a million entries and more):
+    /// `[rest, column_event, column_start, entry_block, entry_bottom, other_bytes, active]`, `rest`
+    /// the JSON of everything else (device, from, to, blocks). Bytes as f64 (exact below 2^53).
+    #[wasm_bindgen(js_name = bandsTyped)]
+    pub fn bands_typed(&self, device: i32, from: u32, to: u32, columns: u32, max_blocks: u32) -> Result<js_sys::Array, JsValue> {
+        let b = self.engine()?.bands(device as i64, from, to, columns, max_blocks as usize).map_err(err)?;
+        let rest = serde_json::json!({ "device": b.device, "from": b.from, "to": b.to, "blocks": b.blocks });
+        let f64s = |v: &[u64]| js_sys::Float64Array::from(&v.iter().map(|&x| x as f64).collect::<Vec<f64>>()[..]);
+        let out = js_sys::Array::new();
+        out.push(&JsValue::from_str(&json(&rest)));
+        out.push(&js_sys::Uint32Array::from(&b.column_event[..]));
+        out.push(&js_sys::Uint32Array::from(&b.column_start[..]));
+        out.push(&js_sys::Uint32Array::from(&b.entry_block[..]));
+        out.push(&f64s(&b.entry_bottom));
+        out.push(&f64s(&b.other_bytes));
+        out.push(&f64s(&b.active));
+        Ok(out)
+    }
+
     /// The memory tree right after `event` (< 0: before the first event).
     pub fn tree(&self, device: i32, event: i32) -> Result<String, JsValue> {
         answer(self.engine()?.tree(device as i64, index(event).map_or(At::WindowStart, At::Event)))
@@ -287,6 +306,21 @@ impl WasmEngine {
     /// The template catalogue (typed parameters, columns with units).
     pub fn catalogue(&self) -> String {
         json(&Engine::catalogue())
+    }
+
+    /// The SnapshotDB's tables as `store/tables.rs` declares them (docs/schema.md is made from
+    /// the same): `[{name, row, columns: [{name, type, unit, doc}]}]`, for the page's schema panel.
+    pub fn schema(&self) -> String {
+        use crate::store::tables::{Table, LIFETIMES, SMALL, TRACES};
+        fn table<C>(t: &Table<C>) -> serde_json::Value {
+            let columns: Vec<_> =
+                t.columns.iter().map(|c| serde_json::json!({ "name": c.name, "type": c.ty, "unit": c.unit, "doc": c.doc })).collect();
+            serde_json::json!({ "name": t.name, "row": t.row, "columns": columns })
+        }
+        let mut all: Vec<_> = SMALL.iter().map(|t| table(t)).collect();
+        all.push(table(&TRACES));
+        all.push(table(&LIFETIMES));
+        json(&all)
     }
 
     /// Run a template; `params` is a JSON object. Rows as arrays.

@@ -170,7 +170,7 @@ test(
       const bar = await page.textContent(".toolbar");
       assert.match(bar, /at the dump \(this snapshot has no trace events\)/, v);
       assert.equal(
-        await page.$(".peak-button"),
+        await page.$(".peak-button, .focus-switch"),
         null,
         `${v}: no Peak button without a peak`,
       );

@@ -97,7 +97,10 @@ test("Categories at a picked event follow it", { skip: SKIP }, async () => {
   await page.fill(".toolbar input.event-input", "100");
   await page.click(".toolbar button:text('Show')");
   await done();
-  assert.match(await page.textContent(".toolbar b"), /after event 100$/);
+  assert.match(
+    await page.textContent(".toolbar b"),
+    /after the selected event 100$/,
+  );
   const engine = cli(
     "analyze",
     HANMIN,
@@ -109,7 +112,7 @@ test("Categories at a picked event follow it", { skip: SKIP }, async () => {
   );
   const active = Number(await page.getAttribute(".cat-active", "data-bytes"));
   assert.equal(active, engine.devices[0].active);
-  await page.click(".toolbar .peak-button");
+  await page.click(".toolbar .focus-peak");
   await done();
 });
 

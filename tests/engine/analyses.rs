@@ -2,7 +2,7 @@
 //! built (scripts/gen_fixtures.py), and on every corpus file: every mode and template runs, and
 //! attribution conserves bytes.
 
-mod common;
+use crate::common;
 use snapscope::analysis::basis::Counter;
 use snapscope::engine::{At, Engine};
 use snapscope::query::{catalogue::catalogue, sql::Limits};
@@ -10,10 +10,7 @@ use snapscope::store::Records;
 use snapscope::Loaded;
 use std::sync::Arc;
 
-fn session(path: &std::path::Path) -> Engine {
-    let loaded = Loaded::from_bytes(&std::fs::read(path).unwrap()).unwrap();
-    Engine::from_loaded(loaded, Vec::new())
-}
+use common::open as session;
 
 const PEAK: At = At::Peak(Counter::Allocated);
 
@@ -136,6 +133,8 @@ fn every_mode_and_template_runs_on_every_corpus_file() {
             }
             let event = a.peak.as_ref().and_then(|p| p.event).unwrap_or(0);
             let _ = s.tree(d, PEAK).unwrap();
+            // Every template on every device: each run checks that its SQL returns exactly the
+            // columns the catalogue declares (TEMPLATE_COLUMNS otherwise).
             for t in catalogue() {
                 let mut p = default_params(&t, event);
                 p.insert("device".into(), d.into());

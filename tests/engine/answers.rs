@@ -2,16 +2,13 @@
 //! recorded with C++ frames), no debug formatting or raw byte counts in sentences, and an answer
 //! for dump-only files.
 
-mod common;
+use crate::common;
 use snapscope::analysis::basis::Counter;
-use snapscope::engine::{At, Engine};
-use std::path::Path;
+use snapscope::engine::At;
 
 const PEAK: At = At::Peak(Counter::Allocated);
 
-fn open(path: &Path) -> Engine {
-    Engine::from_loaded(snapscope::Loaded::from_bytes(&std::fs::read(path).unwrap()).unwrap(), Vec::new())
-}
+use common::open;
 
 /// Frames that say nothing about the program: never a stack's name.
 const PLUMBING: [&str; 8] = ["unwind", "CachingAllocator", "CapturedTraceback", "__libc", "_PyEval", "Py_BytesMain", "THPVariable", "??:0"];

@@ -2,7 +2,7 @@
 //! each is refused with its code or analysed partially with warnings that name the events; no
 //! input panics; truncation at every offset and random corruption give errors, never crashes.
 
-mod common;
+use crate::common;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! The `snapscope` binary: atomic import that never touches the input, JSON envelopes on
 //! success and failure, read-only SQL, DB and snapshot inputs giving the same overview.
 
-mod common;
+use crate::common;
 use serde_json::Value;
 use std::process::Command;
 
@@ -273,4 +273,33 @@ fn simulate_answers_the_json_contract_and_refuses_bad_settings() {
     let (_, out, _) = snapscope(&["sql", db.to_str().unwrap(), "SELECT conf, as_recorded FROM simulated_runs", "--json"]);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["rows"][0]["conf"], "max_split_size_mb:64");
+}
+
+/// A mode of one analysis computes it alone (`--mode peak` runs no simulation) and answers
+/// exactly that part of `--mode all`, on the fixtures and on a SnapshotDB of one.
+#[test]
+fn each_single_mode_answers_its_part_of_all() {
+    let mut files: Vec<std::path::PathBuf> = ["multi_device_oom.pickle", "semantics_training.pickle", "program_one_step.pickle"]
+        .iter()
+        .map(|f| common::fixtures().join(f))
+        .collect();
+    let db = tmp("modes.db");
+    let (rc, _, err) = snapscope(&["import", files[0].to_str().unwrap(), "-o", db.to_str().unwrap()]);
+    assert_eq!(rc, 0, "{err}");
+    files.push(db);
+    for f in &files {
+        let (_, all, _) = snapscope(&["analyze", f.to_str().unwrap(), "--mode", "all", "--json"]);
+        let all: Value = serde_json::from_str(&all).unwrap();
+        for mode in ["peak", "fragment", "leak", "oom"] {
+            let (rc, one, err) = snapscope(&["analyze", f.to_str().unwrap(), "--mode", mode, "--json"]);
+            assert_eq!(rc, 0, "{err}");
+            let one: Value = serde_json::from_str(&one).unwrap();
+            assert_eq!(one["mode"], mode);
+            let devices = all["devices"].as_array().unwrap();
+            assert_eq!(one["devices"].as_array().unwrap().len(), devices.len());
+            for (a, b) in devices.iter().zip(one["devices"].as_array().unwrap()) {
+                assert_eq!(a[mode], b[mode], "{} --mode {mode}, device {}", f.display(), a["device"]);
+            }
+        }
+    }
 }

@@ -1,6 +1,17 @@
 //! Helpers shared by the engine test suites.
 #![allow(dead_code)]
 
+/// A snapshot file opened as the page and the CLI open it (replayed in memory).
+pub fn open(path: &std::path::Path) -> snapscope::engine::Engine {
+    snapscope::engine::Engine::from_loaded(snapscope::Loaded::from_bytes(&std::fs::read(path).unwrap()).unwrap(), Vec::new())
+}
+
+/// The `snapscope` binary run in `dir` with `args`: exit code, stdout, stderr.
+pub fn cli_in(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_snapscope")).args(args).current_dir(dir).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 use std::path::PathBuf;
 
 pub fn repo() -> PathBuf {

@@ -3,7 +3,7 @@
 //! consistency, allocated/active peaks within the bytes that cannot be known), and the
 //! SnapshotDB answers the four overview queries.
 
-mod common;
+use crate::common;
 use serde_json::Value;
 
 fn reference() -> Option<(std::path::PathBuf, serde_json::Map<String, Value>)> {

@@ -1,7 +1,7 @@
 //! Golden tests: every fixture written by scripts/gen_fixtures.py gives the figures its
 //! generator computed independently (fixtures/expected.json).
 
-mod common;
+use crate::common;
 use serde_json::Value;
 
 #[test]

@@ -1,6 +1,5 @@
 //! Hostile but valid snapshots, made at test time: the CLI stays within 10 s and 10 MB of output.
 
-mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! known extra allocation site) and the real corpus as a folder, whose every file must show the
 //! peaks `overview` shows.
 
-mod common;
+use crate::common;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,6 +1,6 @@
 //! Import cache, focus, metadata, slice and skills, through the CLI in a scratch folder.
 
-mod common;
+use crate::common;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,14 @@
 // counts, durations and the width of query columns.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { bytes, duration, exact, pct, plural } from "../../www/src/ui/format";
+import {
+  bytes,
+  duration,
+  exact,
+  pct,
+  plural,
+  shortCpp,
+} from "../../www/src/ui/format";
 import { columnWidths } from "../../www/src/views/queries";
 
 test("one unit set, B to GiB, two decimals", () => {
@@ -62,5 +69,35 @@ test("query columns are as wide as their text, within limits", () => {
   assert.equal(
     columnWidths(["n"], [[1234567890123]], { n: "count" })[0],
     Math.round("1,234,567,890,123".length * 7.6 + 22),
+  );
+});
+
+test("C++ names fold their template arguments and drop anonymous namespaces", () => {
+  assert.equal(
+    shortCpp(
+      "c10::impl::wrap_kernel_functor_unboxed_<c10::impl::detail::WrapFunctionIntoFunctor_<c10::CompileTimeFunctionPointer<at::Tensor (c10::ArrayRef<long>), &at::empty>, at::Tensor, c10::guts::typelist::typelist<c10::ArrayRef<long> > >, at::Tensor (c10::ArrayRef<long>)>::call (RegisterCUDA.cpp)",
+    ),
+    "c10::impl::wrap_kernel_functor_unboxed_<…>::call (RegisterCUDA.cpp)",
+  );
+  assert.equal(
+    shortCpp(
+      "at::(anonymous namespace)::structured_sigmoid_out_functional::set_output_raw_strided",
+    ),
+    "at::structured_sigmoid_out_functional::set_output_raw_strided",
+  );
+  assert.equal(shortCpp("forward (model.py:12)"), "forward (model.py:12)");
+  assert.equal(shortCpp("a::operator<< (x.cpp)"), "a::operator<< (x.cpp)");
+  assert.equal(
+    shortCpp("std::vector<int>::push_back"),
+    "std::vector<…>::push_back",
+  );
+});
+
+test("a C++ name the engine cut short folds from its open list to the file", () => {
+  assert.equal(
+    shortCpp(
+      "c10::impl::wrap_kernel_functor_unboxed_<c10::impl::detail::WrapFunctionIntoFunctor_<c10::CompileTimeFunctionPointer<at::… (RegisterCUDA.cpp)",
+    ),
+    "c10::impl::wrap_kernel_functor_unboxed_<…> (RegisterCUDA.cpp)",
   );
 });

@@ -5,6 +5,9 @@ import {
   PAD,
   bucketAt,
   bucketEvents,
+  columnEdges,
+  flatNote,
+  stepPoints,
   centredWindow,
   groupLabels,
   labelLeft,
@@ -222,4 +225,108 @@ test("the window centred on an event stays inside the trace", () => {
   assert.deepEqual(centredWindow(5000, 100000, 2000), [4000, 6000]);
   assert.deepEqual(centredWindow(100, 100000, 2000), [0, 2000]);
   assert.deepEqual(centredWindow(99990, 100000, 2000), [98990, 99999]);
+});
+
+// ---- the picture over wall-clock time (issue 28 item 2) ----------------------------------------
+
+/** A timeline of `index` buckets with counters `vals` (all four the same) and times. */
+function counters(
+  index: number[],
+  time_us: (number | null)[],
+  vals: number[],
+  to: number,
+): Timeline {
+  return {
+    ...timeline(index, time_us),
+    to,
+    allocated_min: vals,
+    allocated_max: vals,
+    active_max: vals,
+    reserved_max: vals,
+    requested_max: vals,
+  };
+}
+
+/** Checks the step line of `vals` under scale `byTime`: what the chart draws, as the draw does. */
+function lineOf(tl: Timeline, byTime: boolean) {
+  const x = xScale(tl, tl.from, tl.to, frame, byTime);
+  const edges = columnEdges(tl, x, tl.from, tl.to, frame);
+  const pts = stepPoints(tl.allocated_max, edges);
+  // No diagonal and never backwards: each step is a column (same value) or a jump (same x).
+  for (let k = 1; k < pts.length; k++) {
+    const [[xa, va], [xb, vb]] = [pts[k - 1], pts[k]];
+    assert.ok(xb >= xa - 1e-9, `x runs backwards at point ${k}: ${xa} → ${xb}`);
+    assert.ok(xa === xb || va === vb, `diagonal at point ${k}`);
+  }
+  /** The value the line holds at event i: the column drawn over xOf(i) that is i's bucket. */
+  const valueAt = (i: number) => {
+    const k = bucketAt(tl.index, i);
+    const xi = x.xOf(i);
+    assert.ok(
+      edges.x0[k] <= xi + 1e-9 && xi <= edges.x1[k] + 1e-9,
+      `event ${i} at x ${xi} outside its column ${k}`,
+    );
+    return tl.allocated_max[k];
+  };
+  return { x, edges, valueAt };
+}
+
+test("over time and over events the chart draws the same counters at the same events", () => {
+  // Irregular times: a burst, a long pause, equal timestamps, one bucket without a time, and
+  // one a clock step earlier than the bucket before it.
+  const index = [0, 5, 10, 15, 20, 25, 30, 35];
+  const times = [1000, 1001, 1001, 1001, 90_000, null, 89_000, 200_000];
+  const vals = [10, 50, 20, 70, 30, 80, 40, 90];
+  const tl = counters(index, times, vals, 39);
+  const byEvents = lineOf(tl, false);
+  const byTime = lineOf(tl, true);
+  for (let i = 0; i <= 39; i++)
+    assert.equal(byTime.valueAt(i), byEvents.valueAt(i), `event ${i}`);
+  // The columns tile the plot: each ends where the next begins.
+  for (const { edges } of [byEvents, byTime])
+    for (let k = 0; k + 1 < index.length; k++)
+      assert.equal(edges.x1[k], edges.x0[k + 1]);
+});
+
+test("a trace with known times: every bucket stands at its time since the first event", () => {
+  // Buckets of 10 events at 0, 0.1, 0.1 (equal), 0.9 and 1 s; the plot is 1000 px wide.
+  const index = [0, 10, 20, 30, 40];
+  const times = [5_000_000, 5_100_000, 5_100_000, 5_900_000, 6_000_000];
+  const tl = counters(index, times, [1, 2, 3, 4, 5], 49);
+  const { x, edges } = lineOf(tl, true);
+  assert.deepEqual(
+    index.map((i) => x.xOf(i)),
+    [72, 172, 172, 972, 1072],
+  );
+  // Inside a bucket, events are spread over its time (event 35: halfway from 0.9 s to 1 s).
+  assert.equal(x.xOf(35), 1022);
+  assert.deepEqual(edges.x0, [72, 172, 172, 972, 1072]);
+  assert.deepEqual(edges.x1.slice(0, 4), [172, 172, 972, 1072]);
+  // The axis: 0 at the left edge, 1 s at the right.
+  const ticks = xTicks(tl, 0, 49, frame, true, 5_000_000);
+  assert.equal(ticks[0].label, "0");
+  assert.equal(ticks[0].x, 72);
+  assert.equal(ticks.at(-1)!.label, "1 s");
+  assert.equal(ticks.at(-1)!.x, 1072);
+  // Back from x: the bucket starting at or left of it.
+  assert.equal(x.iOf(500), 20);
+  assert.equal(x.iOf(1000), 30);
+});
+
+test("a flat chart says why: a trace of one event, or counters that hardly move", () => {
+  const GiB = 2 ** 30;
+  const one = counters([0], [null], [16 * GiB], 0);
+  assert.match(
+    flatNote(one, 1, 412)!,
+    /only 1 event.*412 blocks from before the window/,
+  );
+  const still = counters(
+    [0, 10],
+    [null, null],
+    [8 * GiB, 8 * GiB + 2 ** 20],
+    19,
+  );
+  assert.match(flatNote(still, 20, 0)!, /moves by 1.00 MiB only, under 1 %/);
+  const moving = counters([0, 10], [null, null], [GiB, 2 * GiB], 19);
+  assert.equal(flatNote(moving, 20, 0), null);
 });

@@ -60,6 +60,8 @@ export interface Route {
   file: number;
   device: number;
   event: number | null;
+  /** Peak, Memory tree, Categories, Allocator state show the allocated peak, not the selection. */
+  atPeak: boolean;
   template: string | null;
   /** An event window for the timeline to show (a step or a range picked elsewhere); not in the hash. */
   range: [number, number] | null;
@@ -75,6 +77,11 @@ export interface AppHandle {
   /** Switch to another device of the same file. */
   setDevice(device: number, view?: ViewName): void;
   setEvent(event: number | null): void;
+  /**
+   * Show `view` at the allocated peak (`true`) or at the selected event (`false`), the selection
+   * kept either way: the views' two states, one click apart.
+   */
+  showAt(peak: boolean, view: ViewName): void;
   setTemplate(name: string | null): void;
   /** Show events from..to in the timeline (a step, a phase or a named range). */
   showRange(from: number, to: number): void;
@@ -101,6 +108,8 @@ export interface ViewContext {
   deviceOverview: DeviceOverview | undefined;
   /** Selected event; null = the view's default (the peak for tree and state). */
   event: number | null;
+  /** The view is asked for the allocated peak though an event is selected (see focusEvent). */
+  atPeak: boolean;
   template: string | null;
   /** The event window the timeline opens on (null: the whole trace or around the selection). */
   range: [number, number] | null;

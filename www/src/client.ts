@@ -180,6 +180,8 @@ export class EngineClient {
 
   async call<T>(method: EngineMethod, ...args: (string | number)[]): Promise<T> {
     const r = await this.send({ op: 'call', key: 'main', method, args });
+    // An answer the worker parsed already (large arrays as typed arrays, see the worker).
+    if (r.kind === 'ok' && r.value !== undefined) return r.value as T;
     return JSON.parse(r.kind === 'ok' ? (r.json ?? 'null') : 'null') as T;
   }
 

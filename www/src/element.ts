@@ -38,6 +38,7 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
   private view: ViewName = 'overview';
   private device: number | null = null;
   private event: number | null = null;
+  private atPeak = false;
   private template: string | null = null;
   private range: [number, number] | null = null;
   private client: EngineClient | null = null;
@@ -184,6 +185,7 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
 
   select(event: number | null, view?: ViewName) {
     this.event = event;
+    this.atPeak = false;
     this.range = null;
     if (isView(view) && view !== 'compare') this.view = view;
     this.render();
@@ -204,6 +206,13 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
 
   setEvent(event: number | null) {
     this.event = event;
+    this.atPeak = false;
+  }
+
+  showAt(peak: boolean, view: ViewName) {
+    this.atPeak = peak;
+    if (isView(view) && view !== 'compare') this.view = view;
+    this.render();
   }
 
   setTemplate(name: string | null) {
@@ -235,6 +244,7 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
       device,
       deviceOverview: devices.find((d) => d.device === device),
       event: this.event,
+      atPeak: this.atPeak,
       template: this.template,
       range: this.range,
       other: null,

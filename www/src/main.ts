@@ -29,7 +29,16 @@ const isPage = (name: unknown): name is PageName => name === 'ranks' || isView(n
 
 class App {
   files: OpenFile[] = [];
-  route: Route = { view: 'overview', file: 0, device: 0, event: null, template: null, range: null, other: null };
+  route: Route = {
+    view: 'overview',
+    file: 0,
+    device: 0,
+    event: null,
+    atPeak: false,
+    template: null,
+    range: null,
+    other: null,
+  };
   /** The last run of many files (the Ranks view), if any. */
   run: RanksRun | null = null;
   private loading: EngineClient | null = null;
@@ -303,6 +312,7 @@ class App {
         ? (device as number)
         : (overview.devices[0]?.device ?? 0);
       this.route.event = hash ? eventOf(hash) : null;
+      this.route.atPeak = hash?.get('at') === 'peak';
       this.route.range = null;
       this.hideProgress();
       this.setStatus('ready');
@@ -413,6 +423,7 @@ class App {
     if (isPage(view)) this.route.view = view;
     if (p.has('device')) this.route.device = Number(p.get('device'));
     this.route.event = eventOf(p);
+    this.route.atPeak = p.get('at') === 'peak';
     this.route.template = p.get('template');
     this.route.range = null;
   }
@@ -422,6 +433,7 @@ class App {
     p.set('view', this.route.view);
     p.set('device', String(this.route.device));
     if (this.route.event !== null) p.set('event', String(this.route.event));
+    if (this.route.atPeak) p.set('at', 'peak');
     if (this.route.template) p.set('template', this.route.template);
     const h = '#' + p.toString();
     if (location.hash === h) return;
@@ -436,6 +448,7 @@ class App {
   /** Select an event everywhere (details, tree, state follow it). */
   select(event: number | null, view?: ViewName) {
     this.route.event = event;
+    this.route.atPeak = false;
     this.route.range = null;
     if (isView(view)) this.route.view = view;
     this.render();
@@ -450,6 +463,7 @@ class App {
   setDevice(device: number, view?: ViewName) {
     this.route.device = device;
     this.route.event = null;
+    this.route.atPeak = false;
     this.route.range = null;
     if (isView(view)) this.route.view = view;
     this.render();
@@ -458,8 +472,15 @@ class App {
   /** Select an event without re-rendering the current view (the chart already shows it). */
   setEvent(event: number | null) {
     this.route.event = event;
+    this.route.atPeak = false;
     this.writeHash();
     this.renderTabs();
+  }
+
+  showAt(peak: boolean, view: ViewName) {
+    this.route.atPeak = peak;
+    if (isView(view)) this.route.view = view;
+    this.render();
   }
 
   setTemplate(name: string | null) {
@@ -487,6 +508,8 @@ class App {
       ),
     );
     this.fileSel.hidden = this.files.length === 0;
+    // The whole name on hover (a long one is cut in the bar).
+    this.fileSel.title = f ? `${f.name} (${bytes(f.size)})` : '';
     const devices = f?.overview.devices ?? [];
     if (f && !devices.some((d) => d.device === this.route.device)) this.route.device = devices[0]?.device ?? 0;
     this.devSel.replaceChildren(
@@ -531,6 +554,7 @@ class App {
       device: this.route.device,
       deviceOverview: devices.find((d) => d.device === this.route.device),
       event: this.route.event,
+      atPeak: this.route.atPeak,
       template: this.route.template,
       range: this.route.range,
       other: this.route.other,

@@ -21,6 +21,7 @@ export type EngineMethod =
   | 'sql'
   | 'stats'
   | 'catalogue'
+  | 'schema'
   | 'query'
   | 'analyze'
   | 'report'
@@ -51,7 +52,7 @@ export type EngineError = { code: string; message: string; hint: string };
 
 export type Reply =
   | { id: number; kind: 'progress'; progress: Progress }
-  | { id: number; kind: 'ok'; json?: string; bytes?: ArrayBuffer }
+  | { id: number; kind: 'ok'; json?: string; bytes?: ArrayBuffer; value?: unknown }
   | { id: number; kind: 'error'; error: EngineError };
 
 /** Chunk size for streaming a File into the engine. */

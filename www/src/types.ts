@@ -253,6 +253,7 @@ export interface LeakAnalysis {
   pending_free_bytes: number;
   before_window_blocks: number;
   before_window_bytes: number;
+  before_window_stackless_bytes: number;
   long_lived_blocks: number;
   long_lived_bytes: number;
   floor: number[];
@@ -313,7 +314,16 @@ export interface DeviceAnalysis {
   streams: StreamsAnalysis | null;
   /** The recording simulated with expandable segments toggled (null for a dump-only device). */
   what_if: WhatIf | null;
+  /** The previous step's gradients alive at a forward-pass peak (crate/src/analysis/held_gradients.rs). */
+  held_gradients: HeldGradients | null;
   findings: Finding[];
+}
+export interface HeldGradients {
+  peak_event: number;
+  blocks: number;
+  bytes: number;
+  freed_from: number;
+  freed_to: number;
 }
 /** One CUDA/NPU stream of a device (crate/src/analysis/streams.rs). */
 export interface StreamInfo {
@@ -412,6 +422,13 @@ export interface TemplateColumn {
   name: string;
   unit: string | null;
 }
+/** A SnapshotDB table as the engine declares it (`schema()`; docs/schema.md is made from the same). */
+export interface SchemaTable {
+  name: string;
+  /** What one row is. */
+  row: string;
+  columns: { name: string; type: string; unit: string; doc: string }[];
+}
 /** A query template of the engine's catalogue. */
 export interface Template {
   name: string;
@@ -488,6 +505,8 @@ export interface RuleInfo {
   frames: string;
   phase: string | null;
   lifetime: string;
+  /** Exact block sizes in bytes the rule applies to (empty: any). */
+  sizes: number[];
   why: string;
   origin: string;
 }
@@ -531,10 +550,23 @@ export interface StepsAnalysis {
   phases: PhaseSpan[];
   framework_ranges: number;
   step_source: string | null;
+  /** At most 10,000; steps_total counts them all. */
   steps: Step[];
+  steps_total: number;
+  /** phases holds at most 20,000 spans; phases_total counts them all. */
+  phases_total: number;
   growth: Growth;
   peak_allocated_at: PeakPlace | null;
   peak_reserved_at: PeakPlace | null;
+  program: Program;
+}
+/** What the trace shows the program doing (crate/src/analysis/steps.rs `Program`). */
+export interface Program {
+  /** training_steps | one_training_step | forward | model_build | dump_only | unknown */
+  kind: string;
+  training_steps: number;
+  events_by_phase: { phase: string; events: number }[];
+  text: string;
 }
 
 // ---- What if: the allocator simulator (crate/src/simulate) ----------------------------------

@@ -108,6 +108,52 @@ const warmedAhead = new Map<string, boolean>();
 const stored = new Map<string, Promise<void>>();
 
 /**
+ * Per snapshot: answers computed with the overview, before the SnapshotDB (the Overview's small
+ * timeline of each device), by call (`method(args)` as JSON). Building the database holds the
+ * worker for a while; these are answered from here at once, and dropped when first asked.
+ */
+const early = new Map<string, Map<string, string>>();
+/** Buckets of the Overview's small timeline (views/overview.ts OVERVIEW_BUCKETS). */
+const OVERVIEW_BUCKETS = 400;
+const callKey = (method: string, args: unknown[]) => JSON.stringify([method, ...args]);
+
+/** The long arrays of a `bands` answer (a million entries and more), in `bandsTyped`'s order. */
+const BAND_ARRAYS = ['column_event', 'column_start', 'entry_block', 'entry_bottom', 'other_bytes', 'active'];
+
+/**
+ * `bands` as the page takes it: the engine's typed arrays (`bandsTyped`), transferred, with the
+ * rest of the answer parsed here. As JSON, the long arrays took the engine and the page's main
+ * thread a second and more.
+ */
+function bandsValue(engine: Engine, args: unknown[]): { value: Record<string, unknown>; transfer: ArrayBuffer[] } {
+  const [rest, ...arrays] = (engine as unknown as { bandsTyped: (...a: unknown[]) => unknown[] }).bandsTyped(...args);
+  const value = JSON.parse(rest as string) as Record<string, unknown>;
+  const transfer: ArrayBuffer[] = [];
+  BAND_ARRAYS.forEach((key, i) => {
+    const typed = arrays[i] as Uint32Array | Float64Array;
+    value[key] = typed;
+    transfer.push(typed.buffer as ArrayBuffer);
+  });
+  return { value, transfer };
+}
+
+/** The Overview's small timeline of every traced device (at most 64), from the replay. */
+function earlyAnswers(engine: Engine, overview: string): Map<string, string> {
+  const out = new Map<string, string>();
+  try {
+    const devices = (JSON.parse(overview) as { devices?: { device: number; events: number }[] }).devices ?? [];
+    for (const d of devices.slice(0, 64))
+      if (d.events > 0) {
+        const args = [d.device, 0, d.events - 1, OVERVIEW_BUCKETS];
+        out.set(callKey('timeline', args), engine.timeline(d.device, 0, d.events - 1, OVERVIEW_BUCKETS));
+      }
+  } catch {
+    // Only a head start: the page asks again and gets its answer after the database.
+  }
+  return out;
+}
+
+/**
  * Read, parse and replay `file`, answer its overview, then build its SnapshotDB unless `store` is
  * false (a rank of a run is only summarized: the summary needs the replay, not the database).
  */
@@ -144,6 +190,7 @@ async function load(id: number, file: Blob, name: string, key: string, store = t
   let failed!: (e: unknown) => void;
   stored.set(key, new Promise<void>((res, rej) => ((done = res), (failed = rej))));
   post({ id, kind: 'ok', json: overview });
+  early.set(key, earlyAnswers(engine, overview));
   await new Promise((r) => setTimeout(r, 0));
   try {
     engine.store();
@@ -173,9 +220,21 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         await load(m.id, m.file, m.name, m.key, m.store ?? true);
         break;
       case 'call': {
-        if (m.method !== 'stats' && m.method !== 'catalogue') await stored.get(m.key);
+        const head = early.get(m.key);
+        const known = head?.get(callKey(m.method, m.args));
+        if (known !== undefined) {
+          head!.delete(callKey(m.method, m.args));
+          post({ id: m.id, kind: 'ok', json: known });
+          break;
+        }
+        if (m.method !== 'stats' && m.method !== 'catalogue' && m.method !== 'schema') await stored.get(m.key);
         const e = engines.get(m.key);
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
+        if (m.method === 'bands') {
+          const { value, transfer } = bandsValue(e, m.args);
+          post({ id: m.id, kind: 'ok', value }, transfer);
+          break;
+        }
         const fn = (e as unknown as Record<string, (...a: unknown[]) => string>)[m.method];
         const out = m.method === 'stats' ? { ...e.stats(), warmed_ahead: warmedAhead.get(m.key) } : fn.apply(e, m.args);
         // report() answers HTML and stats() an object; everything else JSON text.
@@ -196,6 +255,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         post({ id: m.id, kind: 'ok', json: combineRanks(m.summaries) });
         break;
       case 'drop':
+        early.delete(m.key);
         engines.get(m.key)?.free();
         engines.delete(m.key);
         post({ id: m.id, kind: 'ok' });

@@ -195,8 +195,10 @@ pub(crate) use labelled;
 
 labelled!(Group);
 
-/// Rows that would read the same (label and detail) get, after their detail, the frame where
-/// their stacks part (the innermost frame that differs), so no two rows look alike.
+/// Rows that would read the same (label and detail) get, after their detail, the Python frame
+/// where their stacks part (the innermost one that differs), so no two rows look alike. Stacks
+/// that differ only in native frames are told apart by number (`native path 1 of 2`), not by a
+/// C++ symbol: the whole stack is one click away.
 pub fn disambiguate<T: Labelled>(rows: &mut [T]) {
     use std::collections::HashMap;
     let mut seen: HashMap<(String, Option<String>), Vec<usize>> = HashMap::new();
@@ -204,22 +206,40 @@ pub fn disambiguate<T: Labelled>(rows: &mut [T]) {
         seen.entry((g.label().to_string(), g.detail().map(str::to_string))).or_default().push(i);
     }
     for same in seen.into_values().filter(|v| v.len() > 1) {
-        let stacks: Vec<Vec<String>> =
-            same.iter().map(|&i| rows[i].stack().unwrap_or("").lines().rev().map(str::to_string).collect()).collect();
+        // Each stack's Python frames, innermost first: native frames between them do not count.
+        let stacks: Vec<Vec<String>> = same
+            .iter()
+            .map(|&i| rows[i].stack().unwrap_or("").lines().rev().filter(|l| is_python_line(l)).map(str::to_string).collect())
+            .collect();
+        // The first Python frame (innermost first) no other stack of the set has at that place.
+        let parts: Vec<Option<usize>> = (0..same.len())
+            .map(|k| {
+                let st = &stacks[k];
+                (0..st.len()).find(|&d| stacks.iter().enumerate().all(|(j, o)| j == k || o.get(d) != st.get(d)))
+            })
+            .collect();
+        let natives = parts.iter().filter(|p| p.is_none()).count();
+        let mut native = 0;
         for (k, &i) in same.iter().enumerate() {
-            let st = &stacks[k];
-            // Innermost first: the first frame no other stack of the set has at that depth.
-            let part = (0..st.len()).find(|&d| stacks.iter().enumerate().all(|(j, o)| j == k || o.get(d) != st.get(d)));
-            if let Some(d) = part {
-                let via = short_frame_text(&st[d]);
-                let detail = match rows[i].detail() {
-                    Some(x) => format!("{x} · via {via}"),
-                    None => format!("via {via}"),
-                };
-                rows[i].set_detail(detail);
-            }
+            let via = match parts[k] {
+                Some(d) => format!("via {}", short_frame_text(&stacks[k][d])),
+                None => {
+                    native += 1;
+                    format!("native path {native} of {natives}")
+                }
+            };
+            let detail = match rows[i].detail() {
+                Some(x) => format!("{x} · {via}"),
+                None => via,
+            };
+            rows[i].set_detail(detail);
         }
     }
+}
+
+/// A stack text line (`filename:line name`) of a Python frame.
+fn is_python_line(line: &str) -> bool {
+    line.split_once(' ').is_some_and(|(at, _)| at.rsplit_once(':').is_some_and(|(file, _)| file.ends_with(".py") || file.starts_with('<')))
 }
 
 /// `filename:line name` (a stack text line) as `name (file.py:line)`, or the name alone when
@@ -227,7 +247,8 @@ pub fn disambiguate<T: Labelled>(rows: &mut [T]) {
 fn short_frame_text(line: &str) -> String {
     match line.split_once(' ') {
         Some((at, name)) => {
-            let file = at.rsplit('/').next().unwrap_or(at);
+            let at = crate::frames::posix_path(at);
+            let file = at.rsplit('/').next().unwrap_or(&at);
             let name = crate::frames::short_name(name);
             if file.starts_with(':') || file.starts_with("??") || file.ends_with(":0") {
                 name

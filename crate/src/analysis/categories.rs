@@ -79,8 +79,11 @@ pub fn totals(conn: &Connection, device: i64, event: Option<i64>) -> Result<Vec<
 pub fn advice_for(c: &CategoryShare) -> &'static str {
     let stackless = c.top_sites.first().is_none_or(|s| s.label.starts_with('['));
     match c.category.as_str() {
-        "unknown" if !stackless => {
+        "unknown" | "persistent" if !stackless => {
             "a category rule for these sites would name them (snapscope --categories rules.toml, or the rules editor; docs/categories.md)"
+        }
+        "persistent" => {
+            "these blocks predate the trace and have no stack (most likely weights or state): recording memory history before the model is built would say what they are"
         }
         other => advice(other),
     }

@@ -25,6 +25,18 @@ pub struct Finding {
     pub expected_effect: String,
 }
 
+/// The program finding's title: the kind in a few words.
+fn program_title(p: &super::steps::Program) -> String {
+    match p.kind.as_str() {
+        "training_steps" => format!("The trace shows training: {} complete steps", p.training_steps),
+        "one_training_step" => "The trace shows one training step".into(),
+        "forward" => "The trace shows forward passes only (inference or evaluation)".into(),
+        "model_build" => "The trace shows the model being built".into(),
+        "dump_only" => "The snapshot holds the dump only".into(),
+        _ => "What the program does is unknown from its frames".into(),
+    }
+}
+
 /// What a device's analyses say, as findings. `sem`: categories at the peak and the steps.
 pub fn findings(
     ov: &DeviceOverview,
@@ -32,11 +44,11 @@ pub fn findings(
     frag: &Fragmentation,
     leak: Option<&LeakAnalysis>,
     oom: &OomAnalysis,
-    sem: (Option<&CategoryBreakdown>, Option<&StepsAnalysis>),
+    sem: (Option<&CategoryBreakdown>, Option<&StepsAnalysis>, Option<&super::held_gradients::HeldGradients>),
     what_if: Option<&crate::simulate::WhatIf>,
 ) -> Vec<Finding> {
     let d = ov.device;
-    let (cats, steps) = sem;
+    let (cats, steps, held) = sem;
     // Growth across steps outranks the floor over tenths of the window as leak evidence.
     let steps_grow = steps.is_some_and(|s| s.growth.verdict == "growing");
     let mut f = Vec::new();
@@ -81,41 +93,69 @@ pub fn findings(
             format!("the {} request fits", bytes(o.requested)),
         );
     }
+    let program = steps.map(|s| &s.program);
+    let kind = program.map_or("unknown", |p| p.kind.as_str());
+    if let Some(p) = program.filter(|_| ov.events > 0) {
+        add("info", "program", program_title(p), p.text.clone(), "", "".into());
+    }
     if let Some(l) = leak {
-        // A window that is one forward pass and nothing else: its floor rises as the pass's
-        // activations pile up; that is not yet a leak.
-        let one_forward_pass = steps.is_some_and(|s| {
-            s.steps.is_empty() && s.phases.iter().filter(|p| p.kind == "run").all(|p| p.name == "forward" || p.name == "data")
-        });
-        if l.floor_rises_steadily && l.candidate_bytes > 0 {
-            let top = l.candidates_by_stack.first().map(|s| s.label.clone()).unwrap_or_default();
-            let within = if one_forward_pass {
-                "; the window is one forward pass (no backward, no optimizer step): the rise may be its activations piling up rather than a leak"
-            } else {
-                ""
-            };
-            add(
-                if one_forward_pass { "medium" } else { "high" },
-                "leak",
-                format!("Allocated memory floor grows by {} over the window", bytes(l.floor_growth)),
-                format!(
-                    "{} blocks ({}) allocated in the window are still allocated at the end; largest site: {top}{within}",
-                    count(l.candidates),
-                    bytes(l.candidate_bytes)
-                ),
-                "drop references to these tensors (detach/.item() for logged values, clear caches)",
-                format!("up to {} less memory at the end, and no slow creep", bytes(l.candidate_bytes)),
-            );
-        } else if l.candidate_bytes > 0 && l.events > 0 && !steps_grow {
-            add(
-                "info",
-                "leak",
-                format!("{} blocks ({}) allocated in the window are alive at the dump", count(l.candidates), bytes(l.candidate_bytes)),
-                "the allocated floor does not grow steadily: likely live state (activations of the current step, caches), not a leak"
-                    .into(),
-                "check the candidates by stack if the dump was taken between steps",
-                "".into(),
-            );
+        let kept = || {
+            l.candidates_by_category
+                .iter()
+                .filter(|c| c.bytes > 0)
+                .take(4)
+                .map(|c| format!("{} {}", c.category, bytes(c.bytes)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let top = l.candidates_by_stack.first().map(|s| s.label.clone()).unwrap_or_default();
+        match kind {
+            // Growth across steps is the leak verdict (below); the floor only adds evidence.
+            "training_steps" if l.candidate_bytes > 0 && !steps_grow => {
+                let growth = steps.map(|s| s.growth.text.clone()).unwrap_or_default();
+                add(
+                    "info",
+                    "leak",
+                    format!("{} blocks ({}) allocated in the window are alive at the dump", count(l.candidates), bytes(l.candidate_bytes)),
+                    format!("{growth} What is kept: {}; largest site: {top}", kept()),
+                    "not a leak by the steps; if the dump was taken between steps, the largest sites say what is kept",
+                    "".into(),
+                );
+            }
+            "one_training_step" | "model_build" | "forward" if l.candidate_bytes > 0 => {
+                // What the window kept, by category; why that is no leak follows from the kind.
+                let (what, why) = match kind {
+                    "one_training_step" => (
+                        "a one-step trace",
+                        "what a step keeps (its gradients, optimizer state) is state for the next step, not growth (a first step creates it, a later one replaces it); a leak shows only across three or more steps",
+                    ),
+                    "model_build" => ("a model build", "the model's parameters and buffers, built to stay: not a leak"),
+                    _ => ("forward passes only", "what the program holds at the dump (its model, the passes' outputs, caches); with no training steps to compare there is no leak verdict"),
+                };
+                add(
+                    "info",
+                    "leak",
+                    format!("{} allocated in the window ({what}) is still held at the dump", bytes(l.candidate_bytes)),
+                    format!("{} blocks: {}; {why}", count(l.candidates), kept()),
+                    if kind == "one_training_step" { "record three or more steps to check for growth" } else { "" },
+                    "".into(),
+                );
+            }
+            "unknown" if l.floor_rises_steadily && l.candidate_bytes > 0 => {
+                add(
+                    "low",
+                    "leak",
+                    format!("Allocated memory floor grows by {} over the window", bytes(l.floor_growth)),
+                    format!(
+                        "{} blocks ({}) allocated in the window are still allocated at the end; largest site: {top}. The frames name no steps, so whether this is a leak or the program's working set cannot be told",
+                        count(l.candidates),
+                        bytes(l.candidate_bytes)
+                    ),
+                    "record a few complete steps (torch.profiler's step() names them) to tell growth from state",
+                    format!("up to {} less memory at the end", bytes(l.candidate_bytes)),
+                );
+            }
+            _ => {}
         }
         if l.pending_free_bytes > 0 {
             add(
@@ -128,6 +168,26 @@ pub fn findings(
             );
         }
     }
+    if let Some(h) = held.filter(|h| ov.peaks.allocated.bytes > 0 && h.bytes as f64 >= 0.05 * ov.peaks.allocated.bytes as f64) {
+        add(
+            "medium",
+            "peak",
+            format!("{} of gradients from the step before are held through the forward pass at the peak", bytes(h.bytes as i64)),
+            format!(
+                "{} gradient blocks are alive at the allocated peak (event {}, in a forward pass) and freed at events {}–{}, after it and before the backward pass: the previous step's .grad, released by zero_grad after the forward",
+                count(h.blocks as i64),
+                count(h.peak_event as i64),
+                count(h.freed_from as i64),
+                count(h.freed_to as i64)
+            ),
+            "call optimizer.zero_grad(set_to_none=True) before the forward pass (or right after optimizer.step())",
+            format!("the peak drops by up to {}", bytes(h.bytes as i64)),
+        );
+    }
+    // What the simulated expandable-segments toggle says, when it was simulated: a finding that
+    // would advise it must not contradict it.
+    let expandable = what_if.filter(|w| w.conf == "expandable_segments:True");
+    let expandable_helps = expandable.is_none_or(|w| w.change < 0 || w.ooms.iter().any(|o| !o.happens));
     if let Some(at) = frag.at.iter().find(|a| a.label == "allocated_peak").or(frag.at.first()) {
         if at.reserved > 0 && at.free_bytes as f64 > 0.2 * at.reserved as f64 && at.fragmentation > 0.5 {
             add(
@@ -141,10 +201,12 @@ pub fn findings(
                 format!("at {}: {} free, largest piece {}", at.label.replace('_', " "), bytes(at.free_bytes), bytes(at.largest_free)),
                 if what_if.is_some_and(|w| w.conf == "expandable_segments:False") {
                     "the recording already uses expandable segments: the free pieces lie between live blocks; free or reuse the long-lived blocks that split them"
+                } else if !expandable_helps {
+                    "expandable segments would not lower the reserved peak here (simulated): free or reuse the long-lived blocks that split the free memory"
                 } else {
                     "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
                 },
-                match what_if.filter(|w| w.conf == "expandable_segments:True") {
+                match expandable {
                     Some(w) => w.sentence.clone(),
                     None => format!("up to {} less reserved memory", bytes(at.free_bytes - at.largest_free)),
                 },
@@ -164,17 +226,34 @@ pub fn findings(
             );
         }
     }
+    // The category finding is left out when the peak's largest site is that category's
+    // largest site with about the same share: one fact, said once.
+    let mut site_says_category = false;
     if let Some(p) = peak {
         // By the frame that names the stacks (one site may hold several stacks); memory from
         // before the window has no allocation site to advise about.
         if let Some(g) = p.by_top_frame.first().filter(|g| g.share > 0.4 && g.origin == "dynamic" && g.stack_id.is_some()) {
+            // The site's category: one whose largest site it is and that holds nearly all of it.
+            let category = cats.and_then(|c| {
+                c.categories
+                    .iter()
+                    .find(|x| x.top_sites.first().is_some_and(|s| s.label == g.label && s.bytes as f64 >= 0.9 * g.bytes as f64))
+            });
+            let at = if p.at_dump { "the memory at the dump".to_string() } else { "the peak".to_string() };
+            site_says_category = category.is_some_and(|c| {
+                (c.share - g.share).abs() < 0.03 && cats.is_some_and(|cs| cs.categories.first().is_some_and(|t| t.category == c.category))
+            });
+            let named = category.filter(|c| c.category != "unknown").map_or(String::new(), |c| format!(" ({})", c.category));
             add(
                 "medium",
                 "peak",
-                format!("One allocation site holds {:.0}% of the peak", g.share * 100.0),
+                format!("One allocation site holds {:.0}% of {at}{named}", g.share * 100.0),
                 format!("{} in {} blocks at {}: {}", bytes(g.bytes), count(g.blocks), event(p.event), g.label),
-                "start there: smaller shapes, lower precision, checkpointing or freeing earlier",
-                format!("the peak drops by up to {}", bytes(g.bytes)),
+                match category.map(|c| c.category.as_str()) {
+                    Some(c) if c != "unknown" && c != "persistent" => super::categories::advice(c),
+                    _ => "this site's tensors are the place to look: their shapes, dtype and how long they are kept",
+                },
+                format!("{} lower at most, if this site's memory goes", bytes(g.bytes)),
             );
         }
         if p.counters_at_event.reserved > 0 && p.reserved_minus_allocated as f64 > 0.25 * p.counters_at_event.reserved as f64 {
@@ -187,8 +266,15 @@ pub fn findings(
                     if p.at_dump { "the dump" } else { "the peak" }
                 ),
                 "cached blocks the allocator keeps for reuse".into(),
-                "expandable_segments:True or a smaller garbage_collection_threshold releases them",
-                format!("up to {} lower reserved peak", bytes(p.reserved_minus_allocated)),
+                if expandable_helps {
+                    "expandable_segments:True or a smaller garbage_collection_threshold releases them"
+                } else {
+                    "garbage_collection_threshold (with a memory fraction) or empty_cache() between phases releases them; expandable segments would not lower the reserved peak here (simulated)"
+                },
+                match expandable {
+                    Some(w) if !expandable_helps => w.sentence.clone(),
+                    _ => format!("up to {} lower reserved peak", bytes(p.reserved_minus_allocated)),
+                },
             );
         }
     }
@@ -209,17 +295,27 @@ pub fn findings(
         );
     }
     if ov.events > 0 && ov.window.blocks_before_window > 0 && ov.at_window_start.is_some_and(|s| s.allocated > 0) {
+        // Recording earlier is advice only where the memory from before the window lacks stacks.
+        let stackless = leak.map_or(0, |l| l.before_window_stackless_bytes);
+        let before = leak.map_or(0, |l| l.before_window_bytes);
+        let mostly_stackless = before > 0 && stackless * 2 > before;
         add(
             "info",
             "history",
             "The trace starts after allocations were made".into(),
             format!(
-                "{} of the blocks the trace touches were allocated before its first event ({} allocated then); a stack is known for those still alive at the dump, from the dump, not for those the trace frees",
+                "{} of the blocks the trace touches were allocated before its first event ({} allocated then); of those alive at the dump ({}), {} have no stack (the dump gives the others theirs)",
                 count(ov.window.blocks_before_window as i64),
                 bytes(ov.at_window_start.map_or(0, |s| s.allocated)),
+                bytes(before),
+                bytes(stackless),
             ),
-            "record earlier (start _record_memory_history before the model is built) or with a larger max_entries",
-            "allocation stacks for that memory".into(),
+            if mostly_stackless {
+                "record earlier (start _record_memory_history before the model is built) or with a larger max_entries"
+            } else {
+                ""
+            },
+            if mostly_stackless { "allocation stacks for that memory".into() } else { "".into() },
         );
     }
     if ov.events == 0 {
@@ -248,23 +344,48 @@ pub fn findings(
         }
     }
     if let Some(g) = steps.map(|s| &s.growth).filter(|g| g.verdict == "growing") {
+        let floor = leak
+            .filter(|l| l.floor_rises_steadily)
+            .map_or(String::new(), |l| format!(" The allocated floor rises by {} over the window.", bytes(l.floor_growth)));
+        // Where the kept memory was allocated: the largest site whose blocks still held at the
+        // dump were allocated across three steps or more (first-step state comes from one).
+        let step_of = |e: Option<i64>| {
+            let e = e? as u32;
+            steps.and_then(|s| s.steps.iter().position(|x| x.first_event <= e && e <= x.last_event))
+        };
+        let repeating = |c: &&super::leak::StackBytes| match (step_of(c.first_event), step_of(c.last_event)) {
+            (Some(a), Some(b)) => b >= a + 2,
+            _ => false,
+        };
+        let kept = leak.and_then(|l| l.candidates_by_stack.iter().find(repeating)).map_or(String::new(), |c| {
+            format!(
+                " Kept in step after step: {} ({} in {} blocks still allocated at the dump, allocated at events {}–{}).",
+                c.label,
+                bytes(c.bytes),
+                count(c.blocks),
+                c.first_event.map_or("?".into(), count),
+                c.last_event.map_or("?".into(), count)
+            )
+        });
+        let unit = if kind == "training_steps" { "training step" } else { "step" };
         add(
             "high",
             "leak",
-            format!("Memory grows by {} per training step", bytes(g.bytes_per_step.unwrap_or(0))),
-            g.text.clone(),
+            format!("Memory grows by {} per {unit}", bytes(g.bytes_per_step.unwrap_or(0))),
+            format!("{}{floor}{kept}", g.text),
             "find what is kept across steps (Leaks lists the blocks still allocated; detach/.item() logged values, clear lists of tensors)",
             format!("{} less per step", bytes(g.bytes_per_step.unwrap_or(0))),
         );
     }
-    if let Some((c, top)) =
-        cats.and_then(|c| c.categories.first().map(|t| (c, t))).filter(|(_, t)| t.bytes > 0 && t.category != "unaccounted")
+    if let Some((c, top)) = cats
+        .and_then(|c| c.categories.first().map(|t| (c, t)))
+        .filter(|(_, t)| t.bytes > 0 && t.category != "unaccounted" && !site_says_category)
     {
         let at = if c.at_dump { "the dump".to_string() } else { event(c.event) };
         let rules: Vec<String> = top.rules.iter().take(2).map(|r| format!("rule {}: {}", r.rule, r.why)).collect();
         let sites: Vec<String> = top.top_sites.iter().take(2).map(|s| format!("{} {}", bytes(s.bytes), s.label)).collect();
         add(
-            if top.share >= 0.4 && top.category != "unknown" { "medium" } else { "info" },
+            if top.share >= 0.4 && !matches!(top.category.as_str(), "unknown" | "persistent") { "medium" } else { "info" },
             "categories",
             format!(
                 "{} is the largest share at {at}: {} ({})",
@@ -277,7 +398,14 @@ pub fn findings(
             format!("up to {} at {at}", bytes(top.bytes)),
         );
     }
+    // By priority; within one, what the program is, then what holds the memory, then the rest.
     let rank = |p: &str| ["high", "medium", "low", "info"].iter().position(|x| *x == p).unwrap_or(4);
-    f.sort_by_key(|x| rank(&x.priority));
+    let order = |c: &str| {
+        ["program", "consistency", "oom", "peak", "categories", "fragmentation", "leak", "history"]
+            .iter()
+            .position(|x| *x == c)
+            .unwrap_or(8)
+    };
+    f.sort_by_key(|x| (rank(&x.priority), order(&x.category)));
     f
 }

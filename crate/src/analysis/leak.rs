@@ -45,6 +45,8 @@ pub struct LeakAnalysis {
     /// Allocated before the window and still live at the dump (weights, caches).
     pub before_window_blocks: i64,
     pub before_window_bytes: i64,
+    /// Of those, the bytes without a stack (the dump gave none): what recording earlier would name.
+    pub before_window_stackless_bytes: i64,
     /// In-window blocks that lived at least half the window (freed or not).
     pub long_lived_blocks: i64,
     pub long_lived_bytes: i64,
@@ -82,6 +84,8 @@ pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>)
     let (pending_free_blocks, pending_free_bytes) = one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND state_at_dump = 'active_pending_free'")?;
     let (before_window_blocks, before_window_bytes) =
         one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NULL AND free_completed_event IS NULL")?;
+    let (_, before_window_stackless_bytes) =
+        one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NULL AND free_completed_event IS NULL AND stack_id IS NULL")?;
     // Alive for at least half the window: never freed, or freed that long after. The bounds on
     // single columns follow from the condition (events are 0..n) and let the virtual table skip
     // most rows itself.
@@ -147,6 +151,7 @@ pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>)
         pending_free_bytes,
         before_window_blocks,
         before_window_bytes,
+        before_window_stackless_bytes,
         long_lived_blocks,
         long_lived_bytes,
         floor,

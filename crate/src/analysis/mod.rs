@@ -9,6 +9,7 @@ pub mod compare;
 pub mod event;
 pub mod findings;
 pub mod fragment;
+pub mod held_gradients;
 pub mod leak;
 pub mod oom;
 pub mod overview;
@@ -39,5 +40,7 @@ pub struct DeviceAnalysis {
     /// The recording simulated with expandable segments toggled (None without a trace or for a
     /// SnapshotDB file).
     pub what_if: Option<crate::simulate::WhatIf>,
+    /// The previous step's gradients alive at a forward-pass peak (None for a SnapshotDB file).
+    pub held_gradients: Option<held_gradients::HeldGradients>,
     pub findings: Vec<findings::Finding>,
 }

@@ -64,11 +64,46 @@ pub struct StepsAnalysis {
     /// How the steps were found: `ProfilerStep annotations`, `optimizer steps`, `backward passes`,
     /// or None.
     pub step_source: Option<String>,
+    /// At most `MAX_STEPS` (the first ones); `steps_total` counts them all.
     pub steps: Vec<Step>,
+    pub steps_total: usize,
+    /// `phases` holds at most `MAX_SPANS` (the first ones); `phases_total` counts them all.
+    pub phases_total: usize,
     pub growth: Growth,
     /// Where each peak of the window falls: `{step, phase}` (None when before the first event).
     pub peak_allocated_at: Option<PeakPlace>,
     pub peak_reserved_at: Option<PeakPlace>,
+    /// What kind of program the trace shows, from its phases and steps.
+    pub program: Program,
+}
+
+/// What the trace shows the program doing, read from the phases of its events (the frames) and
+/// the steps found in them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Program {
+    /// `training_steps` (two or more complete steps with a backward pass or an optimizer step),
+    /// `one_training_step`, `forward` (forward passes only: inference or evaluation),
+    /// `model_build` (set-up only: modules built, moved or loaded), `dump_only` (at most one
+    /// event), or `unknown` (the frames name none of these).
+    pub kind: String,
+    /// Complete training steps in the window (0 unless the program trains).
+    pub training_steps: usize,
+    /// Events in each phase, in `Phase::ALL` order, for the evidence.
+    pub events_by_phase: Vec<PhaseCount>,
+    /// One sentence: the kind and the evidence for it.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseCount {
+    pub phase: String,
+    pub events: u64,
+}
+
+impl Program {
+    pub fn trains(&self) -> bool {
+        matches!(self.kind.as_str(), "training_steps" | "one_training_step")
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -78,6 +113,10 @@ pub struct PeakPlace {
     pub step: Option<i64>,
     pub phase: String,
 }
+
+/// The most steps and phase spans an answer lists (the totals say how many there are).
+pub const MAX_STEPS: usize = 10_000;
+pub const MAX_SPANS: usize = 20_000;
 
 pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
     let mut spans: Vec<PhaseSpan> = phases
@@ -111,6 +150,7 @@ pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
     let (source, bounds) = step_bounds(phases, d.events as u32, &allocs);
     let steps = measure(d, phases, &bounds);
     let growth = growth(&steps);
+    let program = program(d.events as u32, phases, source, &steps);
     let place = |p: Peak| {
         p.event.map(|e| PeakPlace {
             event: e,
@@ -118,16 +158,87 @@ pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
             phase: phases.phase(e).name().into(),
         })
     };
+    let (peak_allocated_at, peak_reserved_at) = (place(d.series.peak("allocated")), place(d.series.peak("reserved")));
+    // Bounded answers: a hostile trace can have a backward pass every few events.
+    let (steps_total, phases_total) = (steps.len(), spans.len());
+    let mut steps = steps;
+    steps.truncate(MAX_STEPS);
+    spans.truncate(MAX_SPANS);
     StepsAnalysis {
         device: d.device,
+        steps_total,
+        phases_total,
         phases: spans,
         framework_ranges,
         step_source: source.map(str::to_string),
-        peak_allocated_at: place(d.series.peak("allocated")),
-        peak_reserved_at: place(d.series.peak("reserved")),
+        peak_allocated_at,
+        peak_reserved_at,
         steps,
         growth,
+        program,
     }
+}
+
+/// The kind of program, from the phases its events ran in and the steps found.
+fn program(events: u32, phases: &DevicePhases, source: Option<&str>, steps: &[Step]) -> Program {
+    let mut counts = [0u64; Phase::ALL.len()];
+    for &p in &phases.of_event {
+        counts[p as usize] += 1;
+    }
+    let n = |p: Phase| counts[p as usize];
+    let events_by_phase =
+        Phase::ALL.iter().map(|&p| PhaseCount { phase: p.name().into(), events: n(p) }).filter(|c| c.events > 0).collect();
+    let backward_passes = phases.runs.iter().filter(|r| r.phase == Phase::Backward).count();
+    let optimizer_runs = phases.runs.iter().filter(|r| r.phase == Phase::Optimizer).count();
+    let complete = steps.iter().filter(|s| s.complete).count();
+    let trains = backward_passes > 0 || optimizer_runs > 0;
+    let evidence = format!(
+        "{} events: {}",
+        format::count(events as i64),
+        Phase::ALL
+            .iter()
+            .filter(|&&p| n(p) > 0)
+            .map(|&p| format!("{} {}", format::count(n(p) as i64), p.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let passes = format!(
+        "{} backward pass{}, {} optimizer run{}",
+        backward_passes,
+        if backward_passes == 1 { "" } else { "es" },
+        optimizer_runs,
+        if optimizer_runs == 1 { "" } else { "s" }
+    );
+    let (kind, training_steps, text) = if events <= 1 {
+        (
+            "dump_only",
+            0,
+            "The snapshot holds the dump and at most one event: it shows what was allocated, not what the program did.".to_string(),
+        )
+    } else if trains && complete >= 2 {
+        let by = source.unwrap_or("steps");
+        ("training_steps", complete, format!("Training: {complete} complete steps (by {by}; {passes}). {evidence}."))
+    } else if trains {
+        (
+            "one_training_step",
+            1,
+            format!(
+                "One training step ({passes}): what it keeps (gradients, optimizer state) is state for the next step, not growth. {evidence}."
+            ),
+        )
+    } else if n(Phase::Forward) > 0 {
+        let profiled = if source.is_some() { format!(" in {} profiler steps", steps.len()) } else { String::new() };
+        ("forward", 0, format!("Forward passes only{profiled} (no backward pass, no optimizer step): inference or evaluation, no training steps. {evidence}."))
+    } else if n(Phase::Setup) > 0 {
+        (
+            "model_build",
+            0,
+            format!("Set-up only (modules built, moved or loaded; no forward pass): the trace builds the model. {evidence}."),
+        )
+    } else {
+        ("unknown", 0, format!("Unknown: the frames name no module forward, backward pass, optimizer step or set-up. {evidence}."))
+    };
+    Program { kind: kind.into(), training_steps, events_by_phase, text }
 }
 
 /// (number, first, last, complete) of each step.
@@ -137,6 +248,8 @@ type Bound = (i64, u32, u32, bool);
 type Alloc = (u32, u64, u32);
 
 /// `allocs`: the allocations in event order.
+/// Steps are where the program repeats a unit with a backward pass or an optimizer step (or where
+/// ProfilerStep ranges say so): layers repeating inside one forward pass are never steps.
 fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[Alloc]) -> (Option<&'static str>, Vec<Bound>) {
     if events == 0 {
         return (None, Vec::new());
@@ -177,56 +290,7 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[Alloc]) -> (Option<
         }
         return (Some("backward passes"), b);
     }
-    // Without annotations or phases: the allocation pattern repeats once per step, and a step
-    // returns most of what it allocated (layers repeating inside one pass keep theirs: no steps).
-    let sizes: Vec<u64> = allocs.iter().map(|a| a.1).collect();
-    if let Some((offset, period)) = periodicity(&sizes) {
-        let starts: Vec<usize> = (offset..sizes.len()).step_by(period).collect();
-        let bounds: Vec<Bound> = starts
-            .iter()
-            .enumerate()
-            .map(|(k, &i)| {
-                let last = starts.get(k + 1).map_or(events - 1, |&next| allocs[next].0 - 1);
-                (k as i64 + 1, allocs[i].0, last, k + 1 < starts.len())
-            })
-            .collect();
-        // allocs is in event order: each step's allocations are one slice of it.
-        let keeps_most = |b: &Bound| {
-            let from = allocs.partition_point(|a| a.0 < b.1);
-            let to = allocs.partition_point(|a| a.0 <= b.2);
-            let mine = allocs[from..to].iter();
-            let (all, kept) = mine.fold((0u64, 0u64), |(all, kept), a| (all + a.1, kept + if a.2 > b.2 { a.1 } else { 0 }));
-            kept * 2 > all
-        };
-        let keeping = bounds.iter().filter(|b| b.3 && keeps_most(b)).count();
-        if keeping * 2 <= bounds.iter().filter(|b| b.3).count() {
-            return (Some("a repeating allocation pattern"), bounds);
-        }
-    }
     (None, Vec::new())
-}
-
-/// The smallest period (in allocations) with which the sequence of block sizes repeats: at least
-/// 90 % of the sizes equal the one a period later, over at least three periods; and where the
-/// repetition starts. Looks at the first 6,000 allocations.
-fn periodicity(sizes: &[u64]) -> Option<(usize, usize)> {
-    let s = &sizes[..sizes.len().min(6000)];
-    let n = s.len();
-    for period in 2..=n / 3 {
-        // Where a whole period first repeats (set-up allocations may come before).
-        let Some(offset) = (0..period).find(|&i| (i..i + period).all(|j| s[j] == s[j + period])) else {
-            continue;
-        };
-        if n - offset < 3 * period {
-            continue;
-        }
-        let pairs = n - period - offset;
-        let same = (offset..n - period).filter(|&i| s[i] == s[i + period]).count();
-        if same * 10 >= pairs * 9 {
-            return Some((offset, period));
-        }
-    }
-    None
 }
 
 fn split_after(ends: &[u32], events: u32) -> Vec<Bound> {
@@ -279,7 +343,7 @@ fn growth(steps: &[Step]) -> Growth {
             verdict: "no_steps".into(),
             bytes_per_step: None,
             steps_compared: Vec::new(),
-            text: "No steps found: the trace has no ProfilerStep ranges, optimizer steps, repeated backward passes or repeating allocation pattern.".into(),
+            text: "No steps: the trace has no ProfilerStep ranges, optimizer steps or backward passes to divide it.".into(),
         };
     }
     // The first step allocates the optimizer state and warms the caches: with four or more
@@ -322,14 +386,6 @@ fn growth(steps: &[Step]) -> Growth {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_repeating_allocation_pattern_is_found_with_its_start() {
-        // One set-up allocation, then three iterations of three allocations.
-        assert_eq!(periodicity(&[7, 1, 2, 3, 1, 2, 3, 1, 2, 3]), Some((1, 3)));
-        assert_eq!(periodicity(&[1, 2, 3, 4, 5, 6, 7, 8, 9]), None, "no repetition");
-        assert_eq!(periodicity(&[1, 2, 1, 2]), None, "two periods are not three");
-    }
 
     #[test]
     fn optimizer_ends_split_steps_and_keep_the_partial_tail() {

@@ -161,7 +161,7 @@ pub fn import_file(snapshot: &Path, out: &Path, device: Option<i64>, force: bool
         ("imported_at", imported_at.to_string()),
     ]);
     let overview_json = serde_json::to_string(&crate::analysis::overview::overview(&loaded)).expect("serializable");
-    store::write_file(&loaded, &Records { meta: &meta, overview_json: &overview_json }, out)?;
+    store::write_file(&std::sync::Arc::new(loaded), &Records { meta: &meta, overview_json: &overview_json }, out)?;
     Ok(ImportOutcome { reused: false, reason })
 }
 

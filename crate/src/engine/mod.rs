@@ -8,8 +8,8 @@ mod files;
 
 use crate::analysis::basis::{self, Counter};
 use crate::analysis::{
-    bands, categories, category_series, compare, event, findings, fragment, leak, oom, overview, peak, state, steps, streams, timeline,
-    tree, DeviceAnalysis,
+    bands, categories, category_series, compare, event, findings, fragment, held_gradients, leak, oom, overview, peak, state, steps,
+    streams, timeline, tree, DeviceAnalysis,
 };
 use crate::error::{Error, Result};
 use crate::query::{catalogue, sql, templates};
@@ -200,17 +200,74 @@ impl Engine {
         let has_events = ov.events > 0;
         // Without events the state before the first one is the dump's: attribute that.
         let peak = Some(peak::peak(self.conn()?, device, event, 10)?);
-        let fragment = fragment::fragmentation(self.conn()?, device)?;
-        let leak = if has_events { Some(self.leaks(device)?) } else { None };
-        let oom = oom::oom(self.conn()?, device)?;
+        let fragment = self.fragment(device)?;
+        let leak = self.leak(device)?;
+        let oom = self.oom(device)?;
         let categories = categories::categories_at(self.conn()?, device, event)?;
-        let steps = if has_events && self.loaded.is_some() { Some(self.steps(device)?) } else { None };
+        // A dump-only file gets its steps answer too: it says the program kind (`dump_only`).
+        let steps = if self.loaded.is_some() { Some(self.steps(device)?) } else { None };
         let streams = if has_events && self.loaded.is_some() { Some(self.streams(device)?) } else { None };
         let simulated = has_events && self.loaded.as_ref().is_some_and(|l| l.snapshot.host_device != Some(device));
         let what_if = if simulated { Some(self.what_if(device, &oom)?) } else { None };
-        let findings =
-            findings::findings(&ov, peak.as_ref(), &fragment, leak.as_ref(), &oom, (Some(&categories), steps.as_ref()), what_if.as_ref());
-        Ok(DeviceAnalysis { device, overview: ov, peak, fragment, leak, oom, categories, steps, streams, what_if, findings })
+        let held = self.held_gradients(device)?;
+        let findings = findings::findings(
+            &ov,
+            peak.as_ref(),
+            &fragment,
+            leak.as_ref(),
+            &oom,
+            (Some(&categories), steps.as_ref(), held.as_ref()),
+            what_if.as_ref(),
+        );
+        Ok(DeviceAnalysis {
+            device,
+            overview: ov,
+            peak,
+            fragment,
+            leak,
+            oom,
+            categories,
+            steps,
+            streams,
+            what_if,
+            held_gradients: held,
+            findings,
+        })
+    }
+
+    /// Who holds the memory after `at` (the dump for a file without events): one part of
+    /// `analyze`, computed alone for `--mode peak`.
+    pub fn peak(&self, device: i64, at: At) -> Result<peak::PeakAnalysis> {
+        peak::peak(self.conn()?, device, self.resolve(device, at)?, 10)
+    }
+
+    /// Free memory in reserved segments at the peaks and the dump (`--mode fragment`).
+    pub fn fragment(&self, device: i64) -> Result<fragment::Fragmentation> {
+        fragment::fragmentation(self.conn()?, device)
+    }
+
+    /// Blocks kept to the dump and the floor over the window (`--mode leak`; None without events).
+    pub fn leak(&self, device: i64) -> Result<Option<leak::LeakAnalysis>> {
+        let events = self.overview()?.devices.iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))?.events;
+        if events > 0 {
+            self.leaks(device).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The previous step's gradients alive at a forward-pass peak (None without the replay).
+    pub fn held_gradients(&self, device: i64) -> Result<Option<held_gradients::HeldGradients>> {
+        let Some(l) = self.loaded.as_ref() else { return Ok(None) };
+        let (pos, d) = device_of(l, device)?;
+        let sem = l.semantics();
+        let Some(gradient) = sem.rules.categories.iter().position(|c| c == "gradient") else { return Ok(None) };
+        Ok(held_gradients::held_gradients(d, &l.phases()[pos], &sem.categories[pos], gradient as u8))
+    }
+
+    /// Each OOM with its verdict, or the room at the dump (`--mode oom`).
+    pub fn oom(&self, device: i64) -> Result<oom::OomAnalysis> {
+        oom::oom(self.conn()?, device)
     }
 
     /// The recording with expandable segments toggled, for the findings and the OOM view.
@@ -243,7 +300,7 @@ impl Engine {
     pub fn steps(&self, device: i64) -> Result<steps::StepsAnalysis> {
         let l = self.loaded("steps and phases")?;
         let (pos, d) = device_of(l, device)?;
-        Ok(steps::steps(d, &l.semantics().phases[pos]))
+        Ok(steps::steps(d, &l.phases()[pos]))
     }
 
     /// Peak, share at the allocated peak and pending frees of each stream.

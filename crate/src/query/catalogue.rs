@@ -89,8 +89,7 @@ const DIR: &[&str] = &["ASC", "DESC"];
 const DEV: &str = "(SELECT id FROM devices WHERE device_index = :device)";
 
 /// One device's events in the :start_id..=:end_id range, in event order.
-const PEAK_RANGE: &str =
-    "device_id = {DEV} AND (:start_id IS NULL OR trace_index >= :start_id) AND (:end_id IS NULL OR trace_index <= :end_id) ORDER BY trace_index";
+const PEAK_RANGE: &str = include_str!("../../sql/templates/_peak_range.sql");
 
 pub fn catalogue() -> Vec<Template> {
     let limit = || p("limit", Int, json!(-1), "maximum rows (-1 = all)");
@@ -108,7 +107,7 @@ pub fn catalogue() -> Vec<Template> {
             params: vec![],
             columns: cols(&[("device_index", None), ("reserved_bytes", B), ("allocated_bytes", B), ("active_bytes", B), ("frag_pct", PCT), ("segment_count", N), ("expandable_segments", N)]),
             kind: Kind::Sql,
-            sql: "WITH device_overview AS (SELECT d.device_index, SUM(s.total_size) AS reserved_bytes, SUM(s.allocated_size) AS allocated_bytes, SUM(s.active_size) AS active_bytes, ROUND((SUM(s.total_size) - SUM(s.allocated_size)) * 100.0 / NULLIF(SUM(s.total_size), 0), 2) AS frag_pct, COUNT(s.id) AS segment_count, SUM(s.is_expandable) AS expandable_segments FROM segments s JOIN devices d ON s.device_id = d.id GROUP BY d.device_index) SELECT * FROM device_overview",
+            sql: include_str!("../../sql/templates/device_overview.sql"),
         },
         Template {
             name: "block_state_dist",
@@ -117,7 +116,7 @@ pub fn catalogue() -> Vec<Template> {
             params: vec![],
             columns: cols(&[("device_index", None), ("state", None), ("block_count", N), ("total_size", B), ("avg_size", B)]),
             kind: Kind::Sql,
-            sql: "WITH block_state_dist AS (SELECT d.device_index, b.state, COUNT(b.id) AS block_count, SUM(b.size) AS total_size, AVG(b.size) AS avg_size FROM blocks b JOIN segments s ON b.segment_id = s.id JOIN devices d ON s.device_id = d.id GROUP BY d.device_index, b.state) SELECT * FROM block_state_dist",
+            sql: include_str!("../../sql/templates/block_state_dist.sql"),
         },
         Template {
             name: "expansion_timeline",
@@ -126,7 +125,7 @@ pub fn catalogue() -> Vec<Template> {
             params: vec![],
             columns: cols(&[("device_index", None), ("trace_index", E), ("action", None), ("size", B), ("addr", A), ("frames_json", None)]),
             kind: Kind::Sql,
-            sql: "WITH expansion_timeline AS (SELECT d.device_index, t.trace_index, t.action, t.size, t.addr, cs.frames_json FROM traces t JOIN devices d ON t.device_id = d.id LEFT JOIN call_stacks cs ON t.stack_id = cs.id WHERE t.action IN ('segment_alloc', 'segment_map', 'segment_free', 'segment_unmap') ORDER BY d.device_index, t.trace_index) SELECT * FROM expansion_timeline",
+            sql: include_str!("../../sql/templates/expansion_timeline.sql"),
         },
         Template {
             name: "top_allocations",
@@ -135,7 +134,7 @@ pub fn catalogue() -> Vec<Template> {
             params: vec![],
             columns: cols(&[("device_index", None), ("size", B), ("requested_size", B), ("state", None), ("frames_json", None)]),
             kind: Kind::Sql,
-            sql: "WITH top_allocations AS (SELECT d.device_index, b.size, b.requested_size, b.state, cs.frames_json FROM blocks b JOIN segments s ON b.segment_id = s.id JOIN devices d ON s.device_id = d.id LEFT JOIN call_stacks cs ON b.stack_id = cs.id WHERE b.state = 'active_allocated' ORDER BY b.size DESC LIMIT 20) SELECT * FROM top_allocations",
+            sql: include_str!("../../sql/templates/top_allocations.sql"),
         },
         // ---- basic ---------------------------------------------------------------------------
         Template {
@@ -155,11 +154,7 @@ pub fn catalogue() -> Vec<Template> {
             ],
             columns: cols(&[("id", E), ("allocated", B), ("active", B), ("reserved", B), ("requested", B)]),
             kind: Kind::Sql,
-            sql: "SELECT trace_index AS id, allocated, active, reserved, requested FROM traces WHERE device_id = {DEV}
-                  AND (:min_id IS NULL OR trace_index >= :min_id) AND (:max_id IS NULL OR trace_index <= :max_id)
-                  AND (:min_allocated IS NULL OR allocated >= :min_allocated) AND (:min_active IS NULL OR active >= :min_active)
-                  AND (:min_reserved IS NULL OR reserved >= :min_reserved)
-                  ORDER BY {order_by} {order_dir}, id {order_dir} LIMIT :limit OFFSET :offset",
+            sql: include_str!("../../sql/templates/allocation.sql"),
         },
         Template {
             name: "block",
@@ -185,14 +180,7 @@ pub fn catalogue() -> Vec<Template> {
             ],
             columns: cols(&[("id", None), ("address", A), ("size", B), ("requestedSize", B), ("state", None), ("allocEventId", E), ("freeEventId", E)]),
             kind: Kind::Sql,
-            sql: "SELECT id, address, size, requested_size AS requestedSize, COALESCE(state_at_dump, 'freed') AS state, alloc_event AS allocEventId, free_completed_event AS freeEventId
-                  FROM lifetimes WHERE device_id = {DEV} AND orphan = 0
-                  AND (:id IS NULL OR id = :id) AND (:address IS NULL OR address = :address) AND (:size IS NULL OR size = :size)
-                  AND (:requestedSize IS NULL OR requested_size = :requestedSize) AND (:allocEventId IS NULL OR alloc_event = :allocEventId)
-                  AND (:freeEventId IS NULL OR free_completed_event = :freeEventId) AND (:min_size IS NULL OR size >= :min_size) AND (:max_size IS NULL OR size <= :max_size)
-                  AND (:min_allocEventId IS NULL OR alloc_event >= :min_allocEventId) AND (:max_allocEventId IS NULL OR alloc_event <= :max_allocEventId)
-                  AND (:min_freeEventId IS NULL OR free_completed_event >= :min_freeEventId) AND (:max_freeEventId IS NULL OR free_completed_event <= :max_freeEventId)
-                  ORDER BY {order_by} {order_dir}, id {order_dir} LIMIT :limit OFFSET :offset",
+            sql: include_str!("../../sql/templates/block.sql"),
         },
         Template {
             name: "event",
@@ -217,14 +205,7 @@ pub fn catalogue() -> Vec<Template> {
             ],
             columns: cols(&[("id", E), ("action", None), ("address", A), ("size", B), ("stream", None), ("allocated", B), ("active", B), ("reserved", B), ("callstack", None), ("stack_id", None)]),
             kind: Kind::Sql,
-            sql: "SELECT t.trace_index AS id, t.action, t.addr AS address, t.size, t.stream, t.allocated, t.active, t.reserved, COALESCE(cs.text, '[no stack recorded]') AS callstack, t.stack_id
-                  FROM traces t LEFT JOIN call_stacks cs ON cs.id = t.stack_id WHERE t.device_id = {DEV}
-                  AND (:id IS NULL OR t.trace_index = :id) AND (:action IS NULL OR t.action = :action) AND (:address IS NULL OR t.addr = :address)
-                  AND (:size IS NULL OR t.size = :size) AND (:stream IS NULL OR t.stream = :stream)
-                  AND (:min_id IS NULL OR t.trace_index >= :min_id) AND (:max_id IS NULL OR t.trace_index <= :max_id)
-                  AND (:min_allocated IS NULL OR t.allocated >= :min_allocated) AND (:min_active IS NULL OR t.active >= :min_active)
-                  AND (:min_reserved IS NULL OR t.reserved >= :min_reserved)
-                  ORDER BY {order_by} {order_dir}, id {order_dir} LIMIT :limit OFFSET :offset",
+            sql: include_str!("../../sql/templates/event.sql"),
         },
         Template {
             name: "event_frames",
@@ -233,10 +214,7 @@ pub fn catalogue() -> Vec<Template> {
             params: vec![event_id(), choice("frame_order", "original", &["original", "root_first"], "original = innermost first")],
             columns: cols(&[("event_id", E), ("stack_id", None), ("position", None), ("frame_id", None), ("filename", None), ("line", None), ("name", None)]),
             kind: Kind::Sql,
-            sql: "SELECT t.trace_index AS event_id, t.stack_id, sf.position, sf.frame_id, f.filename, f.line, f.name
-                  FROM traces t JOIN stack_frames sf ON sf.stack_id = t.stack_id JOIN frames f ON f.id = sf.frame_id
-                  WHERE t.device_id = {DEV} AND t.trace_index = :event_id
-                  ORDER BY CASE WHEN :frame_order = 'root_first' THEN -sf.position ELSE sf.position END",
+            sql: include_str!("../../sql/templates/event_frames.sql"),
         },
         // ---- statistical -----------------------------------------------------------------------
         Template {
@@ -260,15 +238,7 @@ pub fn catalogue() -> Vec<Template> {
             // holding the maximum, and the scan runs in event order, so ties go to the earliest.
             // Each scan reads the table itself (a shared CTE would be copied into a temporary
             // table of every event first).
-            sql: "SELECT peak_allocated, peak_allocated_event, peak_active, peak_active_event, peak_reserved, peak_reserved_event,
-                    peak_requested, peak_requested_event FROM devices WHERE id = {DEV} AND :start_id IS NULL AND :end_id IS NULL
-                  UNION ALL
-                  SELECT * FROM (WITH pa AS (SELECT MAX(allocated) AS v, trace_index AS i FROM (SELECT allocated, trace_index FROM traces WHERE {PEAK_RANGE})),
-                  pc AS (SELECT MAX(active) AS v, trace_index AS i FROM (SELECT active, trace_index FROM traces WHERE {PEAK_RANGE})),
-                  pr AS (SELECT MAX(reserved) AS v, trace_index AS i FROM (SELECT reserved, trace_index FROM traces WHERE {PEAK_RANGE})),
-                  pq AS (SELECT MAX(requested) AS v, trace_index AS i FROM (SELECT requested, trace_index FROM traces WHERE {PEAK_RANGE}))
-                  SELECT pa.v, pa.i, pc.v, pc.i, pr.v, pr.i, pq.v, pq.i FROM pa, pc, pr, pq
-                  WHERE :start_id IS NOT NULL OR :end_id IS NOT NULL)",
+            sql: include_str!("../../sql/templates/memory_peak.sql"),
         },
         Template {
             name: "allocator_gap",
@@ -300,12 +270,7 @@ pub fn catalogue() -> Vec<Template> {
                 ("allocated_reserved_same_event", None),
             ]),
             kind: Kind::Sql,
-            sql: "WITH w AS (SELECT trace_index AS i, allocated AS al, active AS ac, reserved AS re FROM traces WHERE device_id = {DEV}
-                    AND (:start_id IS NULL OR trace_index >= :start_id) AND (:end_id IS NULL OR trace_index <= :end_id)),
-                  a AS (SELECT * FROM w ORDER BY al DESC, i LIMIT 1), c AS (SELECT * FROM w ORDER BY ac DESC, i LIMIT 1), r AS (SELECT * FROM w ORDER BY re DESC, i LIMIT 1)
-                  SELECT a.i, a.al, a.ac, a.re, a.re - a.ac, a.re - a.al, c.i, c.ac, c.al, c.re, c.re - c.ac, c.re - c.al,
-                         r.i, r.re, r.al, r.ac, r.re - r.ac, r.re - r.al,
-                         (a.i = c.i AND c.i = r.i), (a.i = c.i), (c.i = r.i), (a.i = r.i) FROM a, c, r",
+            sql: include_str!("../../sql/templates/allocator_gap.sql"),
         },
         Template {
             name: "active_blocks_at_event",
@@ -322,14 +287,7 @@ pub fn catalogue() -> Vec<Template> {
             ],
             columns: cols(&[("id", None), ("address", A), ("size", B), ("requestedSize", B), ("state", None), ("allocEventId", E), ("freeEventId", E), ("category", None)]),
             kind: Kind::Sql,
-            sql: "SELECT l.id, l.address, l.size, l.requested_size AS requestedSize,
-                    CASE WHEN l.free_requested_event IS NOT NULL AND l.free_requested_event <= :event_id THEN 'active_pending_free'
-                         WHEN l.alloc_event IS NULL AND l.free_requested_event IS NULL AND l.free_completed_event IS NOT NULL THEN 'active_pending_free'
-                         ELSE 'active_allocated' END AS state,
-                    l.alloc_event AS allocEventId, l.free_completed_event AS freeEventId,
-                    CASE WHEN l.alloc_event IS NOT NULL THEN 'dynamic_live_at_event' WHEN l.free_completed_event IS NULL THEN 'static' ELSE 'preexisting_live_at_event' END AS category
-                  FROM {LIVE_LIFETIMES} l WHERE l.size >= :min_size AND (:include_static OR l.alloc_event IS NOT NULL)
-                  ORDER BY {order_by} {order_dir}, l.id ASC LIMIT :limit OFFSET :offset",
+            sql: include_str!("../../sql/templates/active_blocks_at_event.sql"),
         },
         Template {
             name: "callstack_analysis",
@@ -343,12 +301,7 @@ pub fn catalogue() -> Vec<Template> {
             ],
             columns: cols(&[("callstack", None), ("alloc_count", N), ("total_size", B), ("avg_size", B), ("max_size", B), ("total_requested", B), ("stack_id", None)]),
             kind: Kind::Sql,
-            sql: "SELECT COALESCE(cs.text, '[no stack recorded]') AS callstack, COUNT(*) AS alloc_count, SUM(l.size) AS total_size, AVG(l.size) AS avg_size,
-                    MAX(l.size) AS max_size, SUM(l.requested_size) AS total_requested, t.stack_id
-                  FROM traces t JOIN lifetimes l ON l.id = t.lifetime_id LEFT JOIN call_stacks cs ON cs.id = t.stack_id
-                  WHERE t.device_id = {DEV} AND t.action = 'alloc'
-                  GROUP BY t.stack_id HAVING COUNT(*) >= :min_count AND SUM(l.size) >= :min_size
-                  ORDER BY total_size DESC, callstack ASC LIMIT :limit",
+            sql: include_str!("../../sql/templates/callstack_analysis.sql"),
         },
         // ---- business ------------------------------------------------------------------------
         Template {
@@ -358,10 +311,7 @@ pub fn catalogue() -> Vec<Template> {
             params: vec![p("min_size", Int, json!(0), "minimum block size"), limit(), stack_bytes()],
             columns: cols(&[("id", None), ("address", A), ("size", B), ("allocEventId", E), ("state", None), ("callstack", None), ("stack_id", None)]),
             kind: Kind::Sql,
-            sql: "SELECT l.id, l.address, l.size, l.alloc_event AS allocEventId, l.state_at_dump AS state, COALESCE(cs.text, '[no stack recorded]') AS callstack, l.stack_id
-                  FROM lifetimes l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
-                  WHERE l.device_id = {DEV} AND l.orphan = 0 AND l.alloc_event IS NOT NULL AND l.state_at_dump IS NOT NULL AND l.size >= :min_size
-                  ORDER BY l.size DESC, l.id DESC LIMIT :limit",
+            sql: include_str!("../../sql/templates/leak_detection.sql"),
         },
         Template {
             name: "preexisting_live",
@@ -370,8 +320,7 @@ pub fn catalogue() -> Vec<Template> {
             params: vec![event_id()],
             columns: cols(&[("block_count", N), ("size_bytes", B)]),
             kind: Kind::Sql,
-            sql: "SELECT COUNT(*) AS block_count, COALESCE(SUM(l.size), 0) AS size_bytes FROM lifetimes l
-                  WHERE l.device_id = {DEV} AND l.orphan = 0 AND l.alloc_event IS NULL AND l.free_completed_event > :event_id",
+            sql: include_str!("../../sql/templates/preexisting_live.sql"),
         },
         Template {
             name: "freed_block_lifetime",
@@ -380,11 +329,7 @@ pub fn catalogue() -> Vec<Template> {
             params: vec![],
             columns: cols(&[("lifetime_events", None), ("block_count", N), ("size_bytes", B)]),
             kind: Kind::Sql,
-            sql: "WITH b AS (SELECT size, free_completed_event - alloc_event AS n FROM lifetimes
-                    WHERE device_id = {DEV} AND orphan = 0 AND alloc_event IS NOT NULL AND free_completed_event IS NOT NULL),
-                  k AS (SELECT CASE WHEN n < 1000 THEN 0 WHEN n < 5000 THEN 1 WHEN n < 20000 THEN 2 WHEN n < 100000 THEN 3 ELSE 4 END AS bucket, size FROM b)
-                  SELECT CASE bucket WHEN 0 THEN '<1k' WHEN 1 THEN '1k-5k' WHEN 2 THEN '5k-20k' WHEN 3 THEN '20k-100k' ELSE '>=100k' END AS lifetime_events,
-                    COUNT(*) AS block_count, SUM(size) AS size_bytes FROM k GROUP BY bucket ORDER BY bucket",
+            sql: include_str!("../../sql/templates/freed_block_lifetime.sql"),
         },
         Template {
             name: "active_memory_callstack_at_event",
@@ -409,19 +354,7 @@ pub fn catalogue() -> Vec<Template> {
                 ("stack_id", None),
             ]),
             kind: Kind::Sql,
-            sql: "WITH live AS (SELECT l.size, l.requested_size, l.stack_id,
-                      CASE WHEN l.alloc_event IS NOT NULL THEN 'dynamic_live_at_event' WHEN l.free_completed_event IS NULL THEN 'static' ELSE 'preexisting_live_at_event' END AS category
-                    FROM {LIVE_LIFETIMES} l WHERE l.size >= :min_size AND (:include_static OR l.alloc_event IS NOT NULL)),
-                  g AS (SELECT stack_id, category, COUNT(*) AS n, SUM(size) AS bytes, SUM(requested_size) AS req FROM live GROUP BY stack_id, category),
-                  ranked AS (SELECT *, ROW_NUMBER() OVER (ORDER BY bytes DESC, n DESC, stack_id, category) AS rk FROM g),
-                  total AS (SELECT SUM(bytes) AS t FROM g),
-                  rows AS (SELECT stack_id, category, n, bytes, req, rk FROM ranked WHERE :top_n < 0 OR rk <= :top_n
-                           UNION ALL SELECT NULL, 'other', SUM(n), SUM(bytes), SUM(req), 1e18 FROM ranked WHERE :top_n >= 0 AND rk > :top_n HAVING COUNT(*) > 0)
-                  SELECT CASE WHEN r.category = 'other' THEN '[other stacks]' WHEN cs.text IS NOT NULL THEN cs.text
-                              WHEN r.category = 'dynamic_live_at_event' THEN '[no stack recorded]' ELSE '[allocated before the window, no stack]' END AS callstack,
-                    r.category, r.n AS block_count, r.bytes AS size_bytes, ROUND(r.bytes / 1073741824.0, 6) AS size_gib, r.req AS requested_bytes,
-                    ROUND(r.req / 1073741824.0, 6) AS requested_gib, ROUND(r.bytes * 100.0 / NULLIF(total.t, 0), 4) AS percent_of_active_blocks, r.stack_id
-                  FROM rows r LEFT JOIN call_stacks cs ON cs.id = r.stack_id, total ORDER BY r.rk",
+            sql: include_str!("../../sql/templates/active_memory_callstack_at_event.sql"),
         },
         Template {
             name: "categories",
@@ -433,14 +366,7 @@ pub fn catalogue() -> Vec<Template> {
             ],
             columns: cols(&[("group_value", None), ("blocks", N), ("bytes", B), ("percent_of_live", PCT)]),
             kind: Kind::Sql,
-            sql: "WITH live AS (SELECT l.*, t.phase AS alloc_phase, t.compile_context AS ctx, t.user_metadata AS meta
-                              FROM {LIVE_LIFETIMES} l LEFT JOIN traces t ON t.device_id = l.device_id AND t.trace_index = l.alloc_event),
-                  g AS (SELECT CASE :group_by WHEN 'category' THEN category WHEN 'rule' THEN category_rule
-                                 WHEN 'phase' THEN COALESCE(alloc_phase, '[before the window]') WHEN 'stream' THEN CAST(stream AS TEXT)
-                                 WHEN 'compile_context' THEN COALESCE(ctx, '[none]') ELSE COALESCE(meta, '[none]') END AS group_value,
-                               COUNT(*) AS blocks, SUM(size) AS bytes FROM live GROUP BY 1)
-                  SELECT group_value, blocks, bytes, ROUND(100.0 * bytes / MAX(1, (SELECT SUM(bytes) FROM g)), 2) AS percent_of_live
-                  FROM g ORDER BY bytes DESC, group_value",
+            sql: include_str!("../../sql/templates/categories.sql"),
         },
         Template {
             name: "active_memory_frame_tree_at_event",

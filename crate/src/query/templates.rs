@@ -154,6 +154,16 @@ pub fn run(conn: &mut Connection, name: &str, params: &Map<String, J>, limits: L
                 })
                 .collect();
             let mut rows = sql::run(conn, &sql_text, &named, limits)?;
+            // The catalogue declares each template's columns (with units): its SQL must return
+            // exactly those, in that order.
+            let declared: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
+            if rows.columns.iter().map(String::as_str).ne(declared.iter().copied()) {
+                return Err(Error::new(
+                    "TEMPLATE_COLUMNS",
+                    format!("template {} returned the columns {:?}, not the declared {declared:?}", t.name, rows.columns),
+                    "a bug in the template catalogue (crate/sql/templates): report it",
+                ));
+            }
             if let Some(l) = want.map(|l| l as usize).filter(|&l| rows.rows.len() > l) {
                 rows.rows.truncate(l);
                 rows.returned = l;

@@ -137,7 +137,7 @@ pub fn summarize(file: &str, source_bytes: u64, l: &Loaded) -> FileSummary {
         let oom_events = trace
             .map(|t| (0..t.events.len() as u32).filter(|&i| t.events[i as usize].action() == Action::Oom).collect())
             .unwrap_or_default();
-        let steps = l.semantics().phases.get(pos).map(|p| crate::analysis::steps::steps(d, p).steps.len()).filter(|&n| n > 0);
+        let steps = l.phases().get(pos).map(|p| crate::analysis::steps::steps(d, p).steps.len()).filter(|&n| n > 0);
         devices.push(DeviceSummary {
             device: d.device,
             events: o.events,

@@ -159,15 +159,23 @@ fn device_section(o: &mut String, a: &DeviceAnalysis, timeline: &Timeline) {
         o.push_str("<p class=\"muted\">Nothing stands out.</p>");
     }
     for f in &a.findings {
+        // A finding that only informs has nothing to try.
+        let try_line = if f.suggestion.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "<div><i>Try:</i> {}{}</div>",
+                esc(&f.suggestion),
+                if f.expected_effect.is_empty() { String::new() } else { format!(" — expected: {}", esc(&f.expected_effect)) }
+            )
+        };
         let _ = write!(
             o,
-            "<div class=\"f {}\"><b>[{}] {}</b><div>{}</div><div><i>Try:</i> {}{}</div></div>",
+            "<div class=\"f {}\"><b>[{}] {}</b><div>{}</div>{try_line}</div>",
             f.priority,
             f.priority,
             esc(&f.title),
             esc(&f.evidence),
-            esc(&f.suggestion),
-            if f.expected_effect.is_empty() { String::new() } else { format!(" — expected: {}", esc(&f.expected_effect)) }
         );
     }
     if let Some(p) = &a.peak {
@@ -274,7 +282,7 @@ fn categories_section(o: &mut String, c: &crate::analysis::categories::CategoryB
     }
     let _ = write!(
         o,
-        "</table><p class=\"muted\">The categories sum to the active counter at that event ({}). Rules: docs/categories.md.</p>",
+        "</table><p class=\"muted\">The categories sum to the active counter at that event ({}). The rules that decide them, in the order they are tried, are listed (and can be edited) in the Categories view of the snapscope page.</p>",
         b(c.active)
     );
 }

@@ -16,7 +16,10 @@ pub fn stack_matches(interner: &Interner, rules: &RuleSet) -> Vec<u128> {
     let by_frame: Vec<u128> = interner
         .frames
         .iter()
-        .map(|f| pattern_rules.iter().filter(|&&i| rules.rules[i].matches_frame(&f.filename, &f.name)).fold(0u128, |m, &i| m | (1 << i)))
+        .map(|f| {
+            let file = crate::frames::posix_path(&f.filename);
+            pattern_rules.iter().filter(|&&i| rules.rules[i].matches_frame(&file, &f.name)).fold(0u128, |m, &i| m | (1 << i))
+        })
         .collect();
     interner.stacks.iter().map(|st| st.iter().fold(0u128, |m, &f| m | by_frame.get(f as usize).copied().unwrap_or(0))).collect()
 }
@@ -82,7 +85,8 @@ pub fn classify(
         let holds = |rule: LifetimeRule| match rule {
             LifetimeRule::Any => true,
             LifetimeRule::BeforeWindow => alloc.is_none(),
-            LifetimeRule::PairsWithGradient => false,
+            LifetimeRule::PairsWithGradient | LifetimeRule::Persistent => false,
+            LifetimeRule::AtDump => alloc.is_some() && freed.is_none(),
             LifetimeRule::AtOom => {
                 let after = alloc.map_or(0, |a| ooms.partition_point(|&o| o <= a));
                 ooms.get(after).is_some_and(|&o| freed.is_none_or(|f| f > o))
@@ -106,7 +110,7 @@ pub fn classify(
                     FrameSource::Free => free_bits & bit != 0,
                     FrameSource::Any => (stack_bits | forward_bits) & bit != 0,
                 };
-            frames_ok && r.phase.is_none_or(|p| phase == Some(p)) && holds(r.lifetime)
+            frames_ok && r.fits_size(l.size) && r.phase.is_none_or(|p| phase == Some(p)) && holds(r.lifetime)
         });
         match found {
             Some((i, r)) => {
@@ -120,7 +124,27 @@ pub fn classify(
         }
     }
     pair_with_gradients(d, rules, &mut out);
+    mark_persistent(d, rules, &mut out);
     out
+}
+
+/// The last pass: blocks still without a rule that were allocated before the window and never
+/// freed in it take the `persistent` rule (a named guess: weights or state, not a certainty).
+fn mark_persistent(d: &DeviceReplay, rules: &RuleSet, out: &mut DeviceCategories) {
+    let Some((rule, r)) = rules.rules.iter().enumerate().find(|(_, r)| r.lifetime == LifetimeRule::Persistent) else {
+        return;
+    };
+    // "Alive through the window" says something only where there is a window of events.
+    if d.events < 2 {
+        return;
+    }
+    for (i, l) in d.lifetimes.iter().enumerate() {
+        let kept = l.free_requested_event().is_none() && l.free_completed_event().is_none();
+        if out.rule[i] == NO_RULE && kept && !l.orphan && l.alloc_event().is_none() && r.phase.is_none() {
+            out.category[i] = r.category;
+            out.rule[i] = rule as u8;
+        }
+    }
 }
 
 /// The second pass: blocks no rule matched, kept through the window, paired one to one by size

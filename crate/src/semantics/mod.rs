@@ -1,6 +1,7 @@
 //! What the memory is and when: the phase of every event (forward, backward, optimizer, data),
 //! the named ranges the program recorded, and the category of every block lifetime under a
-//! rule set. Computed once per rule set from the replay; the store and the analyses read it.
+//! rule set. Phases are computed once per replay, categories once per rule set; the store and
+//! the analyses read them.
 
 pub mod categories;
 pub mod phases;
@@ -18,25 +19,29 @@ pub fn snake_name<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
+/// The phase of every event of each device (parallel to `Loaded::devices`): from the frames and
+/// annotations alone, whatever the category rules.
+pub fn phases_of(snapshot: &Snapshot, devices: &[DeviceReplay]) -> Vec<DevicePhases> {
+    let by_stack_phase = phases::stack_phases(&snapshot.interner);
+    devices.iter().map(|d| phases::device_phases(snapshot.trace(d.device), d.device, &snapshot.annotations, &by_stack_phase)).collect()
+}
+
+/// The category of every lifetime under one rule set.
 pub struct Semantics {
     pub rules: RuleSet,
     /// Parallel to `Loaded::devices`.
-    pub phases: Vec<DevicePhases>,
     pub categories: Vec<DeviceCategories>,
 }
 
 impl Semantics {
-    pub fn compute(snapshot: &Snapshot, devices: &[DeviceReplay], rules: RuleSet) -> Semantics {
-        let by_stack_phase = phases::stack_phases(&snapshot.interner);
+    pub fn compute(snapshot: &Snapshot, devices: &[DeviceReplay], phases: &[DevicePhases], rules: RuleSet) -> Semantics {
         let by_stack_rules = categories::stack_matches(&snapshot.interner, &rules);
-        let mut out = Semantics { rules, phases: Vec::new(), categories: Vec::new() };
-        for d in devices {
-            let trace = snapshot.trace(d.device);
-            let p = phases::device_phases(trace, d.device, &snapshot.annotations, &by_stack_phase);
-            out.categories.push(categories::classify(d, trace, &p, &out.rules, &by_stack_rules));
-            out.phases.push(p);
-        }
-        out
+        let categories = devices
+            .iter()
+            .zip(phases)
+            .map(|(d, p)| categories::classify(d, snapshot.trace(d.device), p, &rules, &by_stack_rules))
+            .collect();
+        Semantics { rules, categories }
     }
 
     /// Category name and deciding rule name of lifetime `index` of device position `dev`.

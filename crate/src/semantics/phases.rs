@@ -79,10 +79,36 @@ const BACKWARD: u8 = 1;
 const OPTIMIZER: u8 = 2;
 const DATA: u8 = 4;
 const ANY_FRAME: u8 = 8;
+const FORWARD: u8 = 16;
+const SETUP: u8 = 32;
+
+/// Functions of `torch.nn` that build, move or load a module's parameters and buffers.
+const MODULE_SETUP: [&str; 16] = [
+    "__init__",
+    "__new__",
+    "reset_parameters",
+    "_apply",
+    "to",
+    "cuda",
+    "npu",
+    "to_empty",
+    "convert",
+    "load_state_dict",
+    "_load_from_state_dict",
+    "half",
+    "float",
+    "bfloat16",
+    "register_buffer",
+    "register_parameter",
+];
+
+/// Functions that load weights or checkpoints, in any library.
+const LOADING: [&str; 6] = ["from_pretrained", "load_checkpoint", "load_state_dict", "load_model", "load_weights", "safe_open"];
 
 /// What one frame says about the phase it runs in.
 fn frame_marks(f: &Frame) -> u8 {
-    let (file, name) = (f.filename.as_str(), f.name.as_str());
+    let path = frames::posix_path(&f.filename);
+    let (file, name) = (path.as_ref(), f.name.as_str());
     let kind = frames::kind(f);
     let mut m = ANY_FRAME;
     let autograd_entry =
@@ -96,32 +122,47 @@ fn frame_marks(f: &Frame) -> u8 {
     {
         m |= BACKWARD;
     }
-    if file.contains("torch/optim/") && !file.ends_with("lr_scheduler.py") {
+    let torch_optim = file.contains("torch/optim/") && !file.ends_with("lr_scheduler.py");
+    // An optimizer's constructor builds state (setup); everything else in torch.optim is the step
+    // or zero_grad.
+    if torch_optim && name != "__init__" {
         m |= OPTIMIZER;
     }
     if file.contains("torch/utils/data/") {
         m |= DATA;
     }
+    let python = kind.is_python();
+    let module_call = file.ends_with("torch/nn/modules/module.py") && matches!(name, "_call_impl" | "_wrapped_call_impl" | "__call__");
+    if python && (name == "forward" || module_call) {
+        m |= FORWARD;
+    }
+    let torch_nn = file.contains("torch/nn/modules/") || file.ends_with("torch/nn/parameter.py") || file.ends_with("torch/nn/init.py");
+    // A constructor outside any forward pass: the program building its modules, optimizer or
+    // other state (a forward frame outranks it: objects built inside forward are forward's).
+    if python && (name == "__init__" || (torch_nn && MODULE_SETUP.contains(&name)) || LOADING.contains(&name)) {
+        m |= SETUP;
+    }
     m
+}
+
+/// The phase a stack's combined frame marks name: backward, optimizer and data outrank a forward
+/// frame, which outranks set-up; frames that name none of them leave the phase unknown.
+fn phase_of_marks(m: u8) -> Option<Phase> {
+    match m {
+        0 => None,
+        m if m & BACKWARD != 0 => Some(Phase::Backward),
+        m if m & OPTIMIZER != 0 => Some(Phase::Optimizer),
+        m if m & DATA != 0 => Some(Phase::Data),
+        m if m & FORWARD != 0 => Some(Phase::Forward),
+        m if m & SETUP != 0 => Some(Phase::Setup),
+        _ => Some(Phase::Unknown),
+    }
 }
 
 /// The phase each stack's frames name (None for an empty stack).
 pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
     let marks: Vec<u8> = interner.frames.iter().map(frame_marks).collect();
-    interner
-        .stacks
-        .iter()
-        .map(|st| {
-            let m = st.iter().fold(0u8, |m, &f| m | marks.get(f as usize).copied().unwrap_or(0));
-            match m {
-                0 => None,
-                m if m & BACKWARD != 0 => Some(Phase::Backward),
-                m if m & OPTIMIZER != 0 => Some(Phase::Optimizer),
-                m if m & DATA != 0 => Some(Phase::Data),
-                _ => Some(Phase::Forward),
-            }
-        })
-        .collect()
+    interner.stacks.iter().map(|st| phase_of_marks(st.iter().fold(0u8, |m, &f| m | marks.get(f as usize).copied().unwrap_or(0)))).collect()
 }
 
 /// Phases and named ranges of one device's trace.
@@ -223,7 +264,7 @@ pub fn range_group(name: &str) -> RangeGroup {
 /// START/END pairs of one device (annotations without a device apply to every device), matched
 /// by name innermost first.
 fn annotation_ranges(annotations: &[Annotation], device: i64, times: &[i64], timed: bool) -> Vec<NamedRange> {
-    let mut open: Vec<(String, Option<i64>)> = Vec::new();
+    let mut open: Vec<Option<(String, Option<i64>)>> = Vec::new();
     let mut out = Vec::new();
     let place = |name: String, start: Option<i64>, end: Option<i64>, is_open: bool| {
         let first = start.filter(|_| timed).map(|t| times.partition_point(|&x| x < t) as u32);
@@ -238,19 +279,25 @@ fn annotation_ranges(annotations: &[Annotation], device: i64, times: &[i64], tim
         };
         NamedRange { group: range_group(&name), name, start_event, end_event, start_us: start, end_us: end, open: is_open }
     };
+    // The open STARTs in order, and for each name the positions of its open ones (innermost
+    // last): an END finds its START at once, however many never close (no quadratic scan).
+    let mut by_name: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
     for a in annotations.iter().filter(|a| a.device.is_none_or(|d| d == device)) {
         match a.stage.as_str() {
-            "START" => open.push((a.name.clone(), a.time_us)),
+            "START" => {
+                by_name.entry(a.name.as_str()).or_default().push(open.len());
+                open.push(Some((a.name.clone(), a.time_us)));
+            }
             "END" => {
-                if let Some(k) = open.iter().rposition(|(n, _)| *n == a.name) {
-                    let (name, start) = open.remove(k);
+                if let Some(k) = by_name.get_mut(a.name.as_str()).and_then(Vec::pop) {
+                    let (name, start) = open[k].take().expect("an open START");
                     out.push(place(name, start, a.time_us, false));
                 }
             }
             _ => {}
         }
     }
-    for (name, start) in open {
+    for (name, start) in open.into_iter().flatten() {
         out.push(place(name, start, None, true));
     }
     out
@@ -325,6 +372,36 @@ mod tests {
         );
         assert_eq!(r[0].group, RangeGroup::Optimizer);
         assert!(annotation_ranges(&anns, 1, &times, true).is_empty(), "another device's ranges are not this device's");
+    }
+
+    #[test]
+    fn frames_name_their_phase_on_any_platform() {
+        let f = |file: &str, name: &str| Frame { filename: file.into(), line: 1, name: name.into(), fx: None };
+        let phase = |fs: &[Frame]| phase_of_marks(fs.iter().fold(0, |m, x| m | frame_marks(x)));
+        let engine = f("D:\\venv\\Lib\\site-packages\\torch\\autograd\\__init__.py", "backward");
+        assert_eq!(phase(&[engine]), Some(Phase::Backward), "a Windows path names backward too");
+        let call = f("/x/site-packages/torch/nn/modules/module.py", "_call_impl");
+        let init = f("/work/model.py", "__init__");
+        assert_eq!(phase(&[init.clone(), call.clone()]), Some(Phase::Forward), "an object built inside forward is forward's");
+        assert_eq!(phase(std::slice::from_ref(&init)), Some(Phase::Setup));
+        let ctor = f("/x/site-packages/torch/optim/adam.py", "__init__");
+        assert_eq!(phase(&[ctor]), Some(Phase::Setup), "an optimizer's constructor is set-up, not a step");
+        assert_eq!(phase(&[f("/work/run.py", "main")]), Some(Phase::Unknown), "a script's own line names no phase");
+    }
+
+    #[test]
+    fn unpaired_annotations_pair_in_linear_time() {
+        // 100,000 STARTs that never close and 100,000 ENDs of other names: a scan of the open
+        // ones per END would take minutes.
+        let mut anns: Vec<Annotation> =
+            (0..100_000).map(|k| Annotation { device: Some(0), time_us: Some(k), name: format!("s{k}"), stage: "START".into() }).collect();
+        anns.extend((0..100_000).map(|k| Annotation { device: Some(0), time_us: Some(k), name: format!("e{k}"), stage: "END".into() }));
+        anns.push(Annotation { device: Some(0), time_us: Some(5), name: "s7".into(), stage: "END".into() });
+        let t0 = std::time::Instant::now();
+        let r = annotation_ranges(&anns, 0, &[0, 10, 20], true);
+        assert!(t0.elapsed().as_secs_f64() < 5.0, "{:?}", t0.elapsed());
+        assert_eq!(r.len(), 100_000);
+        assert_eq!(r.iter().filter(|x| !x.open).count(), 1, "the one END that has its START");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 /// The categories every rule set knows, in the order they are shown. Rules may name others.
-pub const CATEGORIES: [&str; 10] = [
+pub const CATEGORIES: [&str; 11] = [
     "parameter",
     "gradient",
     "optimizer state",
@@ -17,6 +17,7 @@ pub const CATEGORIES: [&str; 10] = [
     "input/data",
     "communication",
     "cache",
+    "persistent",
     "unknown",
 ];
 
@@ -38,17 +39,22 @@ pub enum Phase {
     Backward,
     Optimizer,
     Data,
+    /// Building the program's state: module construction, `.to()`, loading weights, the
+    /// optimizer's constructor.
+    Setup,
+    /// Frames that name none of the above (or no frames at all in the trace).
     Unknown,
 }
 
 impl Phase {
-    pub const ALL: [Phase; 5] = [Phase::Forward, Phase::Backward, Phase::Optimizer, Phase::Data, Phase::Unknown];
+    pub const ALL: [Phase; 6] = [Phase::Forward, Phase::Backward, Phase::Optimizer, Phase::Data, Phase::Setup, Phase::Unknown];
     pub fn name(self) -> &'static str {
         match self {
             Phase::Forward => "forward",
             Phase::Backward => "backward",
             Phase::Optimizer => "optimizer",
             Phase::Data => "data",
+            Phase::Setup => "setup",
             Phase::Unknown => "unknown",
         }
     }
@@ -76,6 +82,11 @@ pub enum LifetimeRule {
     /// Not freed in the window and of the same size as a block categorized `gradient` (one to
     /// one): a parameter whose gradient it is. Tried after every other rule.
     PairsWithGradient,
+    /// Allocated in the window and never freed in it: still held at the dump.
+    AtDump,
+    /// Allocated before the window and alive through all of it, never freed: weights or state
+    /// the trace never touches. Tried after every other rule, `pairs_with_gradient` included.
+    Persistent,
 }
 
 /// Which frames a rule's patterns are tried on.
@@ -109,6 +120,9 @@ struct RuleText {
     phase: Option<Phase>,
     #[serde(default)]
     lifetime: LifetimeRule,
+    /// Exact block sizes in bytes (library constants such as cuBLAS's workspace).
+    #[serde(default)]
+    size: Vec<u64>,
     #[serde(default)]
     why: Option<String>,
 }
@@ -134,6 +148,8 @@ pub struct Rule {
     pub frames: FrameSource,
     pub phase: Option<Phase>,
     pub lifetime: LifetimeRule,
+    /// Exact block sizes the rule applies to (empty: any size).
+    pub sizes: Vec<u64>,
     pub why: String,
     /// Where it came from: `default` or `user`.
     pub origin: &'static str,
@@ -142,6 +158,11 @@ pub struct Rule {
 impl Rule {
     pub fn has_frame_pattern(&self) -> bool {
         self.file.is_some() || self.function.is_some()
+    }
+
+    /// The block size is one the rule names (or the rule names none).
+    pub fn fits_size(&self, size: u64) -> bool {
+        self.sizes.is_empty() || self.sizes.contains(&size)
     }
 
     /// Both patterns (those given) match this one frame.
@@ -170,6 +191,7 @@ pub struct RuleInfo {
     pub frames: FrameSource,
     pub phase: Option<Phase>,
     pub lifetime: LifetimeRule,
+    pub sizes: Vec<u64>,
     pub why: String,
     pub origin: String,
 }
@@ -226,6 +248,7 @@ impl RuleSet {
                 frames: r.frames,
                 phase: r.phase,
                 lifetime: r.lifetime,
+                sizes: r.size,
                 why: r.why.unwrap_or_default(),
                 origin,
             });
@@ -267,6 +290,7 @@ impl RuleSet {
                 frames: r.frames,
                 phase: r.phase,
                 lifetime: r.lifetime,
+                sizes: r.sizes.clone(),
                 why: r.why.clone(),
                 origin: r.origin.to_string(),
             })

@@ -95,6 +95,19 @@ pub fn rank(device: i64, mut rows: Vec<TuneRow>) -> Tuning {
     Tuning { device, reproduces_recording: None, health: None, rows, try_first, verdict }
 }
 
+/// Why the ranking says nothing (None when it does): a window without allocations, or a
+/// reserved peak from before the window, which no setting replayed on the window can change.
+fn cannot_tell(l: &Loaded, device: i64, recorded: &Simulation) -> Option<&'static str> {
+    let events = l.devices.iter().find(|d| d.device == device).map_or(0, |d| d.events);
+    if events <= 1 {
+        return Some("the trace has at most one event, so there is nothing to simulate");
+    }
+    if recorded.recorded_reserved_peak.event.is_none() {
+        return Some("the reserved peak was reached before the trace window began, so no setting replayed on the window changes it");
+    }
+    None
+}
+
 /// The standard set for a device ("" = as recorded first).
 pub fn candidates(l: &Loaded, device: i64, device_memory: Option<u64>) -> Result<Vec<String>> {
     let with_capacity = device_memory.is_some() || recorded_capacity(l, device).is_some();
@@ -109,6 +122,10 @@ pub fn tune(l: &Loaded, device: i64, device_memory: Option<u64>) -> Result<Tunin
     let baseline = recorded.reserved_peak.bytes;
     let rows = confs.iter().zip(&sims).map(|(c, s)| row(c, s, baseline)).collect();
     let mut t = rank(device, rows);
+    if let Some(why) = cannot_tell(l, device, recorded) {
+        t.try_first = None;
+        t.verdict = format!("The simulation cannot tell which setting is best: {why}.");
+    }
     t.reproduces_recording = recorded.reproduces_recording;
     t.health = Some(super::health(recorded));
     Ok(t)

@@ -11,10 +11,11 @@ use cells::pool_name;
 use rusqlite::OpenFlags;
 use rusqlite::{params, Connection};
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::sync::Arc;
 use tables::{
-    ANNOTATIONS, BLOCKS, CALL_STACKS, CATEGORY_RULES, DEVICES, FRAMES, ISSUES, LIFETIMES, METADATA, PHASES, SEGMENTS, SEGMENT_LIVES,
-    STACK_FRAMES, START_RANGES, TRACES, WARNINGS,
+    ANNOTATIONS, BLOCKS, CALL_STACKS, CATEGORY_RULES, DEVICES, FRAMES, ISSUES, METADATA, PHASES, SEGMENTS, SEGMENT_LIVES,
+    STACK_FRAMES, START_RANGES, WARNINGS,
 };
 
 pub mod cells;
@@ -44,7 +45,9 @@ pub fn is_sqlite(head: &[u8]) -> bool {
 /// How the large tables (`traces`, `lifetimes`) are stored: as rows (files, exports), or as
 /// virtual tables over the snapshot in memory (open sessions: no copy of millions of rows).
 enum Storage<'l> {
-    Rows,
+    /// Every table as rows: the large tables copied from the replay's virtual tables in one
+    /// `INSERT … SELECT` each (no row bound through the API).
+    Rows(&'l Arc<Loaded>),
     Virtual(&'l Arc<Loaded>),
 }
 
@@ -63,26 +66,28 @@ impl Records<'static> {
 /// A new in-memory SnapshotDB over `loaded`, its `traces` and `lifetimes` virtual tables.
 pub fn to_memory(loaded: &Arc<Loaded>, records: &Records) -> Result<Connection> {
     let mut conn = Connection::open_in_memory()?;
+    // Written once, in one transaction, never rolled back: no journal to keep.
+    conn.execute_batch("PRAGMA journal_mode=OFF;")?;
     fill(&mut conn, loaded, records, Storage::Virtual(loaded))?;
     Ok(conn)
 }
 
 /// A new in-memory SnapshotDB holding every table as rows (what an exported .db contains).
-pub fn to_memory_materialized(loaded: &Loaded, records: &Records) -> Result<Connection> {
+pub fn to_memory_materialized(loaded: &Arc<Loaded>, records: &Records) -> Result<Connection> {
     let mut conn = Connection::open_in_memory()?;
-    fill(&mut conn, loaded, records, Storage::Rows)?;
+    fill(&mut conn, loaded, records, Storage::Rows(loaded))?;
     Ok(conn)
 }
 
 /// Write the SnapshotDB to `path` atomically: a temporary file beside it, renamed when complete.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn write_file(loaded: &Loaded, records: &Records, path: &std::path::Path) -> Result<()> {
+pub fn write_file(loaded: &Arc<Loaded>, records: &Records, path: &std::path::Path) -> Result<()> {
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
     let result = (|| {
         let mut conn = Connection::open(&tmp)?;
         conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
-        fill(&mut conn, loaded, records, Storage::Rows)?;
+        fill(&mut conn, loaded, records, Storage::Rows(loaded))?;
         conn.close().map_err(|(_, e)| Error::from(e))?;
         std::fs::rename(&tmp, path).map_err(|e| Error::io(&path.display().to_string(), e))
     })();
@@ -157,16 +162,32 @@ fn cut(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-fn frame_json(f: &Frame) -> serde_json::Value {
-    serde_json::json!({"filename": cut(&f.filename), "line": f.line, "name": cut(&f.name)})
+/// A stack's frames as the JSON array `call_stacks.frames_json` holds, written straight into
+/// `out` (no value tree per frame: a SnapshotDB has one such text per stack).
+fn frames_json<'a>(out: &mut String, frames: impl Iterator<Item = &'a Frame>) {
+    #[derive(serde::Serialize)]
+    struct FrameJson<'f> {
+        filename: &'f str,
+        line: i64,
+        name: &'f str,
+    }
+    out.push('[');
+    for (k, f) in frames.enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let (filename, name) = (cut(&f.filename), cut(&f.name));
+        let row = FrameJson { filename: &filename, line: f.line, name: &name };
+        out.push_str(&serde_json::to_string(&row).expect("serializable"));
+    }
+    out.push(']');
 }
 
 fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) -> Result<()> {
     let s = &l.snapshot;
     let virtual_tables = matches!(storage, Storage::Virtual(_));
-    if let Storage::Virtual(shared) = storage {
-        vtab::register(conn, shared)?;
-    }
+    let (Storage::Virtual(shared) | Storage::Rows(shared)) = storage;
+    vtab::register(conn, shared)?;
     let tx = conn.transaction()?;
     tx.execute_batch(&tables::schema_sql())?;
     if virtual_tables {
@@ -212,16 +233,19 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         let mut cs = tx.prepare(&CALL_STACKS.insert_sql())?;
         let mut sf = tx.prepare(&STACK_FRAMES.insert_sql())?;
         let mut stack_kinds = Vec::new();
+        let (mut json, mut text) = (String::new(), String::new());
         for (i, st) in s.interner.stacks.iter().enumerate() {
-            let json = serde_json::Value::Array(st.iter().map(|&fid| frame_json(&s.interner.frames[fid as usize])).collect());
-            let text: Vec<String> = st
-                .iter()
-                .rev()
-                .map(|&fid| {
-                    let f = &s.interner.frames[fid as usize];
-                    format!("{}:{} {}", cut(&f.filename), f.line, cut(&f.name))
-                })
-                .collect();
+            json.clear();
+            frames_json(&mut json, st.iter().map(|&fid| &s.interner.frames[fid as usize]));
+            // The stack outermost first, one `file:line name` a line.
+            text.clear();
+            for (k, &fid) in st.iter().rev().enumerate() {
+                let f = &s.interner.frames[fid as usize];
+                if k > 0 {
+                    text.push('\n');
+                }
+                let _ = write!(text, "{}:{} {}", cut(&f.filename), f.line, cut(&f.name));
+            }
             stack_kinds.clear();
             stack_kinds.extend(st.iter().map(|&fid| kinds[fid as usize]));
             let label = frames::label_index(&stack_kinds);
@@ -238,8 +262,8 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
                 i as i64,
                 st.len() as i64,
                 st.first().map(|&x| x as i64),
-                json.to_string(),
-                text.join("\n"),
+                json,
+                text,
                 site,
                 label_frame.map(i64::from),
                 shown_label,
@@ -254,14 +278,12 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         let mut seg = tx.prepare(&SEGMENTS.insert_sql())?;
         let mut blk = tx.prepare(&BLOCKS.insert_sql())?;
         // Virtual tables take no rows (and refuse to prepare an INSERT).
-        let mut tr = if virtual_tables { None } else { Some(tx.prepare(&TRACES.insert_sql())?) };
-        let mut lt = if virtual_tables { None } else { Some(tx.prepare(&LIFETIMES.insert_sql())?) };
         let mut sl = tx.prepare(&SEGMENT_LIVES.insert_sql())?;
         let mut iss = tx.prepare(&ISSUES.insert_sql())?;
         let mut sr = tx.prepare(&START_RANGES.insert_sql())?;
 
         let mut seg_id: i64 = 0;
-        let (mut trace_base, mut lifetime_base): (i64, i64) = (1, 0);
+        let mut lifetime_base: i64 = 0;
         for (dev_pos, d) in l.devices.iter().enumerate() {
             let dev_id = dev_pos as i64;
             let st = d.series.start;
@@ -325,17 +347,6 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
                 }
                 seg_id += 1;
             }
-            if let Some(tr) = tr.as_mut() {
-                for row in TRACES.device_rows(l, dev_pos, trace_base, lifetime_base) {
-                    tr.execute(rusqlite::params_from_iter(&row))?;
-                }
-            }
-            if let Some(lt) = lt.as_mut() {
-                for row in LIFETIMES.device_rows(l, dev_pos, lifetime_base, lifetime_base) {
-                    lt.execute(rusqlite::params_from_iter(&row))?;
-                }
-            }
-            trace_base += d.events as i64;
             lifetime_base += d.lifetimes.len() as i64;
             for x in &d.segments {
                 sl.execute(params![
@@ -361,9 +372,8 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         for a in &s.annotations {
             an.execute(params![a.device, a.time_us, a.name, a.stage])?;
         }
-        let sem = l.semantics();
         let mut ph = tx.prepare(&PHASES.insert_sql())?;
-        for (dev_id, p) in sem.phases.iter().enumerate() {
+        for (dev_id, p) in l.phases().iter().enumerate() {
             for r in &p.runs {
                 ph.execute(params![dev_id as i64, "run", r.phase.name(), "phase", r.first, r.last, None::<i64>, None::<i64>])?;
             }
@@ -381,7 +391,7 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
             }
         }
         let mut cr = tx.prepare(&CATEGORY_RULES.insert_sql())?;
-        for (i, r) in sem.rules.info().iter().enumerate() {
+        for (i, r) in l.rules().info().iter().enumerate() {
             cr.execute(params![
                 i as i64,
                 r.name,
@@ -399,6 +409,17 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         for x in &s.warnings {
             w.execute(params![x.device, x.event.map(|e| e as i64), x.code, x.message])?;
         }
+    }
+    if !virtual_tables {
+        // The large tables as rows: SQLite copies them from the replay's virtual tables (the
+        // same columns and ids), one statement each.
+        tx.execute_batch(
+            "CREATE VIRTUAL TABLE temp.replay_traces USING snapscope_traces;
+             CREATE VIRTUAL TABLE temp.replay_lifetimes USING snapscope_lifetimes;
+             INSERT INTO main.traces SELECT * FROM temp.replay_traces;
+             INSERT INTO main.lifetimes SELECT * FROM temp.replay_lifetimes;
+             DROP TABLE temp.replay_traces; DROP TABLE temp.replay_lifetimes;",
+        )?;
     }
     tx.execute_batch(INDEXES_SQL)?;
     if !virtual_tables {

@@ -318,7 +318,7 @@ pub const TRACES: Table<CellFn<Event>> = Table {
             ty: "TEXT NOT NULL",
             unit: "",
             doc: "`forward` / `backward` / `optimizer` / `data` / `unknown`, from the stacks and annotations (docs/categories.md)",
-            cell: |r| V::Text(Cow::Borrowed(r.loaded.semantics().phases[r.dev].phase(r.index as u32).name())),
+            cell: |r| V::Text(Cow::Borrowed(r.loaded.phases()[r.dev].phase(r.index as u32).name())),
         },
         Column {
             name: "extra_json",
@@ -607,10 +607,19 @@ mod tests {
         let doc = std::fs::read_to_string(&path).unwrap();
         let (a, b) = (doc.find(BEGIN).expect("begin marker") + BEGIN.len(), doc.find(END).expect("end marker"));
         let want = schema_markdown();
+        // The title names the schema version the code writes (one declaration: SCHEMA_VERSION).
+        let title = format!("# SnapshotDB schema (schema_version {})\n", crate::store::SCHEMA_VERSION);
         if std::env::var_os("UPDATE_SCHEMA_DOC").is_some() {
+            let body = doc.split_once('\n').map_or("", |x| x.1);
+            let doc = format!("{title}{body}");
+            let (a, b) = (doc.find(BEGIN).expect("begin marker") + BEGIN.len(), doc.find(END).expect("end marker"));
             std::fs::write(&path, format!("{}{want}{}", &doc[..a], &doc[b..])).unwrap();
         } else {
             assert_eq!(&doc[a..b], want, "docs/schema.md is stale: UPDATE_SCHEMA_DOC=1 cargo test -p snapscope schema_doc");
+            assert!(
+                doc.starts_with(&title),
+                "docs/schema.md's title must be {title:?}: UPDATE_SCHEMA_DOC=1 cargo test -p snapscope schema_doc"
+            );
         }
     }
 

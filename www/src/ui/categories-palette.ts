@@ -14,6 +14,7 @@ const FIXED: Record<string, string> = {
   'input/data': '#16a34a',
   communication: '#0891b2',
   cache: '#14b8a6',
+  persistent: '#64748b',
   unknown: UNKNOWN_COLOR,
 };
 

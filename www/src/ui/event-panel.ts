@@ -13,6 +13,7 @@ import {
   hex,
   int,
   isAbsent,
+  shortCpp,
   splitFrameDisplay,
   utcTime,
 } from './format';
@@ -33,7 +34,8 @@ function frameItem(f: Frame, showKind: boolean): HTMLElement {
       class: f.kind === 'user' ? 'user' : PYTHON.has(f.kind) ? f.kind : 'other',
       title: clip(`${f.filename}:${f.line} ${f.name}`, 2000),
     },
-    frameText(clip(f.display)),
+    // C++ frames with their template arguments folded (the whole name on hover).
+    frameText(clip(PYTHON.has(f.kind) ? f.display : shortCpp(f.display))),
     showKind ? el('span', { class: 'kind', text: f.kind }) : '',
     f.fx ? el('div', { class: 'fx muted', text: clip(fxText(f.fx), 400) }) : '',
   );
@@ -52,9 +54,62 @@ function fxText(fx: FxFrame): string {
  */
 export const MAX_FRAMES = 200;
 
-/** An <ol> of the first MAX_FRAMES frames, and a line counting the others. */
-function frameList(cls: string, frames: Frame[], showKind: boolean): HTMLElement[] {
-  const list = el('ol', { class: cls }, ...frames.slice(0, MAX_FRAMES).map((f) => frameItem(f, showKind)));
+/** Frames of the C++ side (native code, the interpreter, the allocator, the runtime). */
+const NATIVE = new Set<string>(['native', 'interpreter', 'allocator', 'runtime']);
+const isNative = (f: Frame) => NATIVE.has(f.kind);
+
+/** Native frames in a row that fold into one "N native frames" line (fewer stay listed). */
+export const NATIVE_RUN = 3;
+
+/**
+ * The frames as runs: a run of at least NATIVE_RUN native frames in a row is one entry (a
+ * template-expanded C++ stack is dozens of lines between two Python frames); every other frame is
+ * its own entry.
+ */
+export function frameRuns(frames: Frame[]): (Frame | Frame[])[] {
+  const out: (Frame | Frame[])[] = [];
+  for (let i = 0; i < frames.length;) {
+    let j = i;
+    while (j < frames.length && isNative(frames[j])) j++;
+    if (j - i >= NATIVE_RUN) {
+      out.push(frames.slice(i, j));
+      i = j;
+    } else {
+      out.push(frames[i]);
+      i++;
+    }
+  }
+  return out;
+}
+
+/**
+ * An <ol> of the first MAX_FRAMES frames, and a line counting the others. With `fold`, runs of
+ * native frames are one line each, "N native frames", that opens to list them.
+ */
+function frameList(cls: string, frames: Frame[], showKind: boolean, fold = false): HTMLElement[] {
+  const listed = frames.slice(0, MAX_FRAMES);
+  // Numbered by frame depth: a folded run takes its first frame's number, the next entry goes on.
+  let depth = 1;
+  const items = (fold ? frameRuns(listed) : listed).map((x) => {
+    const at = depth;
+    depth += Array.isArray(x) ? x.length : 1;
+    if (!Array.isArray(x)) {
+      const li = frameItem(x, showKind) as HTMLLIElement;
+      if (fold) li.value = at;
+      return li;
+    }
+    return el(
+      'li',
+      { class: 'native-run', value: at },
+      el(
+        'details',
+        {},
+        el('summary', { text: `${int(x.length)} native frames`, title: clip(x[0].display, 300) }),
+        el('ol', { class: 'stack native', start: at }, ...x.map((f) => frameItem(f, showKind))),
+      ),
+    );
+  });
+  const list = el('ol', { class: cls }, ...items);
   const more = frames.length - MAX_FRAMES;
   return more > 0 ? [list, el('p', { class: 'muted', text: `${int(more)} more frames not listed` })] : [list];
 }
@@ -63,12 +118,12 @@ function frameList(cls: string, frames: Frame[], showKind: boolean): HTMLElement
  * The stack of an event: its Python frames (user code emphasised), innermost first, each as
  * `name (short/path:line)` with the full `filename:line name` on hover; every frame (C++,
  * interpreter, allocator…) behind an "all N frames" toggle. A stack without Python frames shows
- * its first native frames. At most MAX_FRAMES of each list.
+ * its three innermost native frames (the rest folded under "all N frames"). At most MAX_FRAMES of each list.
  */
 export function stackList(frames: Frame[]): HTMLElement {
   if (!frames.length) return el('p', { class: 'muted', text: 'No stack was recorded for this event.' });
   const python = frames.filter((f) => PYTHON.has(f.kind));
-  const shown = python.length ? python : frames.filter((f) => f.kind === 'native').slice(0, 8);
+  const shown = python.length ? python : frames.filter((f) => f.kind === 'native').slice(0, 3);
   const box = el(
     'div',
     { class: 'stack-box' },
@@ -83,7 +138,7 @@ export function stackList(frames: Frame[]): HTMLElement {
         'details',
         { class: 'all-frames' },
         el('summary', { text: `all ${int(frames.length)} frames (C++, interpreter, allocator included)` }),
-        ...frameList('stack all', frames, true),
+        ...frameList('stack all', frames, true, true),
       ),
     );
   return box;

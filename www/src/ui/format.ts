@@ -102,6 +102,29 @@ export function clip(s: string, max = 300): string {
   return s.length <= max ? s : s.slice(0, max - 1) + '…';
 }
 
+/**
+ * A C++ name as people read it: template arguments folded to `<…>` (nested ones included) and
+ * `(anonymous namespace)::` dropped. `c10::impl::wrap_kernel_functor_unboxed_<c10::impl::detail::
+ * WrapFunctionIntoFunctor_<…>>::call` → `c10::impl::wrap_kernel_functor_unboxed_<…>::call`. Text
+ * without `::` is returned as it is (Python frames, file names).
+ */
+export function shortCpp(s: string): string {
+  if (!s.includes('::')) return s;
+  let out = s.replace(/\(anonymous namespace\)::/g, '');
+  // Innermost argument lists first, until only folded ones are left. `<` after an operator name
+  // (operator<, operator<<) opens no list.
+  for (let prev = ''; prev !== out;) {
+    prev = out;
+    out = out.replace(/(?<!operator<?)<(?:[^<>]|<…>)*>/g, '<…>').replace(/<…>(?:<…>)+/g, '<…>');
+  }
+  // A name the engine cut short ("…<at::… (RegisterCUDA.cpp)") leaves a list open: fold it to the
+  // end of the name, before the file in parentheses.
+  const file = / \([^()]*\)$/.exec(out)?.[0] ?? '';
+  const name = out.slice(0, out.length - file.length);
+  const open = name.search(/(?<!operator<?)<(?!…>)/);
+  return open < 0 ? out : `${name.slice(0, open)}<…>${file}`;
+}
+
 /** The first `max` lines of `s` (each clipped), and a count of the rest: stacks may hold 100k frames. */
 export function clipLines(s: string, max = 200): string {
   const lines = s.split('\n');

@@ -1,7 +1,7 @@
 // A table of memory grouped by stack: share bar, bytes, blocks, and the stack's label (the frame
 // that names it) with its caller as a second line; click the label for every frame of the stack.
 import type { Group, StackBytes } from '../types';
-import { bytesSpan, clip, clipLines, el, int, pct } from './format';
+import { bytesSpan, clip, clipLines, el, int, pct, shortCpp } from './format';
 
 /**
  * The label cell of a stack: `label` with `detail` as a muted second line and `site` on hover; a
@@ -14,8 +14,9 @@ export function stackLabel(g: {
   stack: string | null;
 }): HTMLElement {
   const title = clip(g.site ?? g.stack?.slice(g.stack.lastIndexOf('\n') + 1) ?? g.label, 2000);
-  const label = clip(g.label);
-  const detail = g.detail ? el('span', { class: 'detail', text: clip(g.detail) }) : null;
+  // C++ names with their template arguments folded (the whole stack one click away).
+  const label = clip(shortCpp(g.label));
+  const detail = g.detail ? el('span', { class: 'detail', text: clip(shortCpp(g.detail)) }) : null;
   if (!g.stack) return el('div', { class: 'label-cell' }, el('span', { class: 'label', title, text: label }), detail);
   const full = el('pre', { class: 'stack-text', hidden: true, text: clipLines(g.stack) });
   const a = el('a', { href: '#', class: 'label', title: `${title}\n(click for all frames)`, text: label });

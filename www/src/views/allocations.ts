@@ -3,7 +3,7 @@
 // column still adds up to the active bytes. Wheel zooms, drag pans, hover names the block, click
 // selects its allocation event. Geometry: ./allocations-layout; drawing: ./allocations-draw.
 import type { ViewContext } from '../app-types';
-import type { BandBlock, Bands } from '../types';
+import type { BandBlock } from '../types';
 import { bytes, el, eventLabel, exact, hex, int } from '../ui/format';
 import { fitCanvas } from '../ui/canvas';
 import { plotWidth, type Frame } from '../ui/plot';
@@ -12,7 +12,7 @@ import { newestOnly } from '../ui/window';
 import { panZoom } from '../ui/zoom';
 import { drawBands } from './allocations-draw';
 import { computing } from '../ui/busy';
-import { PAD, bandAt, bandScale, eventNear } from './allocations-layout';
+import { PAD, bandAt, bandScale, eventNear, type BandsData } from './allocations-layout';
 
 function blockTip(b: BandBlock | null): (Node | string)[] {
   if (!b)
@@ -66,22 +66,30 @@ export async function renderAllocations(c: ViewContext) {
   const g = canvas.getContext('2d')!;
   let from = 0;
   let to = total - 1;
-  let data: Bands | null = null;
+  let data: BandsData | null = null;
+  /** The chart's CSS size at the last draw. */
+  let size = '';
   const newest = newestOnly();
   const frame = (): Frame => ({ ...fitCanvas(canvas, g, 420), pad: PAD });
 
   /** Fetch the window's layout; `busy` covers the chart meanwhile (not while panning). */
   async function fetchData(busy = false) {
     const cols = Math.max(50, Math.floor(plotWidth(frame())));
-    const ask = c.file.client.call<Bands>('bands', c.device, from, to, cols, Number(detail.value));
+    const asked = performance.now();
+    const ask = c.file.client.call<BandsData>('bands', c.device, from, to, cols, Number(detail.value));
     const b = await newest(busy ? computing(c.root, ask) : ask);
     if (!b) return;
+    const answered = performance.now();
     data = b;
     draw();
+    performance.mark('snapscope:allocations-drawn', {
+      detail: { engine_ms: answered - asked, draw_ms: performance.now() - answered, entries: b.entry_block.length },
+    });
   }
 
   function draw() {
     if (!data) return;
+    size = `${canvas.clientWidth}x${canvas.clientHeight}`;
     const f = frame();
     drawBands(g, data, bandScale(data, f), f, c.event);
     info.textContent = `events ${int(data.from)}–${int(data.to)} · ${int(data.blocks.length)} blocks drawn one by one; grey = all smaller blocks summed`;
@@ -142,6 +150,12 @@ export async function renderAllocations(c: ViewContext) {
     tip.hide();
     void fetchData(true);
   });
-  new ResizeObserver(() => draw()).observe(canvas);
+  // Redrawn when the chart's size changes while it is on the page (not when it is taken off).
+  new ResizeObserver(() => {
+    const now = `${canvas.clientWidth}x${canvas.clientHeight}`;
+    if (!canvas.isConnected || now === size) return;
+    size = now;
+    draw();
+  }).observe(canvas);
   await fetchData(true);
 }

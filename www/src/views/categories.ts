@@ -6,9 +6,9 @@ import type { OpenFile, ViewContext } from '../app-types';
 import type { CategoryBreakdown, CategoryShare, RuleInfo } from '../types';
 import { EngineFailure } from '../client';
 import { bytesSpan, clip, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
-import { peakButton } from '../ui/event-panel';
 import { categoryColor, categoryInk } from '../ui/categories-palette';
-import { focusEvent } from './focus';
+import { focusEvent, focusSwitch } from './focus';
+import { revealPanel, takePanel, withDocLinks } from './doc-panels';
 import { shareSegments } from './categories-layout';
 
 /** The rules text last applied to each open file (kept across renders of the view). */
@@ -20,7 +20,8 @@ name = "adam"
 category = "adam state"
 file = 'my_project/optim'      # regex on a frame's file
 function = '^step$'            # regex on the same frame's function
-lifetime = "outlives_phase"    # any | within_phase | outlives_phase | into_backward | before_window | at_oom | pairs_with_gradient
+lifetime = "outlives_phase"    # any | within_phase | outlives_phase | into_backward | before_window | at_oom | at_dump | pairs_with_gradient | persistent
+# size = [8519680]             # exact block sizes in bytes (optional)
 why = "Adam's moments"
 # replace_defaults = true      # (top level) use only these rules`;
 
@@ -104,6 +105,7 @@ function pattern(r: RuleInfo): HTMLElement {
   if (r.function) parts.push(parts.length ? ' · ' : '', 'function ', el('code', { text: r.function }));
   if (!parts.length) parts.push(el('span', { class: 'muted', text: 'any frame' }));
   if (r.file || r.function) parts.push(el('span', { class: 'muted', text: ` (${r.frames} frames)` }));
+  if (r.sizes.length) parts.push(' · size ', el('code', { text: r.sizes.map((b) => `${int(b)} B`).join(', ') }));
   return el('span', {}, ...parts);
 }
 
@@ -151,8 +153,8 @@ async function rulesEditor(c: ViewContext): Promise<HTMLElement> {
       const info = e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' };
       error.replaceChildren(
         el('strong', { text: 'The rules were not applied: ' }),
-        el('span', { class: 'msg', text: info.message }),
-        info.hint ? el('div', { class: 'hint', text: info.hint }) : '',
+        el('span', { class: 'msg' }, ...withDocLinks(c, info.message)),
+        info.hint ? el('div', { class: 'hint' }, ...withDocLinks(c, info.hint)) : '',
       );
       error.hidden = false;
       apply.disabled = false;
@@ -164,9 +166,9 @@ async function rulesEditor(c: ViewContext): Promise<HTMLElement> {
     text.value = '';
     void send('');
   });
-  return el(
+  const section = el(
     'section',
-    { class: 'rules-editor' },
+    { class: 'rules-editor', id: 'category-rules' },
     el('h3', { text: 'Category rules' }),
     el('p', {
       class: 'muted',
@@ -191,6 +193,8 @@ async function rulesEditor(c: ViewContext): Promise<HTMLElement> {
     el('div', { class: 'actions' }, apply, reset),
     error,
   );
+  if (takePanel('categories')) revealPanel(section);
+  return section;
 }
 
 export async function renderCategories(c: ViewContext) {
@@ -215,19 +219,22 @@ export async function renderCategories(c: ViewContext) {
       'div',
       { class: 'toolbar' },
       el('b', {
-        text:
-          b.event === null
-            ? 'What the memory is at the dump (this device has no trace events)'
-            : `What the memory is after ${eventLabel(b.event)}`,
+        text: !d.events
+          ? 'What the memory is at the dump (this device has no trace events)'
+          : b.event === null
+            ? // The trace's peak lies before its first event (it starts after the memory was allocated).
+              'What the memory is at the allocated peak (window start)'
+            : isPeak
+              ? `What the memory is at the allocated peak (${eventLabel(b.event)})`
+              : `What the memory is after the selected ${eventLabel(b.event)}`,
       }),
-      isPeak ? el('span', { class: 'tag', text: 'allocated peak' }) : '',
       el('span', { class: 'spacer' }),
+      focusSwitch(c, 'categories'),
       d.events ? evInput : '',
       d.events ? go : '',
-      peak !== null ? peakButton(() => c.app.select(peak, 'categories'), isPeak) : null,
     ),
   );
-  if (b.finding) c.root.append(el('p', { class: 'cat-finding', text: b.finding }));
+  if (b.finding) c.root.append(el('p', { class: 'cat-finding' }, ...withDocLinks(c, b.finding)));
   c.root.append(
     el(
       'p',

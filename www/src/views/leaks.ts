@@ -58,13 +58,29 @@ function floorChart(floor: number[]): HTMLElement {
   return el('div', { class: 'floor-chart' }, axis, bars, x);
 }
 
-function headline(l: LeakAnalysis, stepsGrow: boolean): HTMLElement {
+/**
+ * The engine's leak verdict: its leak finding (a high or medium one calls a leak; an info one says
+ * what the window kept and why that is not one, from the program's kind), or none.
+ */
+function verdict(a: DeviceAnalysis): HTMLElement | '' {
+  const f = a.findings.find((x) => x.category === 'leak' && x.title !== '' && !x.title.includes('freed but not yet'));
+  if (!f) return '';
+  const leak = f.priority === 'high' || f.priority === 'medium';
+  return el(
+    'div',
+    { class: `health ${leak ? 'warn' : 'info'} leak-verdict`, 'data-priority': f.priority },
+    el('strong', { text: `${f.title}. ` }),
+    f.evidence,
+  );
+}
+
+function headline(l: LeakAnalysis, stepsGrow: boolean, suspect: boolean): HTMLElement {
   const rose = l.floor_growth > 0;
   const steady = rose && l.floor_rises_steadily;
   const change = floorChange(l.floor_growth);
   return el(
     'div',
-    { class: steady && l.candidate_bytes > 0 ? 'health warn' : rose ? 'health info' : 'health ok' },
+    { class: suspect ? 'health warn' : rose ? 'health info' : 'health ok' },
     el(
       'strong',
       {},
@@ -120,17 +136,30 @@ export async function renderLeaks(c: ViewContext) {
       );
     return;
   }
+  // "Leak candidates" only where the engine's verdict is a leak (its leak finding: memory growing
+  // across training steps, or a floor rising in a program whose steps it cannot see); otherwise
+  // the same blocks are what the run kept at the dump, in plain type.
+  const suspect = a.findings.some(
+    (f) =>
+      f.category === 'leak' &&
+      (f.priority === 'high' || f.priority === 'medium') &&
+      !f.title.includes('freed but not yet'),
+  );
+  const kept = suspect ? 'leak candidates' : 'kept to the dump';
   c.root.append(
     stepGrowth(c, a.steps),
-    headline(l, a.steps?.growth.verdict === 'growing'),
+    a.steps?.growth.verdict === 'growing' ? '' : verdict(a),
+    headline(l, a.steps?.growth.verdict === 'growing', suspect),
     el(
       'div',
       { class: 'cards' },
       card(
-        'leak candidates',
+        suspect ? 'leak candidates' : 'allocated in the window, alive at the dump',
         bytesSpan(l.candidate_bytes),
-        `${plural(l.candidates, 'block')} allocated in the window, alive at the end`,
-        'primary',
+        suspect
+          ? `${plural(l.candidates, 'block')} allocated in the window, alive at the end`
+          : `${plural(l.candidates, 'block')}; no leak by the verdict above`,
+        suspect ? 'primary' : '',
       ),
       card(
         'pending free at dump',
@@ -154,14 +183,18 @@ export async function renderLeaks(c: ViewContext) {
     floorChart(l.floor),
     ...(l.candidates_by_category.length
       ? [
-          el('h3', { text: 'What the kept memory is: leak candidates by category' }),
+          el('h3', {
+            text: suspect
+              ? 'What the kept memory is: leak candidates by category'
+              : 'What the memory kept to the dump is, by category',
+          }),
           categoryStrip(l.candidates_by_category, l.candidate_bytes, {
-            label: 'leak candidates by category',
+            label: `${kept} by category`,
             width: (c.root.clientWidth || 1200) - 40,
           }),
         ]
       : []),
-    el('h3', { text: 'Leak candidates by allocation site' }),
+    el('h3', { text: `${suspect ? 'Leak candidates' : 'Kept to the dump'} by allocation site` }),
     l.candidates_by_stack.length
       ? groupTable(l.candidates_by_stack, l.candidate_bytes)
       : el('p', { class: 'muted', text: 'none' }),

@@ -1,8 +1,88 @@
 // Overview: health first, then the headline figures of the selected device, then every device.
 import type { ViewContext } from '../app-types';
-import type { DeviceAnalysis, DeviceOverview, PeakPlace, StepsAnalysis, StreamsAnalysis } from '../types';
+import type { DeviceAnalysis, DeviceOverview, PeakPlace, StepsAnalysis, StreamsAnalysis, Timeline } from '../types';
 import { DEFS, bytes, bytesSpan, card, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
 import { streamHex, streamsShape } from './streams-layout';
+import { fitCanvas } from '../ui/canvas';
+import { reveal } from '../ui/busy';
+import { withDocLinks } from './doc-panels';
+import { COLORS, drawTimeline, type Marker } from './timeline-draw';
+import { PAD, flatNote, xScale } from './timeline-layout';
+
+/**
+ * Buckets of the Overview's small timeline. The worker computes this very timeline of each device
+ * with the overview, before it builds the SnapshotDB (see worker.ts), so it draws at once.
+ */
+export const OVERVIEW_BUCKETS = 400;
+
+/**
+ * A small allocated/reserved timeline over the whole trace (the Timeline's own data: the engine's
+ * min/max buckets), the allocated and reserved peaks marked; a click opens the Timeline there.
+ */
+function overviewChart(c: ViewContext, d: DeviceOverview): { el: HTMLElement; drawn: Promise<void> } {
+  const canvas = el('canvas', {
+    class: 'overview-chart',
+    role: 'img',
+    'aria-label': 'allocated and reserved memory over the trace; click to open the Timeline there',
+    title: 'click: open the Timeline at this event',
+  });
+  const swatch = (color: string, text: string) => el('span', {}, el('i', { style: `background:${color}` }), text);
+  const box = el(
+    'div',
+    { class: 'overview-timeline' },
+    el(
+      'div',
+      { class: 'legend' },
+      swatch(COLORS.reserved, 'reserved'),
+      swatch(COLORS.allocated, 'allocated'),
+      swatch(COLORS.peak, 'allocated peak'),
+      d.peaks.reserved.event !== d.peaks.allocated.event ? swatch(COLORS.reservedPeak, 'reserved peak') : '',
+      el('span', { class: 'muted', text: `over ${plural(d.events, 'event')} · click: open the Timeline there` }),
+    ),
+    canvas,
+  );
+  const note = el('p', { class: 'muted flat-note', hidden: true });
+  box.append(note);
+  const [from, to] = [0, d.events - 1];
+  const markers: Marker[] = [{ index: d.peaks.allocated.event ?? 0, kind: 'peak', label: 'allocated peak' }];
+  if (d.peaks.reserved.event !== d.peaks.allocated.event)
+    markers.push({ index: d.peaks.reserved.event ?? 0, kind: 'reservedPeak', label: 'reserved peak' });
+  const drawn = c.file.client.call<Timeline>('timeline', c.device, from, to, OVERVIEW_BUCKETS).then((data) => {
+    const why = flatNote(data, d.events, d.window.blocks_before_window);
+    note.hidden = why === null;
+    note.textContent = why ?? '';
+    const g = canvas.getContext('2d')!;
+    const frame = () => ({ ...fitCanvas(canvas, g, 130), pad: { ...PAD, t: 8, b: 20 } });
+    const draw = () => {
+      const f = frame();
+      const x = xScale(data, from, to, f, false);
+      drawTimeline(g, {
+        data,
+        frame: f,
+        x,
+        from,
+        to,
+        byTime: false,
+        origin: null,
+        markers,
+        selected: null,
+        hover: null,
+        steps: [],
+        stack: null,
+        compact: true,
+      });
+    };
+    draw();
+    new ResizeObserver(draw).observe(canvas);
+    canvas.addEventListener('click', (e) => {
+      const f = frame();
+      const i = xScale(data, from, to, f, false).iOf(e.offsetX);
+      c.app.select(Math.max(from, Math.min(to, i)), 'timeline');
+    });
+    canvas.dataset.drawn = 'true';
+  });
+  return { el: box, drawn };
+}
 
 function eventLink(c: ViewContext, e: number | null) {
   const a = el('a', { href: '#', class: 'event-link', text: eventLabel(e) });
@@ -152,102 +232,66 @@ export async function renderOverview(c: ViewContext) {
     );
   root.append(health(c, d));
   const p = d.peaks;
-  // Every derived figure comes from the engine, each taken at one event.
-  const [analysis, steps] = await Promise.all([
-    c.file.client.call<DeviceAnalysis>('analyze', c.device, -1),
-    d.events ? c.file.client.call<StepsAnalysis>('steps', c.device) : Promise.resolve(null),
-  ]);
-  const dump = analysis.fragment.at.find((f) => f.label === 'dump');
+  // The headline figures come from the overview (the replay), at once; what needs the analysis
+  // (the SnapshotDB) fills in after: the peaks' step and phase, the cached bytes at the peak, the
+  // free share at the dump, the findings and the streams.
+  const chart = d.events > 0 ? overviewChart(c, d) : null;
+  if (chart) root.append(chart.el);
   const span = !d.events
     ? 'only the dump was recorded'
     : d.window.first_time_us !== null && d.window.last_time_us !== null
-      ? `${((d.window.last_time_us - d.window.first_time_us) / 1e6).toFixed(3)} s of wall time`
+      ? d.window.last_time_us === d.window.first_time_us
+        ? 'all at one timestamp'
+        : `${((d.window.last_time_us - d.window.first_time_us) / 1e6).toFixed(3)} s of wall time`
       : 'no timestamps (event order only)';
   const cards = el('div', { class: 'cards' });
+  const allocPlace = el('span', {});
+  const reservedPlace = el('span', {});
+  const requestedCard = card('Peak requested', bytesSpan(p.requested.bytes), [
+    'bytes callers asked for, at ',
+    eventLink(c, p.requested.event),
+  ]);
   if (d.events > 0) {
-    cards.append(
-      card(
-        'Peak allocated',
-        bytesSpan(p.allocated.bytes),
-        ['at ', eventLink(c, p.allocated.event), peakPlace(steps?.peak_allocated_at ?? null, p.allocated.event)],
-        'primary',
-      ),
-      card('Peak reserved', bytesSpan(p.reserved.bytes), [
-        'at ',
-        eventLink(c, p.reserved.event),
-        peakPlace(steps?.peak_reserved_at ?? null, p.reserved.event),
-      ]),
-      card('Peak requested', bytesSpan(p.requested.bytes), [
-        'bytes callers asked for, at ',
-        eventLink(c, p.requested.event),
-      ]),
-      ...(analysis.peak
-        ? [
-            card(
-              'Reserved − allocated at the allocated peak',
-              bytesSpan(analysis.peak.reserved_minus_allocated),
-              ['cached, not handed out, at ', eventLink(c, analysis.peak.event)],
-              '',
-              DEFS.reservedMinusAllocated,
-            ),
-          ]
-        : []),
+    const alloc = card(
+      'Peak allocated',
+      bytesSpan(p.allocated.bytes),
+      ['at ', eventLink(c, p.allocated.event), allocPlace],
+      'primary',
     );
+    alloc.dataset.figure = 'peak-allocated';
+    const reserved = card('Peak reserved', bytesSpan(p.reserved.bytes), [
+      'at ',
+      eventLink(c, p.reserved.event),
+      reservedPlace,
+    ]);
+    reserved.dataset.figure = 'peak-reserved';
+    cards.append(alloc, reserved, requestedCard);
   }
+  const reservedAtDump = card('Reserved at dump', bytesSpan(d.at_dump.reserved), [
+    plural(d.segments_at_dump, 'segment'),
+    d.expandable_segments_at_dump ? ` (${int(d.expandable_segments_at_dump)} expandable)` : '',
+  ]);
   cards.append(
     card('Allocated at dump', bytesSpan(d.at_dump.allocated), ['active ', bytesSpan(d.at_dump.active)]),
-    card('Reserved at dump', bytesSpan(d.at_dump.reserved), [
-      plural(d.segments_at_dump, 'segment'),
-      d.expandable_segments_at_dump ? ` (${int(d.expandable_segments_at_dump)} expandable)` : '',
-    ]),
-    ...(dump
-      ? [
-          card(
-            'Free in reserved segments at dump',
-            el('span', { text: pct(dump.free_share) }),
-            [bytesSpan(dump.free_bytes), ' of reserved (pending frees excluded)'],
-            '',
-            DEFS.free,
-          ),
-          ...(dump.pending_free_bytes
-            ? [
-                card(
-                  'Pending free at dump',
-                  bytesSpan(dump.pending_free_bytes),
-                  'freed, waiting on other streams',
-                  '',
-                  DEFS.pendingFree,
-                ),
-              ]
-            : []),
-        ]
-      : []),
+    reservedAtDump,
     card('Trace window', el('span', { text: plural(d.events, 'event') }), [
       span,
       d.window.oom_events ? el('span', { class: 'oom', text: ` · ${plural(d.window.oom_events, 'OOM event')}` }) : '',
     ]),
   );
   root.append(cards);
-
-  root.append(el('h3', { text: 'Findings' }));
-  if (!analysis.findings.length) root.append(el('p', { class: 'muted', text: 'Nothing stands out.' }));
-  for (const f of analysis.findings) {
-    root.append(
-      el(
-        'div',
-        { class: `finding ${f.priority}` },
-        el('div', {}, el('span', { class: 'prio', text: f.priority }), el('b', { text: f.title })),
-        el('div', { class: 'evidence', text: f.evidence }),
-        el(
-          'div',
-          {},
-          el('i', { text: 'Try: ' }),
-          f.suggestion,
-          f.expected_effect ? el('span', { class: 'muted', text: ` — expected: ${f.expected_effect}` }) : '',
-        ),
-      ),
-    );
-  }
+  const findings = el(
+    'div',
+    { class: 'findings' },
+    el('p', { class: 'busy-inline' }, el('span', { class: 'spinner' }), 'looking for what stands out…'),
+  );
+  root.append(el('h3', { text: 'Findings' }), findings);
+  const tail = el('div', {});
+  root.append(tail);
+  // The figures are on screen: no "computing…" cover over them while the rest comes.
+  reveal(c.root);
+  // After the frame that paints the figures (benchmarks: choosing the file → the peak figures).
+  requestAnimationFrame(() => setTimeout(() => performance.mark('snapscope:peak-figures')));
 
   if (d.events > 0) {
     const actions = el('div', { class: 'actions' });
@@ -259,7 +303,7 @@ export async function renderOverview(c: ViewContext) {
     go('Who holds the peak? (memory tree)', 'tree', p.allocated.event);
     go('Allocator state at the peak', 'state', p.allocated.event);
     go('Timeline', 'timeline', null);
-    root.append(actions);
+    tail.append(actions);
   } else {
     // A dump-only device: the dump is the answer.
     const actions = el('div', { class: 'actions' });
@@ -272,10 +316,11 @@ export async function renderOverview(c: ViewContext) {
       b.addEventListener('click', () => c.app.show(view));
       actions.append(b);
     }
-    root.append(actions);
+    tail.append(actions);
   }
 
-  root.append(...streamsSection(c, analysis.streams));
+  const streams = el('div', { class: 'streams-slot' });
+  tail.append(streams);
 
   if (ov.devices.length > 1) {
     const headers = [
@@ -302,12 +347,76 @@ export async function renderOverview(c: ViewContext) {
       );
       rows.push(tr);
     }
-    root.append(el('h3', { text: 'Devices' }), gridTable(headers, rows));
+    tail.append(el('h3', { text: 'Devices' }), gridTable(headers, rows));
   }
   if (ov.warnings.length) {
-    root.append(
+    tail.append(
       el('h3', { text: 'Reader warnings' }),
       el('ul', { class: 'warnings' }, ...ov.warnings.map((w) => el('li', { text: `${w.code}: ${w.message}` }))),
     );
   }
+
+  const [analysis, steps] = await Promise.all([
+    c.file.client.call<DeviceAnalysis>('analyze', c.device, -1),
+    d.events ? c.file.client.call<StepsAnalysis>('steps', c.device) : Promise.resolve(null),
+  ]);
+  allocPlace.replaceChildren(peakPlace(steps?.peak_allocated_at ?? null, p.allocated.event));
+  reservedPlace.replaceChildren(peakPlace(steps?.peak_reserved_at ?? null, p.reserved.event));
+  if (analysis.peak)
+    requestedCard.after(
+      card(
+        'Reserved − allocated at the allocated peak',
+        bytesSpan(analysis.peak.reserved_minus_allocated),
+        ['cached, not handed out, at ', eventLink(c, analysis.peak.event)],
+        '',
+        DEFS.reservedMinusAllocated,
+      ),
+    );
+  const dump = analysis.fragment.at.find((f) => f.label === 'dump');
+  if (dump)
+    reservedAtDump.after(
+      card(
+        'Free in reserved segments at dump',
+        el('span', { text: pct(dump.free_share) }),
+        [bytesSpan(dump.free_bytes), ' of reserved (pending frees excluded)'],
+        '',
+        DEFS.free,
+      ),
+      ...(dump.pending_free_bytes
+        ? [
+            card(
+              'Pending free at dump',
+              bytesSpan(dump.pending_free_bytes),
+              'freed, waiting on other streams',
+              '',
+              DEFS.pendingFree,
+            ),
+          ]
+        : []),
+    );
+
+  findings.replaceChildren();
+  if (!analysis.findings.length) findings.append(el('p', { class: 'muted', text: 'Nothing stands out.' }));
+  for (const f of analysis.findings) {
+    findings.append(
+      el(
+        'div',
+        { class: `finding ${f.priority}` },
+        el('div', {}, el('span', { class: 'prio', text: f.priority }), el('b', { text: f.title })),
+        el('div', { class: 'evidence' }, ...withDocLinks(c, f.evidence)),
+        // A finding that only informs (what the program is, what a step created) has nothing to try.
+        f.suggestion
+          ? el(
+              'div',
+              {},
+              el('i', { text: 'Try: ' }),
+              ...withDocLinks(c, f.suggestion),
+              f.expected_effect ? el('span', { class: 'muted', text: ` — expected: ${f.expected_effect}` }) : '',
+            )
+          : '',
+      ),
+    );
+  }
+  streams.replaceChildren(...streamsSection(c, analysis.streams));
+  await chart?.drawn;
 }

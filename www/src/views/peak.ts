@@ -4,12 +4,11 @@
 // `categories` query template). The groups sum to the active counter at that event. A device
 // without trace events gets the same attribution of the dump (by stack, frame and category).
 import type { ViewContext } from '../app-types';
-import { focusEvent } from './focus';
+import { focusEvent, focusSwitch } from './focus';
 import { EngineFailure } from '../client';
 import type { CategoryTotal, DeviceAnalysis, PeakAnalysis, TemplateRows } from '../types';
 import { DEFS, bytesSpan, card, el, eventLabel, gridTable, int, pct } from '../ui/format';
 import { groupTable } from '../ui/groups';
-import { peakButton } from '../ui/event-panel';
 import { categoryColor } from '../ui/categories-palette';
 import { categoryStrip } from './category-strip';
 import { byteShares } from './categories-layout';
@@ -142,13 +141,14 @@ export async function renderPeak(c: ViewContext) {
       el('b', {
         text: p.at_dump
           ? 'Who holds the memory at the dump (this snapshot has no trace events)'
-          : `Who holds the memory after ${eventLabel(p.event)}`,
+          : isPeak
+            ? `Who holds the memory at the allocated peak (${eventLabel(p.event)})`
+            : `Who holds the memory after the selected ${eventLabel(p.event)}`,
       }),
-      isPeak ? el('span', { class: 'tag', text: 'allocated peak' }) : '',
       el('span', { class: 'spacer' }),
+      focusSwitch(c, 'peak'),
       by,
       tree,
-      peak !== null ? peakButton(() => c.app.select(peak, 'peak'), isPeak) : null,
     ),
     el(
       'div',

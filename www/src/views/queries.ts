@@ -1,8 +1,9 @@
 // Queries: a form per template from the engine's catalogue, and a read-only SQL console. Results
 // appear in a virtualised table with units, exportable as CSV or JSON.
 import type { ViewContext } from '../app-types';
-import type { Rows, Template, TemplateRows } from '../types';
-import { bytes, download, el, exact, int, plural } from '../ui/format';
+import type { Rows, SchemaTable, Template, TemplateRows } from '../types';
+import { bytes, download, el, exact, gridTable, int, plural } from '../ui/format';
+import { revealPanel, takePanel, withDocLinks } from './doc-panels';
 import { toCsv } from '../ui/csv';
 
 const EXAMPLE_SQL = `-- The 20 largest blocks alive at the dump, with the frame that names their stack
@@ -181,6 +182,19 @@ export async function renderQueries(c: ViewContext) {
   const fail = (e: unknown) =>
     out.replaceChildren(el('div', { class: 'health warn', text: e instanceof Error ? e.message : String(e) }));
 
+  // The tables the console reads, and a link to them.
+  let tables: SchemaTable[] = [];
+  try {
+    tables = await client.call<SchemaTable[]>('schema');
+  } catch {
+    tables = [];
+  }
+  const schema = schemaPanel(tables);
+  const schemaLink = el('a', { href: '#schema', class: 'doc-link', text: 'the tables and columns' });
+  schemaLink.addEventListener('click', (e) => {
+    e.preventDefault();
+    revealPanel(schema);
+  });
   // Templates from the engine's catalogue.
   let templates: Template[] = [];
   try {
@@ -201,7 +215,7 @@ export async function renderQueries(c: ViewContext) {
     if (!t) return;
     c.app.setTemplate(t.name);
     form.replaceChildren(
-      el('p', { class: 'muted', text: t.description }),
+      el('p', { class: 'muted' }, ...withDocLinks(c, t.description)),
       ...t.params.map((p) => {
         const input = p.choices
           ? el(
@@ -288,12 +302,53 @@ export async function renderQueries(c: ViewContext) {
         el(
           'section',
           {},
-          el('h3', { text: 'SQL (read-only; schema in docs/schema.md)' }),
+          el('h3', {}, 'SQL (read-only; ', schemaLink, ')'),
           sql,
           el('div', { class: 'toolbar' }, el('label', {}, 'row limit ', limit), el('span', { class: 'spacer' }), run),
         ),
       ),
       out,
+      schema,
+    ),
+  );
+  if (takePanel('schema')) revealPanel(schema);
+}
+
+/**
+ * The SnapshotDB's tables and columns (type, unit, meaning) as the engine declares them: what the
+ * SQL console can read. Closed until asked for.
+ */
+function schemaPanel(tables: SchemaTable[]): HTMLDetailsElement {
+  return el(
+    'details',
+    { class: 'schema-panel', id: 'schema' },
+    el('summary', { text: `Tables and columns (${tables.length} tables)` }),
+    ...tables.map((t) =>
+      el(
+        'section',
+        { class: 'schema-table', 'data-table': t.name },
+        el(
+          'h4',
+          {},
+          el('code', { text: t.name }),
+          el('span', { class: 'muted', text: ` — one row per ${t.row.replace(/`/g, '')}` }),
+        ),
+        gridTable(
+          ['column', 'type', 'unit', 'meaning'],
+          t.columns.map((col) =>
+            el(
+              'tr',
+              {},
+              el('td', {}, el('code', { text: col.name })),
+              el('td', { class: 'muted', text: col.type }),
+              el('td', { text: col.unit }),
+              // A project doc named in parentheses is no file a page user has.
+              el('td', { text: col.doc.replace(/`/g, '').replace(/\s*\(docs\/[\w-]+\.md\)/g, '') }),
+            ),
+          ),
+          'grid compact schema-columns',
+        ),
+      ),
     ),
   );
 }

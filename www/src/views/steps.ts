@@ -1,5 +1,5 @@
-// Steps: the training steps the engine found (ProfilerStep ranges, optimizer steps or repeated
-// backward passes), each step's peaks and its change from the previous one, the growth verdict
+// Steps: what the program is (the engine's program kind), the training steps it found
+// (ProfilerStep ranges, optimizer steps or repeated backward passes), each step's peaks and its change from the previous one, the growth verdict
 // across steps, and the named ranges (record_function, optimizer, data loader, compiled
 // regions). A step or range opens the timeline on its events; a peak event opens its details.
 import type { ViewContext } from '../app-types';
@@ -104,7 +104,7 @@ function rangeRows(c: ViewContext, ranges: PhaseSpan[]): HTMLElement {
         { class: 'num' },
         known
           ? `${int(r.start_event as number)}–${int(r.end_event as number)}`
-          : el('span', { class: 'muted', text: 'outside the trace window (no allocator event in it)' }),
+          : el('span', { class: 'muted', text: 'no allocator event in it' }),
       ),
     );
   });
@@ -124,6 +124,15 @@ export async function renderSteps(c: ViewContext) {
     return;
   }
   const s = await c.file.client.call<StepsAnalysis>('steps', c.device);
+  // What the program is comes first: it says whether steps and growth can mean anything here.
+  c.root.append(
+    el(
+      'div',
+      { class: 'health info program', 'data-kind': s.program.kind },
+      el('strong', { text: 'What the trace shows. ' }),
+      s.program.text,
+    ),
+  );
   const growing = s.growth.verdict === 'growing';
   // Without steps the line under "Steps" says so; the verdict would repeat it.
   if (s.growth.verdict !== 'no_steps')
@@ -141,16 +150,17 @@ export async function renderSteps(c: ViewContext) {
     el('p', {
       class: 'muted step-source',
       text: s.step_source
-        ? `${plural(s.steps.length, 'step')}, found from ${s.step_source}. Click a step to see its events in the timeline, a peak event for its details.`
+        ? `${plural(s.steps_total, 'step')}, found from ${s.step_source}${s.steps_total > s.steps.length ? ` (the first ${int(s.steps.length)} listed)` : ''}. Click a step to see its events in the timeline, a peak event for its details.`
         : s.growth.text, // the engine's sentence on why no steps were found
     }),
   );
-  if (s.steps.length) c.root.append(stepTable(c, s.steps));
+  // In a box of its own height (its header stays): 178 steps made the page 5,654 px long.
+  if (s.steps.length) c.root.append(el('div', { class: 'table-scroll steps-scroll' }, stepTable(c, s.steps)));
 
   const ranges = s.phases.filter((p) => p.kind === 'range' && !isFramework(p));
   const framework = s.phases.filter(isFramework);
   c.root.append(el('h3', { text: 'Named ranges' }));
-  if (ranges.length) c.root.append(rangeRows(c, ranges));
+  if (ranges.length) c.root.append(el('div', { class: 'table-scroll ranges-scroll' }, rangeRows(c, ranges)));
   else
     c.root.append(
       el('p', {
@@ -178,7 +188,7 @@ export async function renderSteps(c: ViewContext) {
     c.root.append(
       el('p', {
         class: 'muted',
-        text: `The phases (${plural(runs.length, 'run')} of forward, backward, optimizer or data) are drawn as bands under the Timeline.`,
+        text: `The phases (${plural(runs.length, 'run')} of set-up, forward, backward, optimizer, data or unknown code) are drawn as bands under the Timeline.`,
       }),
     );
 }

@@ -4,7 +4,15 @@ import type { Timeline } from '../types';
 import { byteAxis, vline } from '../ui/canvas';
 import { byteTicks, yScaleTo, type Frame, type YScale } from '../ui/plot';
 import { categoryColor } from '../ui/categories-palette';
-import { groupLabels, labelLeft, xTicks, type StackColumn, type XScale } from './timeline-layout';
+import {
+  columnEdges,
+  groupLabels,
+  labelLeft,
+  stepPoints,
+  xTicks,
+  type StackColumn,
+  type XScale,
+} from './timeline-layout';
 import { ROW_H, rowTop, type Band, type BandLayout } from './phases-layout';
 
 export const COLORS = {
@@ -44,6 +52,8 @@ export interface TimelineScene {
   steps: number[];
   /** Active memory by category as stacked areas, instead of the allocated and requested lines. */
   stack: { columns: StackColumn[]; names: string[] } | null;
+  /** Reserved and allocated only, the peaks marked without labels (the Overview's small chart). */
+  compact?: boolean;
 }
 
 export function drawTimeline(g: CanvasRenderingContext2D, s: TimelineScene) {
@@ -58,28 +68,22 @@ export function drawTimeline(g: CanvasRenderingContext2D, s: TimelineScene) {
     const w = g.measureText(t.label).width;
     g.fillText(t.label, labelLeft(t.x, w, f.pad.l - 8, f.w - 2), f.h - 8);
   }
-  const xs = data.index.map((i) => x.xOf(i));
-  // One event: a column of some width rather than a line of none.
-  const step = xs.length > 1 ? xs[1] - xs[0] : Math.max(4, (f.w - f.pad.l - f.pad.r) / Math.max(1, s.to - s.from + 1));
+  // Each bucket stands from its first event to the next bucket's (columnEdges): the lines are
+  // steps over these columns on either axis, in event order.
+  const edges = columnEdges(data, x, s.from, s.to, f);
+  const { x0, x1 } = edges;
   // Reserved as a filled area.
   g.fillStyle = COLORS.reserved;
   g.beginPath();
-  g.moveTo(xs[0], y.y(0));
-  data.reserved_max.forEach((v, k) => {
-    g.lineTo(xs[k], y.y(v));
-    g.lineTo(xs[k] + step, y.y(v));
-  });
-  g.lineTo(xs[xs.length - 1] + step, y.y(0));
+  g.moveTo(x0[0], y.y(0));
+  for (const [px, v] of stepPoints(data.reserved_max, edges)) g.lineTo(px, y.y(v));
+  g.lineTo(x1[x1.length - 1], y.y(0));
   g.fill();
   const steps = (vals: number[], color: string, width: number) => {
     g.strokeStyle = color;
     g.lineWidth = width;
     g.beginPath();
-    vals.forEach((v, k) => {
-      if (k === 0) g.moveTo(xs[k], y.y(v));
-      else g.lineTo(xs[k], y.y(v));
-      g.lineTo(xs[k] + step, y.y(v));
-    });
+    stepPoints(vals, edges).forEach(([px, v], k) => (k ? g.lineTo(px, y.y(v)) : g.moveTo(px, y.y(v))));
     g.stroke();
   };
   if (s.stack) {
@@ -88,13 +92,13 @@ export function drawTimeline(g: CanvasRenderingContext2D, s: TimelineScene) {
     // Dark, so that it stands out against the activation area (the same hue as the active line).
     steps(data.active_max, '#0f172a', 1);
   } else {
-    steps(data.active_max, COLORS.active, 1.5);
+    if (!s.compact) steps(data.active_max, COLORS.active, 1.5);
     // Allocated: the min..max band of each column, so no spike is lost.
     g.fillStyle = COLORS.allocated + '55';
     data.allocated_max.forEach((v, k) =>
-      g.fillRect(xs[k], y.y(v), Math.max(1, step), Math.max(1, y.y(data.allocated_min[k]) - y.y(v))),
+      g.fillRect(x0[k], y.y(v), Math.max(1, x1[k] - x0[k]), Math.max(1, y.y(data.allocated_min[k]) - y.y(v))),
     );
-    steps(data.requested_max, COLORS.requested, 1);
+    if (!s.compact) steps(data.requested_max, COLORS.requested, 1);
     steps(data.allocated_max, COLORS.allocated, 1.8);
   }
   g.lineWidth = 1;
@@ -122,10 +126,12 @@ export function drawTimeline(g: CanvasRenderingContext2D, s: TimelineScene) {
       g.fillStyle = COLORS[kind];
       g.fillText(grp.text, grp.left, top + row);
     });
-  label('oom', 10);
-  label('peak', 22);
-  label('reservedPeak', 34);
-  label('annotation', 46);
+  if (!s.compact) {
+    label('oom', 10);
+    label('peak', 22);
+    label('reservedPeak', 34);
+    label('annotation', 46);
+  }
   for (const m of visible.filter((m) => m.kind === 'peak')) {
     // A triangle on the allocated peak, at the top of the plot.
     const mx = x.xOf(m.index);
@@ -147,6 +153,7 @@ export const PHASE_COLORS: Record<string, string> = {
   backward: '#fdba74',
   optimizer: '#f9a8d4',
   data: '#86efac',
+  setup: '#c4b5fd',
   unknown: '#e2e8f0',
 };
 export const RANGE_COLORS: Record<string, string> = {

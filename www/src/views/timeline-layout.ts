@@ -1,7 +1,7 @@
 // Timeline geometry (pure: no DOM; tests/unit): which bucket holds an event, the x scale by event
 // index or by wall-clock time, and the axis ticks. The engine sends one bucket per pixel column.
 import type { Timeline } from '../types';
-import { int } from '../ui/format';
+import { bytes, int, plural } from '../ui/format';
 import { fitLabel, niceStep, plotWidth, type Frame, type Pad } from '../ui/plot';
 
 export { niceStep };
@@ -26,22 +26,55 @@ export function bucketEvents(t: Timeline, k: number): [number, number] {
   return [t.index[k], k + 1 < t.index.length ? t.index[k + 1] - 1 : t.to];
 }
 
+/**
+ * The time of each bucket for placing it on an axis: a bucket without a timestamp takes the one
+ * before it (the first known one at the start), and a time earlier than the one before it is
+ * raised to it, so that by time x never runs backwards. Null when no bucket has a timestamp.
+ */
+export function bucketTimes(t: Timeline): number[] | null {
+  const cached = TIMES.get(t);
+  if (cached !== undefined) return cached;
+  const first = t.time_us.find((v) => v !== null);
+  let out: number[] | null = null;
+  if (first !== undefined && first !== null && t.time_us.length === t.index.length) {
+    out = [];
+    let last = first;
+    for (const v of t.time_us) {
+      if (v !== null && v > last) last = v;
+      out.push(last);
+    }
+  }
+  TIMES.set(t, out);
+  return out;
+}
+const TIMES = new WeakMap<Timeline, number[] | null>();
+
 /** The time of event i, interpolated between bucket starts; null without timestamps. */
 export function timeOf(t: Timeline, i: number): number | null {
   const k = bucketAt(t.index, i);
-  if (k < 0 || !t.time_us.length) return null;
+  const times = bucketTimes(t);
+  if (k < 0 || !times) return null;
   const next = k + 1 < t.index.length;
-  const t0 = t.time_us[k];
-  const t1 = next ? t.time_us[k + 1] : t0;
-  if (t0 === null || t1 === null) return null;
+  const t0 = times[k];
+  const t1 = next ? times[k + 1] : t0;
   const span = (next ? t.index[k + 1] : t.index[k] + 1) - t.index[k];
-  return t0 + ((t1 - t0) * (i - t.index[k])) / Math.max(1, span);
+  return t0 + ((t1 - t0) * Math.max(0, i - t.index[k])) / Math.max(1, span);
 }
 
 export interface XScale {
   xOf(i: number): number;
   /** The event at x (by time: the last bucket start left of x). */
   iOf(x: number): number;
+  /** Whether x is wall-clock time (false: the event index). */
+  byTime: boolean;
+}
+
+/** The first and last time of the buckets (monotone, see bucketTimes), when they span some time. */
+function timeSpan(t: Timeline | null): [number, number] | null {
+  const times = t && t.index.length ? bucketTimes(t) : null;
+  if (!times) return null;
+  const [a, b] = [times[0], times[times.length - 1]];
+  return b > a ? [a, b] : null;
 }
 
 /**
@@ -53,22 +86,61 @@ export function xScale(t: Timeline | null, from: number, to: number, f: Frame, b
   const byIndex: XScale = {
     xOf: (i) => f.pad.l + ((i - from) / Math.max(1, to - from)) * w,
     iOf: (x) => Math.round(from + ((x - f.pad.l) / w) * (to - from)),
+    byTime: false,
   };
-  const [a, b] = [t?.time_us[0] ?? null, t?.time_us.at(-1) ?? null];
-  if (!byTime || !t || !t.index.length || a === null || b === null || b <= a) return byIndex;
-  const xOf = (i: number) => {
-    const ti = timeOf(t, i);
-    return ti === null ? byIndex.xOf(i) : f.pad.l + ((ti - a) / (b - a)) * w;
-  };
+  const span = timeSpan(t);
+  if (!byTime || !t || !span) return byIndex;
+  const [a, b] = span;
+  const xOf = (i: number) => f.pad.l + ((timeOf(t, i)! - a) / (b - a)) * w;
   const iOf = (x: number) => {
-    let best = t.index[0];
-    for (const i of t.index) {
-      if (xOf(i) > x) break;
-      best = i;
+    // The last bucket starting at or left of x (bucket x is monotone).
+    let lo = 0;
+    let hi = t.index.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (xOf(t.index[mid]) <= x) lo = mid;
+      else hi = mid - 1;
     }
-    return best;
+    return t.index[lo];
   };
-  return { xOf, iOf };
+  return { xOf, iOf, byTime: true };
+}
+
+/**
+ * Where each bucket is drawn: from its first event's x to the next bucket's (the last one as
+ * wide as its events by index, at least a pixel), so that the columns tile the plot left to
+ * right in event order on either axis. Every line of the chart is a step over these columns: a
+ * column's value stands over its whole width, and no line runs diagonally between two columns.
+ */
+export function columnEdges(
+  t: Timeline,
+  x: XScale,
+  from: number,
+  to: number,
+  f: Frame,
+): { x0: number[]; x1: number[] } {
+  const n = t.index.length;
+  const x0 = t.index.map((i) => x.xOf(i));
+  const x1: number[] = [];
+  for (let k = 0; k + 1 < n; k++) x1.push(Math.max(x0[k], x0[k + 1]));
+  if (n) {
+    const last = t.index[n - 1];
+    const perEvent = to > from ? plotWidth(f) / (to - from) : Math.max(4, plotWidth(f));
+    const width = x.byTime ? 1 : (to + 1 - last) * perEvent;
+    x1.push(x0[n - 1] + Math.max(1, Math.min(width, plotWidth(f))));
+  }
+  return { x0, x1 };
+}
+
+/**
+ * A counter's line over the columns: for column k the points (x0[k], v[k]) and (x1[k], v[k]).
+ * Consecutive points share their x (a jump between columns) or their value (a column): there is
+ * no diagonal, and at the x of any event the line holds its bucket's value.
+ */
+export function stepPoints(vals: number[], edges: { x0: number[]; x1: number[] }): [number, number][] {
+  const out: [number, number][] = [];
+  vals.forEach((v, k) => out.push([edges.x0[k], v], [edges.x1[k], v]));
+  return out;
 }
 
 export interface Tick {
@@ -92,8 +164,9 @@ export function xTicks(
   n = 5,
 ): Tick[] {
   const x = xScale(t, from, to, f, byTime);
-  const [a, b] = [t?.time_us[0] ?? null, t?.time_us.at(-1) ?? null];
-  if (byTime && t && a !== null && b !== null && b > a) {
+  const span = timeSpan(t);
+  if (byTime && t && span) {
+    const [a, b] = span;
     const o = origin ?? a;
     const step = niceStep((b - a) / n, [1, 2, 2.5, 5]);
     const w = plotWidth(f);
@@ -211,4 +284,24 @@ export function stackColumns(
     const x1 = k + 1 < m ? xOf(start(k + 1)) : Math.max(x0 + 1, xOf(to));
     return { x0, x1: Math.max(x1, x0 + 0.5), lower, upper };
   });
+}
+
+/**
+ * Why the chart of a whole trace looks flat, in words, or null when it does not: a trace of a
+ * few events (the memory was there before recording began: `blocksBefore` blocks from before the
+ * window), or an allocated line that moves by under 1 % of the top of the chart.
+ */
+export function flatNote(t: Timeline, events: number, blocksBefore: number): string | null {
+  if (!t.index.length || events <= 0) return null;
+  const top = Math.max(...t.reserved_max, ...t.active_max);
+  const moved = Math.max(...t.allocated_max) - Math.min(...t.allocated_min);
+  if (events <= 3)
+    return (
+      `The trace holds only ${plural(events, 'event')}: the memory on the chart was allocated before recording began ` +
+      `(${plural(blocksBefore, 'block')} from before the window), so the chart is one level. Start ` +
+      'torch.cuda.memory._record_memory_history() earlier (before the model is built) to see it grow.'
+    );
+  if (top > 0 && moved < top * 0.01)
+    return `The chart looks flat: over these ${plural(events, 'event')} allocated memory moves by ${bytes(moved)} only, under 1 % of the ${bytes(top)} at the top of the chart.`;
+  return null;
 }

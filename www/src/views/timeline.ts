@@ -13,7 +13,7 @@ import { eventPanel, peakButton } from '../ui/event-panel';
 import { computing } from '../ui/busy';
 import { categoryColor } from '../ui/categories-palette';
 import { COLORS, PHASE_COLORS, RANGE_COLORS, STEP_LINE, drawBands, drawTimeline, type Marker } from './timeline-draw';
-import { PAD, bucketAt, bucketEvents, centredWindow, stackColumns, timeOf, xScale } from './timeline-layout';
+import { PAD, bucketAt, bucketEvents, centredWindow, flatNote, stackColumns, timeOf, xScale } from './timeline-layout';
 import {
   bandAt,
   bandsHeight,
@@ -128,10 +128,12 @@ export async function renderTimeline(c: ViewContext) {
   const bandCanvas = el('canvas', { class: 'phase-bands' });
   const bandLegend = el('div', { class: 'legend band-legend' });
   const catLegend = el('div', { class: 'legend category-legend', hidden: true });
+  const flat = el('div', { class: 'health info flat-note', hidden: true });
   const chartBox = el(
     'div',
     { class: 'chart-col', style: 'position:relative' },
     head,
+    flat,
     catLegend,
     canvas,
     bandCanvas,
@@ -218,6 +220,10 @@ export async function renderTimeline(c: ViewContext) {
     const answered = performance.now();
     const [t, cs] = answer;
     data = t;
+    // Over the whole trace, say why the chart is flat when it is (one event, nothing moving).
+    const note = t.from === 0 && t.to === total - 1 ? flatNote(t, total, d!.window.blocks_before_window) : null;
+    flat.hidden = note === null;
+    flat.textContent = note ?? '';
     series = stacked ? cs : null;
     if (series) {
       catLegend.hidden = false;

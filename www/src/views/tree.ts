@@ -6,10 +6,9 @@
 import type { ViewContext } from '../app-types';
 import type { CategoryBreakdown, MemoryTree } from '../types';
 import { bytesSpan, el, eventLabel, int, plural } from '../ui/format';
-import { peakButton } from '../ui/event-panel';
 import { fitCanvas } from '../ui/canvas';
 import { tooltip } from '../ui/tooltip';
-import { focusEvent } from './focus';
+import { focusEvent, focusSwitch } from './focus';
 import { drawIcicle } from './tree-draw';
 import {
   boxAt,
@@ -52,7 +51,6 @@ export async function renderTree(c: ViewContext) {
   const evGo = el('button', { text: 'Show' });
   evGo.addEventListener('click', () => c.app.select(evInput.value === '' ? null : Number(evInput.value), 'tree'));
   const peak = d.events ? d.peaks.allocated.event : null;
-  const peakBtn = peak !== null ? peakButton(() => c.app.select(peak, 'tree'), event === peak) : null;
   const searchBox = el('input', { type: 'search', placeholder: 'Search frames (file, function)…', class: 'search' });
   const head = el(
     'div',
@@ -61,19 +59,20 @@ export async function renderTree(c: ViewContext) {
       'span',
       {},
       el('b', {
-        text: d.events
-          ? `Live memory after ${eventLabel(event)}`
-          : 'Live memory at the dump (this snapshot has no trace events)',
+        text: !d.events
+          ? 'Live memory at the dump (this snapshot has no trace events)'
+          : event !== null && event === peak
+            ? `Live memory at the allocated peak (${eventLabel(event)})`
+            : `Live memory after the selected ${eventLabel(event)}`,
       }),
-      event !== null && event === peak ? el('span', { class: 'tag', text: 'allocated peak' }) : '',
       ' · ',
       bytesSpan(nodes[0].total_bytes),
       ` in ${plural(nodes[0].blocks, 'block')}`,
     ),
     el('span', { class: 'spacer' }),
+    focusSwitch(c, 'tree'),
     d.events ? evInput : '',
     d.events ? evGo : '',
-    peakBtn,
     searchBox,
   );
   const crumbBar = el('div', { class: 'crumbs' });

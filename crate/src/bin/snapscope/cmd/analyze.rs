@@ -128,16 +128,64 @@ pub fn run(a: Args, out: Out) -> Result<()> {
             results.push(serde_json::to_value(&s).expect("serializable"));
             continue;
         }
+        // A mode of one analysis computes that analysis alone; overview (for its findings) and
+        // all need every part.
+        let header = || {
+            if !out.json {
+                say!("== device {d} ==");
+            }
+        };
+        match a.mode.as_str() {
+            "peak" => {
+                let p = engine.peak(d, at)?;
+                header();
+                if !out.json {
+                    print_peak(&p);
+                    say!();
+                }
+                results.push(serde_json::json!({"device": d, "peak": p}));
+                continue;
+            }
+            "fragment" => {
+                let f = engine.fragment(d)?;
+                header();
+                if !out.json {
+                    print_fragment(&f);
+                    say!();
+                }
+                results.push(serde_json::json!({"device": d, "fragment": f}));
+                continue;
+            }
+            "leak" => {
+                let l = engine.leak(d)?;
+                header();
+                if !out.json {
+                    if let Some(l) = &l {
+                        print_leak(l);
+                    }
+                    say!();
+                }
+                results.push(serde_json::json!({"device": d, "leak": l}));
+                continue;
+            }
+            "oom" => {
+                let o = engine.oom(d)?;
+                header();
+                if !out.json {
+                    print_oom(&o, true);
+                    say!();
+                }
+                results.push(serde_json::json!({"device": d, "oom": o}));
+                continue;
+            }
+            _ => {}
+        }
         let x = engine.analyze(d, at)?;
         if !out.json {
             print_text(&x, &a.mode);
         }
         results.push(match a.mode.as_str() {
             "overview" => serde_json::json!({"device": d, "overview": x.overview, "findings": x.findings}),
-            "peak" => serde_json::json!({"device": d, "peak": x.peak}),
-            "fragment" => serde_json::json!({"device": d, "fragment": x.fragment}),
-            "leak" => serde_json::json!({"device": d, "leak": x.leak}),
-            "oom" => serde_json::json!({"device": d, "oom": x.oom}),
             _ => serde_json::to_value(&x).expect("serializable"),
         });
     }
@@ -281,12 +329,8 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
             if d.consistency.ok { "exact" } else { "PARTIAL" }
         );
     }
-    if let Some(p) = a.peak.as_ref().filter(|_| all || mode == "peak") {
-        let at = if p.at_dump { "the dump".to_string() } else { event(p.event) };
-        say!("\nwho holds {} at {at} (reserved − allocated {}):", bytes(p.live_bytes), bytes(p.reserved_minus_allocated));
-        for g in &p.by_stack {
-            say!("  {:5.1}% {:>11} {:>6} blocks  {}", g.share * 100.0, bytes(g.bytes), count(g.blocks), shown(&g.label, &g.detail));
-        }
+    if let Some(p) = a.peak.as_ref().filter(|_| all) {
+        print_peak(p);
     }
     if all {
         if let Some(f) = &a.categories.finding {
@@ -296,55 +340,76 @@ fn print_text(a: &DeviceAnalysis, mode: &str) {
             say!("steps: {}", s.growth.text);
         }
     }
-    if all || mode == "fragment" {
-        say!();
-        for f in &a.fragment.at {
-            let at = match (f.label.as_str(), f.event) {
-                ("dump", None) => "the dump".to_string(),
-                ("dump", Some(e)) => format!("the dump (after event {e})"),
-                (label, e) => format!("the {} ({})", label.replace('_', " "), event(e)),
-            };
-            say!(
-                "fragmentation at {at}: {} free in reserved segments (pending frees excluded) of {} reserved in {} pieces, largest {}, rounding waste {}, pending free {}",
-                bytes(f.free_bytes),
-                bytes(f.reserved),
-                f.free_blocks,
-                bytes(f.largest_free),
-                bytes(f.rounding_waste),
-                bytes(f.pending_free_bytes)
-            );
-        }
+    if all {
+        print_fragment(&a.fragment);
     }
-    if let Some(l) = a.leak.as_ref().filter(|_| all || mode == "leak") {
-        say!(
-            "\nleak candidates: {} blocks, {} (pending free {}, from before the window {}); floor change {}{}",
-            count(l.candidates),
-            bytes(l.candidate_bytes),
-            bytes(l.pending_free_bytes),
-            bytes(l.before_window_bytes),
-            bytes(l.floor_growth),
-            if l.floor_rises_steadily { " (steady)" } else { "" }
-        );
-        for c in l.candidates_by_stack.iter().take(5) {
-            say!("  {:>11} {:>6} blocks  {}", bytes(c.bytes), count(c.blocks), shown(&c.label, &c.detail));
-        }
+    if let Some(l) = a.leak.as_ref().filter(|_| all) {
+        print_leak(l);
     }
-    if all || mode == "oom" {
-        if let Some(room) = a.oom.at_dump.as_ref().filter(|_| mode == "oom") {
-            say!("{}", room.summary);
-        }
-        for c in &a.oom.ooms {
-            say!("\nOOM at event {}: {} — {}", c.event, c.verdict, c.explanation);
-            for s in &c.suggestions {
-                say!("  - {s}");
-            }
-        }
+    if all {
+        print_oom(&a.oom, false);
     }
     if all || mode == "overview" {
         say!();
         for f in &a.findings {
-            say!("[{}] {}: {}\n    evidence: {}\n    try: {}", f.priority, f.category, f.title, f.evidence, f.suggestion);
+            let try_line = if f.suggestion.is_empty() { String::new() } else { format!("\n    try: {}", f.suggestion) };
+            say!("[{}] {}: {}\n    evidence: {}{try_line}", f.priority, f.category, f.title, f.evidence);
         }
     }
     say!();
+}
+
+fn print_peak(p: &snapscope::analysis::peak::PeakAnalysis) {
+    let at = if p.at_dump { "the dump".to_string() } else { event(p.event) };
+    say!("\nwho holds {} at {at} (reserved − allocated {}):", bytes(p.live_bytes), bytes(p.reserved_minus_allocated));
+    for g in &p.by_stack {
+        say!("  {:5.1}% {:>11} {:>6} blocks  {}", g.share * 100.0, bytes(g.bytes), count(g.blocks), shown(&g.label, &g.detail));
+    }
+}
+
+fn print_fragment(fr: &snapscope::analysis::fragment::Fragmentation) {
+    say!();
+    for f in &fr.at {
+        let at = match (f.label.as_str(), f.event) {
+            ("dump", None) => "the dump".to_string(),
+            ("dump", Some(e)) => format!("the dump (after event {e})"),
+            (label, e) => format!("the {} ({})", label.replace('_', " "), event(e)),
+        };
+        say!(
+            "fragmentation at {at}: {} free in reserved segments (pending frees excluded) of {} reserved in {} pieces, largest {}, rounding waste {}, pending free {}",
+            bytes(f.free_bytes),
+            bytes(f.reserved),
+            f.free_blocks,
+            bytes(f.largest_free),
+            bytes(f.rounding_waste),
+            bytes(f.pending_free_bytes)
+        );
+    }
+}
+
+fn print_leak(l: &snapscope::analysis::leak::LeakAnalysis) {
+    say!(
+        "\nleak candidates: {} blocks, {} (pending free {}, from before the window {}); floor change {}{}",
+        count(l.candidates),
+        bytes(l.candidate_bytes),
+        bytes(l.pending_free_bytes),
+        bytes(l.before_window_bytes),
+        bytes(l.floor_growth),
+        if l.floor_rises_steadily { " (steady)" } else { "" }
+    );
+    for c in l.candidates_by_stack.iter().take(5) {
+        say!("  {:>11} {:>6} blocks  {}", bytes(c.bytes), count(c.blocks), shown(&c.label, &c.detail));
+    }
+}
+
+fn print_oom(o: &snapscope::analysis::oom::OomAnalysis, alone: bool) {
+    if let Some(room) = o.at_dump.as_ref().filter(|_| alone) {
+        say!("{}", room.summary);
+    }
+    for c in &o.ooms {
+        say!("\nOOM at event {}: {} — {}", c.event, c.verdict, c.explanation);
+        for s in &c.suggestions {
+            say!("  - {s}");
+        }
+    }
 }

@@ -1,0 +1,1 @@
+WITH block_state_dist AS (SELECT d.device_index, b.state, COUNT(b.id) AS block_count, SUM(b.size) AS total_size, AVG(b.size) AS avg_size FROM blocks b JOIN segments s ON b.segment_id = s.id JOIN devices d ON s.device_id = d.id GROUP BY d.device_index, b.state) SELECT * FROM block_state_dist

@@ -1,0 +1,1 @@
+WITH expansion_timeline AS (SELECT d.device_index, t.trace_index, t.action, t.size, t.addr, cs.frames_json FROM traces t JOIN devices d ON t.device_id = d.id LEFT JOIN call_stacks cs ON t.stack_id = cs.id WHERE t.action IN ('segment_alloc', 'segment_map', 'segment_free', 'segment_unmap') ORDER BY d.device_index, t.trace_index) SELECT * FROM expansion_timeline

@@ -1,0 +1,1 @@
+WITH top_allocations AS (SELECT d.device_index, b.size, b.requested_size, b.state, cs.frames_json FROM blocks b JOIN segments s ON b.segment_id = s.id JOIN devices d ON s.device_id = d.id LEFT JOIN call_stacks cs ON b.stack_id = cs.id WHERE b.state = 'active_allocated' ORDER BY b.size DESC LIMIT 20) SELECT * FROM top_allocations
