@@ -80,6 +80,7 @@ pub struct StepsAnalysis {
 /// What the trace shows the program doing, read from the phases of its events (the frames) and
 /// the steps found in them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Program {
     /// `training_steps` (two or more complete steps with a backward pass or an optimizer step),
     /// `one_training_step`, `forward` (forward passes only: inference or evaluation),
@@ -95,6 +96,7 @@ pub struct Program {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct PhaseCount {
     pub phase: String,
     pub events: u64,
