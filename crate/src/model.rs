@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// Allocator trace actions. The names are the strings PyTorch writes; one definition serves the
 /// reader, the replay, the database and the page (see `Action::ALL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Alloc,
@@ -71,6 +72,7 @@ impl Action {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum BlockState {
     ActiveAllocated,
@@ -101,6 +103,7 @@ impl BlockState {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Pool {
     Small,
@@ -111,6 +114,7 @@ pub type FrameId = u32;
 pub type StackId = u32;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Frame {
     pub filename: String,
     pub line: i64,
@@ -122,6 +126,7 @@ pub struct Frame {
 
 /// `fx_node_op`, `fx_node_name`, `fx_node_target`, `fx_original_trace` of a frame.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct FxNode {
     pub op: Option<String>,
     pub name: Option<String>,
@@ -180,6 +185,7 @@ impl Interner {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Block {
     pub address: u64,
     pub size: u64,
@@ -189,6 +195,7 @@ pub struct Block {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Segment {
     pub device: i64,
     pub address: u64,
@@ -206,6 +213,7 @@ pub struct Segment {
 
 /// Rare per-event fields, stored beside the event only when present and non-empty.
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct EventExtra {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action_name: Option<String>,
@@ -409,6 +417,7 @@ impl DeviceTrace {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Annotation {
     pub device: Option<i64>,
     pub time_us: Option<i64>,
@@ -417,6 +426,7 @@ pub struct Annotation {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     /// `{"segments": ..., "device_traces": ...}` (PyTorch 1.13+ / torch_npu)
@@ -426,6 +436,7 @@ pub enum Format {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Warning {
     pub code: std::borrow::Cow<'static, str>,
     pub message: String,
@@ -485,6 +496,7 @@ impl Snapshot {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct DumpTotals {
     pub segments: u64,
     pub reserved: u64,

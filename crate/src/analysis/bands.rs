@@ -10,6 +10,7 @@ use crate::Loaded;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct BandBlock {
     pub lifetime: u32,
     pub address: u64,
@@ -22,6 +23,7 @@ pub struct BandBlock {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Bands {
     pub device: i64,
     pub from: u32,

@@ -59,6 +59,7 @@ impl Counter {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Group {
     /// What people read: the frame that names the stack (`frames::display`), or a synthetic
     /// label (`[no stack recorded]`, `[allocated before the window]`, `[N other groups]`).
@@ -96,6 +97,7 @@ pub fn live_lifetimes_sql(dev: &str, event: &str) -> String {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct PeakSet {
     pub allocated: Peak,
     pub active: Peak,

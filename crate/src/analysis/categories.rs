@@ -10,6 +10,7 @@ use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct RuleShare {
     pub rule: String,
     pub bytes: i64,
@@ -18,6 +19,7 @@ pub struct RuleShare {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct SiteShare {
     pub label: String,
     pub bytes: i64,
@@ -25,6 +27,7 @@ pub struct SiteShare {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct CategoryShare {
     pub category: String,
     pub bytes: i64,
@@ -38,6 +41,7 @@ pub struct CategoryShare {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct CategoryBreakdown {
     pub device: i64,
     /// None = the state before the first event (the dump for a file without events).
@@ -53,6 +57,7 @@ pub struct CategoryBreakdown {
 
 /// A category's bytes without the rules and sites (Peak, Leaks, Compare).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct CategoryTotal {
     pub category: String,
     pub bytes: i64,

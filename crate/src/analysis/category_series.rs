@@ -7,6 +7,7 @@ use crate::semantics::DeviceCategories;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct CategorySeries {
     pub device: i64,
     /// Category names; `values[k][c]` is category c's bytes at `events[k]`.

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct StackDelta {
     /// The frame that names the stack, as shown.
     pub label: String,
@@ -25,6 +26,7 @@ pub struct StackDelta {
 
 /// One figure of both snapshots: `delta` = b − a (None when either lacks the device).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Figure {
     pub label: String,
     /// "bytes" or "count".
@@ -35,6 +37,7 @@ pub struct Figure {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct DeviceComparison {
     pub device: i64,
     pub peaks_a: Option<PeakSet>,
@@ -50,6 +53,7 @@ pub struct DeviceComparison {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Comparison {
     pub devices: Vec<DeviceComparison>,
 }
@@ -58,11 +62,13 @@ pub struct Comparison {
 /// live bytes per stack at its allocated peak. Each snapshot computes its own side (the page
 /// holds them in different workers), and either side compares itself with the other.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Side {
     pub devices: Vec<DeviceSide>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct DeviceSide {
     pub overview: DeviceOverview,
     pub peaks: PeakSet,
@@ -77,6 +83,7 @@ pub struct DeviceSide {
 
 /// One category's bytes in A and B at their allocated peaks.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct CategoryDelta {
     pub category: String,
     pub bytes_a: i64,

@@ -6,6 +6,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct EventDetail {
     pub device: i64,
     pub index: i64,
@@ -34,6 +35,7 @@ pub struct EventDetail {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct EventFrame {
     pub filename: String,
     pub line: i64,
@@ -48,6 +50,7 @@ pub struct EventFrame {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct FxFrame {
     pub op: Option<String>,
     pub name: Option<String>,
@@ -101,25 +104,7 @@ pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventD
         )
     })?;
     if let Some(stack) = stack {
-        d.frames = conn
-            .prepare_cached(
-                "SELECT f.filename, f.line, f.name, f.kind, f.display, f.fx_node_op, f.fx_node_name, f.fx_node_target, f.fx_original_trace
-                 FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id
-                 WHERE sf.stack_id = ?1 ORDER BY sf.position",
-            )?
-            .query_map([stack], |r| {
-                let fx = FxFrame { op: r.get(5)?, name: r.get(6)?, target: r.get(7)?, original_trace: r.get(8)? };
-                let any = fx.op.is_some() || fx.name.is_some() || fx.target.is_some() || fx.original_trace.is_some();
-                Ok(EventFrame {
-                    filename: r.get(0)?,
-                    line: r.get(1)?,
-                    name: r.get(2)?,
-                    kind: r.get(3)?,
-                    display: r.get(4)?,
-                    fx: any.then_some(fx),
-                })
-            })?
-            .collect::<std::result::Result<_, _>>()?;
+        d.frames = frames_of(conn, stack, 0, i64::MAX)?;
     }
     if let Some(l) = lifetime {
         d.lifetime = conn
@@ -136,4 +121,56 @@ pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventD
             .and_then(|s| serde_json::from_str(&s).ok());
     }
     Ok(d)
+}
+
+/// Frames `offset..offset + limit` of a stack, innermost (position 0) first.
+fn frames_of(conn: &Connection, stack: i64, offset: i64, limit: i64) -> Result<Vec<EventFrame>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT f.filename, f.line, f.name, f.kind, f.display, f.fx_node_op, f.fx_node_name, f.fx_node_target, f.fx_original_trace
+             FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id
+             WHERE sf.stack_id = ?1 ORDER BY sf.position LIMIT ?3 OFFSET ?2",
+        )?
+        .query_map(params![stack, offset, limit], |r| {
+            let fx = FxFrame { op: r.get(5)?, name: r.get(6)?, target: r.get(7)?, original_trace: r.get(8)? };
+            let any = fx.op.is_some() || fx.name.is_some() || fx.target.is_some() || fx.original_trace.is_some();
+            Ok(EventFrame {
+                filename: r.get(0)?,
+                line: r.get(1)?,
+                name: r.get(2)?,
+                kind: r.get(3)?,
+                display: r.get(4)?,
+                fx: any.then_some(fx),
+            })
+        })?
+        .collect::<std::result::Result<_, _>>()?)
+}
+
+/// A page of one stack's frames (the stack_id other answers carry).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct StackPage {
+    pub stack_id: i64,
+    /// The stack's label (the frame that names it), as shown.
+    pub label: Option<String>,
+    /// Frames in the whole stack.
+    pub total: i64,
+    /// Position of the first frame listed.
+    pub offset: i64,
+    /// Innermost-first frames from `offset`.
+    pub frames: Vec<EventFrame>,
+}
+
+pub fn stack_page(conn: &Connection, stack: i64, offset: i64, limit: i64) -> Result<StackPage> {
+    let head = conn
+        .query_row(
+            "SELECT cs.label, (SELECT COUNT(*) FROM stack_frames sf WHERE sf.stack_id = cs.id) FROM call_stacks cs WHERE cs.id = ?1",
+            [stack],
+            |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, i64>(1)?)),
+        )
+        .optional()?;
+    let (label, total) = head.ok_or_else(|| {
+        Error::new("STACK_NOT_FOUND", format!("no stack {stack}"), "take a stack_id from another answer (holders, event, query rows)")
+    })?;
+    Ok(StackPage { stack_id: stack, label, total, offset, frames: frames_of(conn, stack, offset.max(0), limit.max(0))? })
 }

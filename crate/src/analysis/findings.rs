@@ -12,6 +12,7 @@ use crate::format::{bytes, count, event};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Finding {
     pub device: i64,
     /// high | medium | low | info

@@ -9,6 +9,7 @@ use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct SegmentFrag {
     pub address: i64,
     pub size: i64,
@@ -19,6 +20,7 @@ pub struct SegmentFrag {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct FragAt {
     /// "dump" or "allocated_peak"
     pub label: String,
@@ -42,6 +44,7 @@ pub struct FragAt {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Fragmentation {
     pub device: i64,
     pub at: Vec<FragAt>,

@@ -8,6 +8,7 @@ use crate::semantics::{DeviceCategories, DevicePhases, Phase};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct HeldGradients {
     /// The allocated peak the gradients were held at.
     pub peak_event: u32,

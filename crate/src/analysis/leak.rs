@@ -9,6 +9,7 @@ use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct StackBytes {
     /// The frame that names the stack, as shown (see `basis::Group`).
     pub label: String,
@@ -28,6 +29,7 @@ pub struct StackBytes {
 super::basis::labelled!(StackBytes);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct LeakAnalysis {
     pub device: i64,
     pub events: i64,

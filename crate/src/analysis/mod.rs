@@ -22,6 +22,7 @@ pub mod tree;
 
 /// All analyses of one device, as `analyze --mode all` prints them.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct DeviceAnalysis {
     pub device: i64,
     pub overview: overview::DeviceOverview,

@@ -12,6 +12,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct RecentEvent {
     pub index: i64,
     pub action: String,
@@ -20,6 +21,7 @@ pub struct RecentEvent {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct OomCase {
     pub event: i64,
     /// Bytes the failed request needed (the rounded size PyTorch records).
@@ -39,6 +41,7 @@ pub struct OomCase {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct OomAnalysis {
     pub device: i64,
     pub ooms: Vec<OomCase>,
@@ -49,6 +52,7 @@ pub struct OomAnalysis {
 
 /// The room the allocator had at the dump, against the largest request the trace made.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct DumpRoom {
     pub reserved: i64,
     pub allocated: i64,
@@ -64,6 +68,7 @@ pub struct DumpRoom {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct LargestRequest {
     pub bytes: i64,
     pub event: i64,

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// Printed behind the envelope's `ok` and `schema_version` (`engine::envelope`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Overview {
     pub format: Option<crate::model::Format>,
     pub encoding: String,
@@ -17,6 +18,7 @@ pub struct Overview {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct DeviceOverview {
     pub device: i64,
     /// This entry is pinned host memory (`host_segments` / `host_traces`), not a device.
@@ -36,6 +38,7 @@ pub struct DeviceOverview {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct DumpFigures {
     pub allocated: u64,
     pub active: u64,
@@ -44,6 +47,7 @@ pub struct DumpFigures {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Peaks {
     pub allocated: Peak,
     pub active: Peak,
@@ -52,6 +56,7 @@ pub struct Peaks {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Window {
     pub first_time_us: Option<i64>,
     pub last_time_us: Option<i64>,

@@ -10,6 +10,7 @@ use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct StateBlock {
     pub address: i64,
     pub size: i64,
@@ -21,6 +22,7 @@ pub struct StateBlock {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct StateSegment {
     pub address: i64,
     pub size: i64,
@@ -33,6 +35,7 @@ pub struct StateSegment {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct AllocatorState {
     pub device: i64,
     pub event: Option<i64>,

@@ -9,6 +9,7 @@ use crate::semantics::{DevicePhases, Phase, RangeGroup};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct PhaseSpan {
     pub name: String,
     /// `run` (events in one phase, from their stacks) or `range` (annotations, compiled regions).
@@ -23,6 +24,7 @@ pub struct PhaseSpan {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Step {
     pub step: i64,
     pub first_event: u32,
@@ -41,6 +43,7 @@ pub struct Step {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Growth {
     /// `growing`, `shrinking`, `stable`, `too_few_steps` or `no_steps`.
     pub verdict: String,
@@ -52,6 +55,7 @@ pub struct Growth {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct StepsAnalysis {
     pub device: i64,
     pub phases: Vec<PhaseSpan>,
@@ -76,6 +80,7 @@ pub struct StepsAnalysis {
 /// What the trace shows the program doing, read from the phases of its events (the frames) and
 /// the steps found in them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Program {
     /// `training_steps` (two or more complete steps with a backward pass or an optimizer step),
     /// `one_training_step`, `forward` (forward passes only: inference or evaluation),
@@ -91,6 +96,7 @@ pub struct Program {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct PhaseCount {
     pub phase: String,
     pub events: u64,
@@ -103,6 +109,7 @@ impl Program {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct PeakPlace {
     pub event: u32,
     pub step: Option<i64>,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct StreamFigures {
     /// The raw stream handle (0 = the legacy default stream).
     pub stream: u64,
@@ -22,6 +23,7 @@ pub struct StreamFigures {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct StreamAnalysis {
     pub device: i64,
     pub streams: Vec<StreamFigures>,

@@ -5,6 +5,7 @@ use crate::replay::Series;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Timeline {
     pub device: i64,
     pub from: u32,

@@ -12,6 +12,7 @@ pub use super::basis::{BEFORE_WINDOW, BEFORE_WINDOW_NO_STACK, NO_STACK};
 use crate::frames::Kind;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct TreeNode {
     pub id: u32,
     pub parent: Option<u32>,
@@ -31,6 +32,7 @@ pub struct TreeNode {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct MemoryTree {
     pub device: i64,
     /// None = before the first event.

@@ -163,6 +163,11 @@ impl Engine {
         templates::resolve_device(self.conn()?, device)
     }
 
+    /// The SHA-256 of the snapshot's bytes, when it was computed while reading (`open_hashed`).
+    pub fn source_sha256(&self) -> Option<String> {
+        self.meta.iter().find(|(k, _)| *k == "source_sha256").map(|(_, v)| v.clone())
+    }
+
     /// Source, hash, engine version, device selection and counts, as one JSON object.
     pub fn metadata(&self) -> Result<serde_json::Value> {
         store::metadata_summary(self.conn()?)
@@ -393,6 +398,11 @@ impl Engine {
 
     pub fn event(&self, device: i64, index: i64) -> Result<event::EventDetail> {
         event::event_detail(self.conn()?, device, index)
+    }
+
+    /// Frames `offset..offset + limit` of one stack (a `stack_id` from another answer).
+    pub fn stack(&self, stack_id: i64, offset: i64, limit: i64) -> Result<event::StackPage> {
+        event::stack_page(self.conn()?, stack_id, offset, limit)
     }
 
     /// Counters over events `from..=to` in `buckets` min/max columns.

@@ -8,6 +8,7 @@
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ParamType {
     Int,
@@ -16,6 +17,7 @@ pub enum ParamType {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Param {
     pub name: &'static str,
     #[serde(rename = "type")]
@@ -28,6 +30,7 @@ pub struct Param {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Column {
     pub name: &'static str,
     /// bytes | event | address | percent | GiB | count | null
@@ -35,6 +38,7 @@ pub struct Column {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Sql,
@@ -43,6 +47,7 @@ pub enum Kind {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Template {
     pub name: &'static str,
     pub category: &'static str,

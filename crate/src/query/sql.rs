@@ -7,6 +7,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Cell {
     Null,
@@ -71,6 +72,7 @@ pub struct WithRows<'a, T: Serialize> {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Rows {
     pub columns: Vec<String>,
     /// Written through [`Rows::with_rows`].
@@ -113,9 +115,31 @@ pub fn now_ms() -> f64 {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
+thread_local! {
+    /// Set by a surface that can cancel a call (the MCP server): SQL on this thread stops when it is.
+    static CANCEL: std::cell::RefCell<Option<std::sync::Arc<std::sync::atomic::AtomicBool>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Stop SQL run on this thread once `flag` is set (None: no such flag).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn cancel_with(flag: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) {
+    CANCEL.with(|c| *c.borrow_mut() = flag);
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn cancelled() -> bool {
+    CANCEL.with(|c| c.borrow().as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed)))
+}
+
+#[cfg(target_arch = "wasm32")]
+fn cancelled() -> bool {
+    false
+}
+
 pub fn run(conn: &mut Connection, sql: &str, params: &[(&str, rusqlite::types::Value)], limits: Limits) -> Result<Rows> {
     let deadline = now_ms() + limits.timeout_ms as f64;
-    conn.progress_handler(10_000, Some(move || now_ms() > deadline)).map_err(Error::sql)?;
+    conn.progress_handler(10_000, Some(move || now_ms() > deadline || cancelled())).map_err(Error::sql)?;
     // A statement SQLite calls read-only may still ATTACH a file (creating it, or rolling back a
     // hot journal beside it): the user's SQL never attaches.
     conn.authorizer(Some(|ctx: rusqlite::hooks::AuthContext<'_>| {

@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value as J};
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct TemplateResult {
     pub template: &'static str,
     pub device: i64,

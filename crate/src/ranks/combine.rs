@@ -12,6 +12,7 @@ use crate::format::{bytes, count};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct RanksReport {
     pub files: Vec<FileEntry>,
     pub summary: Summary,
@@ -20,6 +21,7 @@ pub struct RanksReport {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct FileError {
     pub file: String,
     pub code: String,
@@ -27,6 +29,7 @@ pub struct FileError {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct FileEntry {
     pub file: String,
     pub rank: i64,
@@ -34,6 +37,7 @@ pub struct FileEntry {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct DeviceEntry {
     pub device: i64,
     pub events: usize,
@@ -44,6 +48,7 @@ pub struct DeviceEntry {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct EntryPeaks {
     pub allocated: crate::replay::Peak,
     pub reserved: crate::replay::Peak,
@@ -51,6 +56,7 @@ pub struct EntryPeaks {
 
 /// One (file, device) figure and where it is.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct At {
     pub bytes: i64,
     pub file: String,
@@ -60,6 +66,7 @@ pub struct At {
 
 /// A figure of the peak allocated and of the peak reserved bytes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Both<T> {
     pub allocated: T,
     pub reserved: T,
@@ -74,6 +81,7 @@ struct Spread {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Outlier {
     pub file: String,
     pub rank: i64,
@@ -85,6 +93,7 @@ pub struct Outlier {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct SiteDelta {
     pub label: String,
     pub worst: u64,
@@ -93,6 +102,7 @@ pub struct SiteDelta {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Worst {
     pub file: String,
     pub rank: i64,
@@ -108,6 +118,7 @@ pub struct Worst {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Summary {
     /// (file, device) pairs compared.
     pub ranks: usize,

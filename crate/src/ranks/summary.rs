@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 const TOP: usize = 25;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct FileSummary {
     pub file: String,
     /// From the file name (`rank7`, `rank_7`, `rank-7`), else None (then the order given).
@@ -23,6 +24,7 @@ pub struct FileSummary {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct DeviceSummary {
     pub device: i64,
     pub events: usize,
@@ -39,6 +41,7 @@ pub struct DeviceSummary {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Holder {
     pub label: String,
     pub bytes: u64,

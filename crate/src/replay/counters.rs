@@ -9,6 +9,7 @@ use crate::model::{Action, DeviceTrace, Snapshot};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Counters {
     pub allocated: i64,
     pub active: i64,
@@ -17,6 +18,7 @@ pub struct Counters {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Peak {
     pub bytes: i64,
     /// Earliest event reaching the maximum; None when it is the state before the first event.

@@ -26,6 +26,7 @@ pub const NONE: u32 = u32::MAX;
 
 /// Where a lifetime's stack came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StackSource {
     /// The `alloc` event's frames.
@@ -120,6 +121,7 @@ impl Lifetime {
 /// A reserved range: a cudaMalloc segment or an expandable mapping, from its event (or the
 /// window start) to its release (or the dump).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct SegmentLife {
     pub addr: u64,
     pub size: u64,
@@ -132,6 +134,7 @@ pub struct SegmentLife {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Issue {
     pub event: Option<u32>,
     pub code: std::borrow::Cow<'static, str>,
@@ -139,6 +142,7 @@ pub struct Issue {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Consistency {
     pub ok: bool,
     pub issues: Vec<Issue>,

@@ -9,6 +9,7 @@ pub const MIN_BLOCK: u64 = 512;
 pub const SMALL_SIZE: u64 = MIB;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Rules {
     /// Bytes added before rounding: 32 on torch_npu, 0 on CUDA.
     pub pad: u64,

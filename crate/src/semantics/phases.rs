@@ -9,6 +9,7 @@ use serde::Serialize;
 
 /// A run of consecutive events in one phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct PhaseRun {
     pub phase: Phase,
     pub first: u32,
@@ -17,6 +18,7 @@ pub struct PhaseRun {
 
 /// What a named range is, for grouping and for hiding framework noise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RangeGroup {
     /// `ProfilerStep#N`.
@@ -36,6 +38,7 @@ pub enum RangeGroup {
 /// A named range of events: a START/END pair of `external_annotations`, or a run of events with
 /// the same `compile_context`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct NamedRange {
     pub name: String,
     pub group: RangeGroup,

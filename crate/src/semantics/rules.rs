@@ -32,6 +32,7 @@ pub const MAX_RULES: usize = 128;
 
 /// The phase a block was allocated in (see `phases.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     Forward,
@@ -61,6 +62,7 @@ impl Phase {
 
 /// What the block did after its allocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LifetimeRule {
     /// No condition.
@@ -89,6 +91,7 @@ pub enum LifetimeRule {
 
 /// Which frames a rule's patterns are tried on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FrameSource {
     /// The block's allocation stack.
@@ -179,6 +182,7 @@ pub struct RuleSet {
 
 /// A rule as shown to users (`analyze --mode categories`, the page's rule list).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct RuleInfo {
     pub name: String,
     pub category: String,

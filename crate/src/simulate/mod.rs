@@ -30,6 +30,7 @@ pub use whatif::{reserved_lines, LinePoint, OomWhatIf, WhatIf};
 
 /// Device memory the allocator may reserve, and how it is known.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Capacity {
     pub bytes: u64,
     pub source: String,
@@ -55,6 +56,7 @@ impl Capacity {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct SimPeak {
     pub bytes: u64,
     /// Event after which the peak is first reached (None: before the first event).
@@ -62,6 +64,7 @@ pub struct SimPeak {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Difference {
     pub event: u32,
     pub reason: String,
@@ -69,6 +72,7 @@ pub struct Difference {
 
 /// The first request the device could not serve.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct OomAt {
     pub event: u32,
     /// Rounded request.
@@ -80,6 +84,7 @@ pub struct OomAt {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Simulation {
     pub device: i64,
     pub settings: serde_json::Value,

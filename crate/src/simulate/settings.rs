@@ -11,6 +11,7 @@ use crate::alloc_conf::{self, Setting, NPU_KEYS};
 const GIB: u64 = 1 << 30;
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Settings {
     /// Rounding, split and oversize rules shared with the replay (pad, divisions, max_split_size,
     /// max_non_split_rounding, expandable).

@@ -30,6 +30,7 @@ pub fn standard_set(recorded: &Settings, with_capacity: bool) -> Vec<String> {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct TuneRow {
     /// The alloc-conf tried ("" = as recorded).
     pub conf: String,
@@ -43,6 +44,7 @@ pub struct TuneRow {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Tuning {
     pub device: i64,
     /// The self-check of the as-recorded simulation (None when the set was ranked from rows).

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 /// The one counterfactual every analysis cites: the recording with expandable segments
 /// toggled (on, or off when it was recorded with them).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct WhatIf {
     pub conf: String,
     pub reserved_peak: SimPeak,
@@ -25,6 +26,7 @@ pub struct WhatIf {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct OomWhatIf {
     pub event: u32,
     pub happens: bool,
@@ -102,6 +104,7 @@ impl WhatIf {
 
 /// Recorded and simulated reserved bytes over the same event axis, one point per column.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct LinePoint {
     pub first: u32,
     pub last: u32,

@@ -17,6 +17,22 @@ pub struct Out {
 impl Out {
     /// Print `body` in the envelope with `--json`, else run `text`.
     pub fn answer<T: Serialize>(&self, body: T, text: impl FnOnce(&T)) {
+        if capturing() {
+            // Another surface (the MCP server) runs this command: keep the JSON and the text.
+            let mut e = envelope(&body);
+            e.focus_source = self.from_focus.then_some("project");
+            let json = serde_json::to_value(&e).expect("serializable");
+            let want_text = CAPTURE.with(|c| {
+                let mut c = c.borrow_mut();
+                let k = c.as_mut().expect("capturing");
+                k.json = Some(json);
+                k.want_text
+            });
+            if want_text {
+                text(&body);
+            }
+            return;
+        }
         if self.json {
             let mut e = envelope(&body);
             e.focus_source = self.from_focus.then_some("project");
@@ -27,6 +43,45 @@ impl Out {
         } else {
             text(&body);
         }
+    }
+}
+
+/// What a command answered when it ran under [`capture`]: its `--json` and its text.
+#[derive(Default)]
+pub struct Captured {
+    pub json: Option<serde_json::Value>,
+    pub text: String,
+    /// Whether the command's text is wanted (the text of a large answer can be far larger).
+    pub want_text: bool,
+}
+
+thread_local! {
+    static CAPTURE: std::cell::RefCell<Option<Captured>> = const { std::cell::RefCell::new(None) };
+}
+
+fn capturing() -> bool {
+    CAPTURE.with(|c| c.borrow().is_some())
+}
+
+/// Run `f` (a command) with its answer and (when `want_text`) its text lines kept instead of printed.
+pub fn capture<R>(want_text: bool, f: impl FnOnce() -> R) -> (R, Captured) {
+    CAPTURE.with(|c| *c.borrow_mut() = Some(Captured { want_text, ..Captured::default() }));
+    let r = f();
+    (r, CAPTURE.with(|c| c.borrow_mut().take().unwrap_or_default()))
+}
+
+/// One line of text output: printed, or kept while a command runs under [`capture`].
+pub fn line(s: &str) {
+    let kept = CAPTURE.with(|c| match c.borrow_mut().as_mut() {
+        Some(k) => {
+            k.text.push_str(s);
+            k.text.push('\n');
+            true
+        }
+        None => false,
+    });
+    if !kept {
+        print_line(s);
     }
 }
 
@@ -59,7 +114,7 @@ pub static JSON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 
 /// One line on stdout. A write that fails (a full disk, /dev/full) ends the command with a clean
 /// IO_ERROR instead of `println!`'s panic; a closed pipe ends it quietly, like other Unix tools.
-pub fn line(text: &str) {
+fn print_line(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     if let Err(e) = writeln!(out, "{text}").and_then(|_| out.flush()) {

@@ -6,6 +6,7 @@ mod emit;
 mod cmd;
 mod focus;
 mod rules;
+mod schemas;
 mod skills;
 
 use clap::{Parser, Subcommand};
@@ -65,6 +66,8 @@ enum Cmd {
     Ranks(cmd::ranks::Args),
     /// Run read-only SQL on a snapshot or SnapshotDB (schema: docs/schema.md).
     Sql(cmd::sql::Args),
+    /// Serve the engine to coding agents: a Model Context Protocol server on stdin/stdout.
+    Mcp(cmd::mcp::Args),
 }
 
 fn main() {
@@ -84,7 +87,14 @@ fn main() {
         }
     }
     rules::set(cli.categories);
-    let result = match cli.cmd {
+    if let Err(e) = dispatch(cli.cmd, out) {
+        emit::fail(&e, cli.json);
+    }
+}
+
+/// Run one parsed subcommand (the MCP server runs the read-only ones the same way).
+fn dispatch(cmd: Cmd, out: Out) -> snapscope::Result<()> {
+    match cmd {
         Cmd::Import(a) => cmd::import::run(a, out),
         Cmd::Metadata(a) => cmd::metadata::run(a, out),
         Cmd::Focus(a) => cmd::focus::run(a, out),
@@ -99,8 +109,19 @@ fn main() {
         Cmd::Sql(a) => cmd::sql::run(a, out),
         Cmd::Simulate(a) => cmd::simulate::run(a, out),
         Cmd::Ranks(a) => cmd::ranks::run(a, out),
-    };
-    if let Err(e) = result {
-        emit::fail(&e, cli.json);
+        Cmd::Mcp(a) => cmd::mcp::run(a),
     }
+}
+
+/// Parse `argv` (without the program name) as the command line and run it with its answer
+/// kept: the `--json` envelope and (with `text`) the text, exactly as the terminal would get them.
+pub fn run_captured(argv: &[String], text: bool) -> snapscope::Result<emit::Captured> {
+    let cli = Cli::try_parse_from(std::iter::once("snapscope".to_string()).chain(argv.iter().cloned()))
+        .map_err(|e| snapscope::Error::new("INVALID_PARAMETER", e.to_string().trim().to_string(), "check the tool's arguments"))?;
+    if matches!(cli.cmd, Cmd::Mcp(_)) {
+        return Err(snapscope::Error::new("INVALID_PARAMETER", "not from inside the server", "call a tool"));
+    }
+    // Text mode when the text is wanted, so the commands print it too; `Out::answer` keeps the JSON.
+    let (r, captured) = emit::capture(text, || dispatch(cli.cmd, Out { json: !text, from_focus: false }));
+    r.map(|_| captured)
 }

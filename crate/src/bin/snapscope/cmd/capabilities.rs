@@ -5,7 +5,7 @@ use snapscope::Result;
 pub fn run(out: Out) -> Result<()> {
     let templates = Engine::catalogue();
     let formats = ["pickle protocol 0-5", "gzip", "json", "TorchScript type-tagged pickle", "SnapshotDB (.db)"];
-    let body = serde_json::json!({"engine_version": snapscope::VERSION, "templates": templates, "analyses": ANALYSES, "formats": formats});
+    let body = serde_json::json!({"engine_version": snapscope::VERSION, "templates": templates, "analyses": ANALYSES, "formats": formats, "answer_schemas": crate::schemas::capabilities()});
     out.answer(body, |_| {
         for t in &templates {
             say!("{} ({}): {}", t.name, t.category, t.description);

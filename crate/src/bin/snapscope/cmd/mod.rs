@@ -5,6 +5,7 @@ pub mod capabilities;
 pub mod export;
 pub mod focus;
 pub mod import;
+pub mod mcp;
 pub mod metadata;
 pub mod overview;
 pub mod query;
