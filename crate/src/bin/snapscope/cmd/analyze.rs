@@ -130,55 +130,24 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         }
         // A mode of one analysis computes that analysis alone; overview (for its findings) and
         // all need every part.
-        let header = || {
+        fn one<T: serde::Serialize>(out: &Out, d: i64, mode: &str, part: T, print: impl FnOnce(&T)) -> serde_json::Value {
             if !out.json {
                 say!("== device {d} ==");
+                print(&part);
+                say!();
             }
+            serde_json::json!({"device": d, mode: part})
+        }
+        let single = match a.mode.as_str() {
+            "peak" => Some(one(&out, d, "peak", engine.peak(d, at)?, print_peak)),
+            "fragment" => Some(one(&out, d, "fragment", engine.fragment(d)?, print_fragment)),
+            "leak" => Some(one(&out, d, "leak", engine.leak(d)?, |l| l.iter().for_each(print_leak))),
+            "oom" => Some(one(&out, d, "oom", engine.oom(d)?, |o| print_oom(o, true))),
+            _ => None,
         };
-        match a.mode.as_str() {
-            "peak" => {
-                let p = engine.peak(d, at)?;
-                header();
-                if !out.json {
-                    print_peak(&p);
-                    say!();
-                }
-                results.push(serde_json::json!({"device": d, "peak": p}));
-                continue;
-            }
-            "fragment" => {
-                let f = engine.fragment(d)?;
-                header();
-                if !out.json {
-                    print_fragment(&f);
-                    say!();
-                }
-                results.push(serde_json::json!({"device": d, "fragment": f}));
-                continue;
-            }
-            "leak" => {
-                let l = engine.leak(d)?;
-                header();
-                if !out.json {
-                    if let Some(l) = &l {
-                        print_leak(l);
-                    }
-                    say!();
-                }
-                results.push(serde_json::json!({"device": d, "leak": l}));
-                continue;
-            }
-            "oom" => {
-                let o = engine.oom(d)?;
-                header();
-                if !out.json {
-                    print_oom(&o, true);
-                    say!();
-                }
-                results.push(serde_json::json!({"device": d, "oom": o}));
-                continue;
-            }
-            _ => {}
+        if let Some(v) = single {
+            results.push(v);
+            continue;
         }
         let x = engine.analyze(d, at)?;
         if !out.json {
