@@ -405,7 +405,9 @@ class Mcp(unittest.TestCase):
         if not npx:
             self.skipTest("no npx")
         local = os.environ.get("MCP_INSPECTOR_DIR", "/tmp/inspector")
-        cmd = [npx, "--no-install", "@modelcontextprotocol/inspector"] if os.path.exists(os.path.join(local, "node_modules", "@modelcontextprotocol", "inspector")) else [npx, "-y", "@modelcontextprotocol/inspector"]
+        # One pinned version: the same inspector on every machine.
+        pinned = "@modelcontextprotocol/inspector@0.15.0"
+        cmd = [npx, "--no-install", "@modelcontextprotocol/inspector"] if os.path.exists(os.path.join(local, "node_modules", "@modelcontextprotocol", "inspector")) else [npx, "-y", pinned]
         cwd = local if os.path.exists(local) else ROOT
         base = [*cmd, "--cli", BIN, "mcp", *SERVER_EXTRA]
         try:
