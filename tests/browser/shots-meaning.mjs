@@ -1,6 +1,7 @@
 // Screenshots for reading the engine's conclusions as a user would (not a test: run by hand,
 // `node tests/browser/shots-meaning.mjs`): Overview, Categories, Steps and Leaks of a training
-// run with several steps, a forward-only run and a dump-only file, full page, into
+// run with several steps, a forward-only run, a dump-only file, one with C++ frames and one with
+// annotations, full page, into
 // tests/out/screenshots/meaning-*.png.
 import { openPage, showView, CORPUS, SHOTS } from "./harness.mjs";
 import { join } from "node:path";
@@ -17,6 +18,14 @@ const files = [
   [
     "dump",
     join(CORPUS, "cuda/kkaitlyn111__cs336-a2-systems/memory_snapshot.pickle"),
+  ],
+  [
+    "cpp",
+    join(CORPUS, "cuda/notHanmin__assignment2-systems/memory_snapshot.pickle"),
+  ],
+  [
+    "annotations",
+    join(CORPUS, "cuda/Constructor-Sun__code_location/memory_snapshot.pickle"),
   ],
 ];
 const { page, errors, close } = await openPage(files.map((f) => f[1]));
