@@ -53,59 +53,36 @@ pub fn size(v: &Value) -> usize {
     }
 }
 
-/// The largest array with more than one item (its JSON pointer and size), if any.
-fn largest_array(v: &Value, path: &mut String, best: &mut Option<(usize, String)>) {
+/// The value `weigh` weighs most (its weight and JSON pointer), searched through the whole tree;
+/// values it gives no weight are skipped.
+fn heaviest(v: &Value, weigh: fn(&Value) -> Option<usize>, path: &mut String, best: &mut Option<(usize, String)>) {
+    if let Some(w) = weigh(v) {
+        if best.as_ref().is_none_or(|(b, _)| w > *b) {
+            *best = Some((w, path.clone()));
+        }
+    }
+    let mut visit = |x: &Value, step: &str, path: &mut String| {
+        let n = path.len();
+        path.push('/');
+        path.push_str(step);
+        heaviest(x, weigh, path, best);
+        path.truncate(n);
+    };
     match v {
-        Value::Array(a) => {
-            if a.len() > 1 {
-                let s = size(v);
-                if best.as_ref().is_none_or(|(b, _)| s > *b) {
-                    *best = Some((s, path.clone()));
-                }
-            }
-            for (i, x) in a.iter().enumerate() {
-                let n = path.len();
-                path.push_str(&format!("/{i}"));
-                largest_array(x, path, best);
-                path.truncate(n);
-            }
-        }
-        Value::Object(o) => {
-            for (k, x) in o {
-                let n = path.len();
-                path.push('/');
-                path.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                largest_array(x, path, best);
-                path.truncate(n);
-            }
-        }
+        Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| visit(x, &i.to_string(), path)),
+        Value::Object(o) => o.iter().for_each(|(k, x)| visit(x, &k.replace('~', "~0").replace('/', "~1"), path)),
         _ => {}
     }
 }
 
-/// The longest string over 256 bytes (its pointer), if any.
-fn longest_string(v: &Value, path: &mut String, best: &mut Option<(usize, String)>) {
-    match v {
-        Value::String(s) if s.len() > 256 && best.as_ref().is_none_or(|(b, _)| s.len() > *b) => *best = Some((s.len(), path.clone())),
-        Value::Array(a) => {
-            for (i, x) in a.iter().enumerate() {
-                let n = path.len();
-                path.push_str(&format!("/{i}"));
-                longest_string(x, path, best);
-                path.truncate(n);
-            }
-        }
-        Value::Object(o) => {
-            for (k, x) in o {
-                let n = path.len();
-                path.push('/');
-                path.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                longest_string(x, path, best);
-                path.truncate(n);
-            }
-        }
-        _ => {}
-    }
+/// An array with more than one item, by its serialized size.
+fn array_weight(v: &Value) -> Option<usize> {
+    v.as_array().filter(|a| a.len() > 1).map(|_| size(v))
+}
+
+/// A string over 256 bytes, by its length.
+fn string_weight(v: &Value) -> Option<usize> {
+    v.as_str().map(str::len).filter(|&n| n > 256)
 }
 
 fn cut_at(s: &str, max: usize) -> &str {
@@ -146,7 +123,7 @@ pub fn fit(v: &mut Value, max: usize, text_len: usize, rows_key: Option<&str>, c
     while size(v) > budget && guard < 200 {
         guard += 1;
         let mut best = None;
-        largest_array(v, &mut String::new(), &mut best);
+        heaviest(v, array_weight, &mut String::new(), &mut best);
         if let Some((_, p)) = best {
             let a = v.pointer_mut(&p).and_then(Value::as_array_mut).expect("found above");
             let before = a.len();
@@ -159,7 +136,7 @@ pub fn fit(v: &mut Value, max: usize, text_len: usize, rows_key: Option<&str>, c
             continue;
         }
         let mut best = None;
-        longest_string(v, &mut String::new(), &mut best);
+        heaviest(v, string_weight, &mut String::new(), &mut best);
         let Some((len, p)) = best else { break };
         let s = v.pointer_mut(&p).expect("found above");
         let short = format!("{}…[cut: {len} bytes]", cut_at(s.as_str().unwrap_or(""), len / 2));
