@@ -246,7 +246,7 @@ test("Overview: one stream in one line", { skip: SKIP }, async () => {
   await show(3, "overview");
   const line = await page.textContent(".streams-line");
   const stream = cli("analyze", MULTI, "--mode", "streams", "--json").devices[0]
-    .streams[0].stream;
+    .streams.streams[0].stream;
   assert.equal(
     line,
     `Streams: one stream (0x${stream.toString(16)}), no frees waited on other streams.`,

@@ -67,7 +67,7 @@ test(
       active,
     );
     const engine = cli("analyze", HANMIN, "--mode", "categories", "--json")
-      .devices[0];
+      .devices[0].categories;
     assert.equal(active, engine.active);
     assert.deepEqual(
       rows,
@@ -190,7 +190,7 @@ test(
   async () => {
     await show(0, "steps");
     const steps = cli("analyze", HANMIN, "--mode", "steps", "--json")
-      .devices[0];
+      .devices[0].steps;
     assert.equal(
       await page.locator("table.steps tbody tr").count(),
       steps.steps.length,

@@ -173,7 +173,7 @@ fn cli_modes_answer_the_json_contract() {
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let c = run(&["analyze", fx.to_str().unwrap(), "--mode", "categories", "--json"]);
-    let d = &c["devices"][0];
+    let d = &c["devices"][0]["categories"];
     assert_eq!(d["event"], expected()["peak_allocated_event"]);
     let sum: i64 = d["categories"].as_array().unwrap().iter().map(|x| x["bytes"].as_i64().unwrap()).sum();
     assert_eq!(sum, d["active"].as_i64().unwrap());
@@ -182,7 +182,7 @@ fn cli_modes_answer_the_json_contract() {
     }
     assert!(c["rules"].as_array().unwrap().len() >= 15);
     let s = run(&["analyze", fx.to_str().unwrap(), "--mode", "steps", "--json"]);
-    let d = &s["devices"][0];
+    let d = &s["devices"][0]["steps"];
     assert!(d["phases"]
         .as_array()
         .unwrap()
@@ -198,7 +198,7 @@ fn cli_modes_answer_the_json_contract() {
     let rules = std::env::temp_dir().join(format!("snapscope-rules-{}.toml", std::process::id()));
     std::fs::write(&rules, "[[rule]]\nname = \"history\"\ncategory = \"kept history\"\nfunction = '^keep_history$'\n").unwrap();
     let c = run(&["analyze", fx.to_str().unwrap(), "--mode", "categories", "--categories", rules.to_str().unwrap(), "--json"]);
-    assert!(c["devices"][0]["categories"].as_array().unwrap().iter().any(|x| x["category"] == "kept history"));
+    assert!(c["devices"][0]["categories"]["categories"].as_array().unwrap().iter().any(|x| x["category"] == "kept history"));
     assert_eq!(c["rules"][0]["origin"], "user");
     std::fs::write(&rules, "[[rule]]\nname = 1\n").unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_snapscope"))

@@ -5,6 +5,7 @@
 mod envelope;
 #[cfg(not(target_arch = "wasm32"))]
 mod files;
+mod modes;
 
 use crate::analysis::basis::{self, Counter};
 use crate::analysis::{
@@ -24,9 +25,15 @@ pub use envelope::{envelope, Envelope, ENVELOPE_VERSION};
 pub use files::{
     dirs_within, folder_files, import_file, now_iso, refuse_input_as_output, sha256_hex, stream_snapshot, write_atomic, ImportOutcome,
 };
+pub use modes::{Answer, Mode, ANALYSES};
 
-/// Which event of a device a question is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which event of a device a question is about. Across the page's boundary and in JSON:
+/// `"allocated_peak"` (or `active_`, `reserved_`, `requested_peak`), `"window_start"`, `"dump"`
+/// or `{"event": N}`: no sentinel integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(from = "AtJson", into = "AtJson")]
+#[cfg_attr(not(target_arch = "wasm32"), schemars(with = "AtJson"))]
 pub enum At {
     /// The first event holding the peak of a counter.
     Peak(Counter),
@@ -38,16 +45,65 @@ pub enum At {
     Dump,
 }
 
-impl At {
-    /// From a plain index as the page and the CLI pass it: `None` = the allocated peak.
-    pub fn event_or_peak(event: Option<i64>) -> At {
-        event.map_or(At::Peak(Counter::Allocated), At::Event)
+/// `At` as JSON names it.
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case", rename = "At")]
+enum AtJson {
+    AllocatedPeak,
+    ActivePeak,
+    ReservedPeak,
+    RequestedPeak,
+    WindowStart,
+    Dump,
+    Event(i64),
+}
+
+impl From<AtJson> for At {
+    fn from(a: AtJson) -> At {
+        match a {
+            AtJson::AllocatedPeak => At::Peak(Counter::Allocated),
+            AtJson::ActivePeak => At::Peak(Counter::Active),
+            AtJson::ReservedPeak => At::Peak(Counter::Reserved),
+            AtJson::RequestedPeak => At::Peak(Counter::Requested),
+            AtJson::WindowStart => At::WindowStart,
+            AtJson::Dump => At::Dump,
+            AtJson::Event(e) => At::Event(e),
+        }
     }
 }
 
-/// The analysis modes of `analyze`.
-pub const ANALYSES: [&str; 12] =
-    ["overview", "peak", "fragment", "leak", "oom", "tree", "compare", "categories", "steps", "streams", "tune", "all"];
+impl From<At> for AtJson {
+    fn from(a: At) -> AtJson {
+        match a {
+            At::Peak(Counter::Allocated) => AtJson::AllocatedPeak,
+            At::Peak(Counter::Active) => AtJson::ActivePeak,
+            At::Peak(Counter::Reserved) => AtJson::ReservedPeak,
+            At::Peak(Counter::Requested) => AtJson::RequestedPeak,
+            At::WindowStart => AtJson::WindowStart,
+            At::Dump => AtJson::Dump,
+            At::Event(e) => AtJson::Event(e),
+        }
+    }
+}
+
+impl At {
+    /// From a plain index as the CLI takes it: `None` = the allocated peak.
+    pub fn event_or_peak(event: Option<i64>) -> At {
+        event.map_or(At::Peak(Counter::Allocated), At::Event)
+    }
+
+    /// From its JSON (`"dump"`, `{"event": 5}`, …), with an error that lists the forms.
+    pub fn parse_json(text: &str) -> Result<At> {
+        serde_json::from_str(text).map_err(|e| {
+            Error::new(
+                "INVALID_PARAMETER",
+                format!("not an event choice: {text} ({e})"),
+                r#"pass "allocated_peak", "reserved_peak", "active_peak", "requested_peak", "window_start", "dump" or {"event": N}"#,
+            )
+        })
+    }
+}
 
 /// A device's position in the replay (semantics are stored by position) and its replay.
 fn device_of(l: &Loaded, device: i64) -> Result<(usize, &crate::replay::DeviceReplay)> {

@@ -44,13 +44,10 @@ pub fn mode_item(mode: &str, g: &mut Gen) -> Value {
         "leak" => obj(json!({"device": dev, "leak": g.of::<Option<leak::LeakAnalysis>>()}), &["device", "leak"]),
         "oom" => obj(json!({"device": dev, "oom": g.of::<oom::OomAnalysis>()}), &["device", "oom"]),
         "tree" => obj(json!({"device": dev, "tree": g.of::<tree::MemoryTree>()}), &["device", "tree"]),
-        "categories" => g.of::<categories::CategoryBreakdown>(),
-        "steps" => g.of::<steps::StepsAnalysis>(),
-        "streams" => g.of::<streams::StreamAnalysis>(),
-        "tune" => json!({"anyOf": [
-            g.of::<snapscope::simulate::tune::Tuning>(),
-            obj(json!({"device": dev, "rows": {"type": "array", "maxItems": 0}, "try_first": {"type": "null"}, "verdict": {"type": "string"}}), &["device", "rows", "verdict"]),
-        ]}),
+        "categories" => obj(json!({"device": dev, "categories": g.of::<categories::CategoryBreakdown>()}), &["device", "categories"]),
+        "steps" => obj(json!({"device": dev, "steps": g.of::<steps::StepsAnalysis>()}), &["device", "steps"]),
+        "streams" => obj(json!({"device": dev, "streams": g.of::<streams::StreamAnalysis>()}), &["device", "streams"]),
+        "tune" => obj(json!({"device": dev, "tune": g.of::<snapscope::simulate::tune::Tuning>()}), &["device", "tune"]),
         _ => g.of::<DeviceAnalysis>(),
     }
 }

@@ -3,7 +3,7 @@ use crate::focus::resolve;
 use snapscope::analysis::categories::CategoryBreakdown;
 use snapscope::analysis::steps::StepsAnalysis;
 use snapscope::analysis::DeviceAnalysis;
-use snapscope::engine::{At, ANALYSES};
+use snapscope::engine::{Answer, At, Mode, ANALYSES};
 use snapscope::format::{bytes, count, event};
 use snapscope::{Error, Result};
 use std::path::PathBuf;
@@ -64,107 +64,70 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         });
         return Ok(());
     }
+    let mode = Mode::parse(&a.mode)?;
     let mut results = Vec::new();
     for d in devices {
-        if a.mode == "tree" {
-            results.push(serde_json::json!({"device": d, "tree": engine.tree(d, at)?}));
-            continue;
-        }
-        if a.mode == "categories" {
-            let c = engine.categories(d, at)?;
-            if !out.json {
-                print_categories(&c);
-            }
-            results.push(serde_json::to_value(&c).expect("serializable"));
-            continue;
-        }
-        if a.mode == "streams" {
-            let s = engine.streams(d)?;
-            if !out.json {
-                say!("== device {} ==", s.device);
-                for x in &s.streams {
-                    let pending = if x.peak_pending_free.bytes == 0 {
-                        "no frees waited on other streams".to_string()
-                    } else {
-                        format!(
-                            "frees waiting on other streams peak at {} at {} ({} at the dump)",
-                            bytes(x.peak_pending_free.bytes),
-                            event(x.peak_pending_free.event.map(i64::from)),
-                            bytes(x.pending_free_at_dump)
-                        )
-                    };
-                    say!(
-                        "  stream {:#x}: {} allocations · peak active {} at {} · {} at the allocated peak · {pending}",
-                        x.stream,
-                        count(x.allocations as i64),
-                        bytes(x.peak_active.bytes),
-                        event(x.peak_active.event.map(i64::from)),
-                        bytes(x.at_allocated_peak),
-                    );
-                }
-            }
-            results.push(serde_json::to_value(&s).expect("serializable"));
-            continue;
-        }
-        if a.mode == "tune" {
-            if engine.overview()?.devices.iter().any(|o| o.device == d && o.events == 0) {
-                results.push(
-                    serde_json::json!({"device": d, "rows": [], "try_first": null, "verdict": "no trace events: nothing to simulate"}),
-                );
-                continue;
-            }
-            let t = engine.tune(d, memory)?;
-            if !out.json {
-                print_tune(&t);
-            }
-            results.push(serde_json::to_value(&t).expect("serializable"));
-            continue;
-        }
-        if a.mode == "steps" {
-            let s = engine.steps(d)?;
-            if !out.json {
-                print_steps(&s);
-            }
-            results.push(serde_json::to_value(&s).expect("serializable"));
-            continue;
-        }
-        // A mode of one analysis computes that analysis alone; overview (for its findings) and
-        // all need every part.
-        fn one<T: serde::Serialize>(out: &Out, d: i64, mode: &str, part: T, print: impl FnOnce(&T)) -> serde_json::Value {
-            if !out.json {
-                say!("== device {d} ==");
-                print(&part);
-                say!();
-            }
-            serde_json::json!({"device": d, mode: part})
-        }
-        let single = match a.mode.as_str() {
-            "peak" => Some(one(&out, d, "peak", engine.peak(d, at)?, print_peak)),
-            "fragment" => Some(one(&out, d, "fragment", engine.fragment(d)?, print_fragment)),
-            "leak" => Some(one(&out, d, "leak", engine.leak(d)?, |l| l.iter().for_each(print_leak))),
-            "oom" => Some(one(&out, d, "oom", engine.oom(d)?, |o| print_oom(o, true))),
-            _ => None,
-        };
-        if let Some(v) = single {
-            results.push(v);
-            continue;
-        }
-        let x = engine.analyze(d, at)?;
+        let answer = engine.answer(mode, d, at)?;
         if !out.json {
-            print_text(&x, &a.mode);
+            print_answer(&answer, d);
         }
-        results.push(match a.mode.as_str() {
-            "overview" => serde_json::json!({"device": d, "overview": x.overview, "findings": x.findings}),
-            _ => serde_json::to_value(&x).expect("serializable"),
-        });
+        results.push(answer.device_json(mode, d));
     }
-    let rules = if a.mode == "categories" { Some(engine.category_rules().unwrap_or_default()) } else { None };
-    out.answer(serde_json::json!({"mode": a.mode, "devices": results, "rules": rules}), |body| {
-        if a.mode == "tree" {
-            print_trees(&body["devices"]);
-        }
-    });
+    let rules = if mode == Mode::Categories { Some(engine.category_rules().unwrap_or_default()) } else { None };
+    out.answer(serde_json::json!({"mode": a.mode, "devices": results, "rules": rules}), |_| {});
     Ok(())
+}
+
+/// One device's answer as text.
+fn print_answer(answer: &Answer, device: i64) {
+    // The parts printed alone have a device heading and a blank line after them.
+    let alone = |print: &dyn Fn()| {
+        say!("== device {device} ==");
+        print();
+        say!();
+    };
+    match answer {
+        Answer::All(x) => print_all(x),
+        Answer::Overview(o, f) => {
+            say!("== device {device} ==");
+            print_overview(o);
+            print_findings(f);
+            say!();
+        }
+        Answer::Tree(t) => print_tree(t),
+        Answer::Categories(c) => print_categories(c),
+        Answer::Streams(s) => print_streams(s),
+        Answer::Tune(t) => print_tune(t),
+        Answer::Steps(s) => print_steps(s),
+        Answer::Peak(p) => alone(&|| p.iter().for_each(print_peak)),
+        Answer::Fragment(f) => alone(&|| print_fragment(f)),
+        Answer::Leak(l) => alone(&|| l.iter().for_each(print_leak)),
+        Answer::Oom(o) => alone(&|| print_oom(o, true)),
+    }
+}
+
+fn print_streams(s: &snapscope::analysis::streams::StreamAnalysis) {
+    say!("== device {} ==", s.device);
+    for x in &s.streams {
+        let pending = if x.peak_pending_free.bytes == 0 {
+            "no frees waited on other streams".to_string()
+        } else {
+            format!(
+                "frees waiting on other streams peak at {} at {} ({} at the dump)",
+                bytes(x.peak_pending_free.bytes),
+                event(x.peak_pending_free.event.map(i64::from)),
+                bytes(x.pending_free_at_dump)
+            )
+        };
+        say!(
+            "  stream {:#x}: {} allocations · peak active {} at {} · {} at the allocated peak · {pending}",
+            x.stream,
+            count(x.allocations as i64),
+            bytes(x.peak_active.bytes),
+            event(x.peak_active.event.map(i64::from)),
+            bytes(x.at_allocated_peak),
+        );
+    }
 }
 
 fn print_tune(t: &snapscope::simulate::tune::Tuning) {
@@ -260,72 +223,60 @@ fn shown(label: &str, detail: &Option<String>) -> String {
     }
 }
 
-fn print_trees(devices: &serde_json::Value) {
-    for t in devices.as_array().into_iter().flatten() {
-        say!("device {}:", t["device"]);
-        for n in t["tree"]["nodes"].as_array().into_iter().flatten() {
-            say!(
-                "{}{}: {} / self {} / {} blocks",
-                "  ".repeat(n["depth"].as_u64().unwrap_or(0) as usize),
-                n["label"].as_str().unwrap_or(""),
-                bytes(n["total_bytes"].as_i64().unwrap_or(0)),
-                bytes(n["self_bytes"].as_i64().unwrap_or(0)),
-                n["blocks"]
-            );
-        }
+fn print_tree(t: &snapscope::analysis::tree::MemoryTree) {
+    say!("device {}:", t.device);
+    for n in &t.nodes {
+        say!("{}{}: {} / self {} / {} blocks", "  ".repeat(n.depth as usize), n.label, bytes(n.total_bytes), bytes(n.self_bytes), n.blocks);
     }
 }
 
-fn print_text(a: &DeviceAnalysis, mode: &str) {
-    let all = mode == "all";
+/// Every part (`--mode all`).
+fn print_all(a: &DeviceAnalysis) {
     say!("== device {} ==", a.device);
-    if all || mode == "overview" {
-        let d = &a.overview;
-        let peak = if d.events == 0 {
-            "no trace events: the dump only".to_string()
-        } else {
-            format!(
-                "peak allocated {} at {} · reserved peak {}",
-                bytes(d.peaks.allocated.bytes),
-                event(d.peaks.allocated.event.map(i64::from)),
-                bytes(d.peaks.reserved.bytes)
-            )
-        };
-        say!(
-            "{peak} · at dump {} of {} reserved · replay {}",
-            bytes(d.at_dump.allocated as i64),
-            bytes(d.at_dump.reserved as i64),
-            if d.consistency.ok { "exact" } else { "PARTIAL" }
-        );
-    }
-    if let Some(p) = a.peak.as_ref().filter(|_| all) {
+    print_overview(&a.overview);
+    if let Some(p) = &a.peak {
         print_peak(p);
     }
-    if all {
-        if let Some(f) = &a.categories.finding {
-            say!("\nwhat it is: {f}");
-        }
-        if let Some(s) = &a.steps {
-            say!("steps: {}", s.growth.text);
-        }
+    if let Some(f) = &a.categories.finding {
+        say!("\nwhat it is: {f}");
     }
-    if all {
-        print_fragment(&a.fragment);
+    if let Some(s) = &a.steps {
+        say!("steps: {}", s.growth.text);
     }
-    if let Some(l) = a.leak.as_ref().filter(|_| all) {
+    print_fragment(&a.fragment);
+    if let Some(l) = &a.leak {
         print_leak(l);
     }
-    if all {
-        print_oom(&a.oom, false);
-    }
-    if all || mode == "overview" {
-        say!();
-        for f in &a.findings {
-            let try_line = if f.suggestion.is_empty() { String::new() } else { format!("\n    try: {}", f.suggestion) };
-            say!("[{}] {}: {}\n    evidence: {}{try_line}", f.priority, f.category, f.title, f.evidence);
-        }
-    }
+    print_oom(&a.oom, false);
+    print_findings(&a.findings);
     say!();
+}
+
+fn print_overview(d: &snapscope::analysis::overview::DeviceOverview) {
+    let peak = if d.events == 0 {
+        "no trace events: the dump only".to_string()
+    } else {
+        format!(
+            "peak allocated {} at {} · reserved peak {}",
+            bytes(d.peaks.allocated.bytes),
+            event(d.peaks.allocated.event.map(i64::from)),
+            bytes(d.peaks.reserved.bytes)
+        )
+    };
+    say!(
+        "{peak} · at dump {} of {} reserved · replay {}",
+        bytes(d.at_dump.allocated as i64),
+        bytes(d.at_dump.reserved as i64),
+        if d.consistency.ok { "exact" } else { "PARTIAL" }
+    );
+}
+
+fn print_findings(findings: &[snapscope::analysis::findings::Finding]) {
+    say!();
+    for f in findings {
+        let try_line = if f.suggestion.is_empty() { String::new() } else { format!("\n    try: {}", f.suggestion) };
+        say!("[{}] {}: {}\n    evidence: {}{try_line}", f.priority, f.category, f.title, f.evidence);
+    }
 }
 
 fn print_peak(p: &snapscope::analysis::peak::PeakAnalysis) {
