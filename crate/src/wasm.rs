@@ -3,7 +3,7 @@
 //! (what the CLI prints with `--json`, so 64-bit integers stay intact); errors as JSON
 //! `{code, message, hint}`.
 
-use crate::engine::{envelope, At, Engine};
+use crate::engine::{envelope, At, Engine, LoadStats, Mode};
 use crate::query::sql::{self, RowShape};
 use crate::reader::ChunkReader;
 use crate::{Error, Loaded};
@@ -22,27 +22,6 @@ fn now() -> f64 {
     sql::now_ms()
 }
 
-/// Milliseconds spent in each load stage and the wasm memory high-water mark.
-#[derive(Serialize, Default, Clone)]
-struct Stats {
-    bytes: f64,
-    read_ms: f64,
-    /// Of `read_ms`, the time spent decoding pushed chunks (the rest is waiting for the file).
-    decode_ms: f64,
-    parse_ms: f64,
-    replay_ms: f64,
-    store_ms: f64,
-    /// Until the overview could be shown (read + parse + replay).
-    first_view_ms: f64,
-    total_ms: f64,
-    events: usize,
-    /// Wasm memory when the overview was ready (before the SnapshotDB), and now.
-    wasm_memory_at_first_view_bytes: f64,
-    wasm_memory_bytes: f64,
-    /// The engine's warm-up on this load's path (0 if none ran or it ran ahead of the file).
-    warm_up_ms: f64,
-}
-
 /// The engine of one file as the worker holds it (`Engine` in JavaScript).
 #[wasm_bindgen(js_name = Engine)]
 pub struct WasmEngine {
@@ -51,7 +30,7 @@ pub struct WasmEngine {
     engine: Option<Engine>,
     name: String,
     started: f64,
-    stats: Stats,
+    stats: LoadStats,
 }
 
 impl Default for WasmEngine {
@@ -60,16 +39,11 @@ impl Default for WasmEngine {
     }
 }
 
-/// An index from JavaScript: negative = none.
-fn index(i: i32) -> Option<i64> {
-    (i >= 0).then_some(i as i64)
-}
-
 #[wasm_bindgen(js_class = Engine)]
 impl WasmEngine {
     #[wasm_bindgen(constructor)]
     pub fn new() -> WasmEngine {
-        WasmEngine { reader: None, snapshot: None, engine: None, name: String::new(), started: 0.0, stats: Stats::default() }
+        WasmEngine { reader: None, snapshot: None, engine: None, name: String::new(), started: 0.0, stats: LoadStats::default() }
     }
 
     /// Run a synthetic snapshot through the load path so that the browser optimizes it before
@@ -91,7 +65,7 @@ impl WasmEngine {
         self.engine = None;
         self.name = name;
         self.started = now();
-        self.stats = Stats { bytes: total_bytes, warm_up_ms, ..Stats::default() };
+        self.stats = LoadStats { bytes: total_bytes, warm_up_ms, ..LoadStats::default() };
     }
 
     /// Feed the next chunk of the file (`File.stream()` order).
@@ -192,29 +166,9 @@ impl WasmEngine {
         Ok(out)
     }
 
-    /// The memory tree right after `event` (< 0: before the first event).
-    pub fn tree(&self, device: i32, event: i32) -> Result<String, JsValue> {
-        answer(self.engine()?.tree(device as i64, index(event).map_or(At::WindowStart, At::Event)))
-    }
-
-    /// The allocator state right after `event` (< 0: before the first event).
-    pub fn state(&self, device: i32, event: i32) -> Result<String, JsValue> {
-        answer(self.engine()?.state(device as i64, index(event).map_or(At::WindowStart, At::Event)))
-    }
-
-    /// The live memory by category right after `event` (< 0: the allocated peak).
-    pub fn categories(&self, device: i32, event: i32) -> Result<String, JsValue> {
-        answer(self.engine()?.categories(device as i64, At::event_or_peak(index(event))))
-    }
-
-    /// Phases, named ranges, steps and growth across steps.
-    pub fn steps(&self, device: i32) -> Result<String, JsValue> {
-        answer(self.engine()?.steps(device as i64))
-    }
-
-    /// Peak, share at the allocated peak and pending frees of each stream.
-    pub fn streams(&self, device: i32) -> Result<String, JsValue> {
-        answer(self.engine()?.streams(device as i64))
+    /// The allocator state at `at` (JSON: `"window_start"`, `{"event": N}`, …; see `At`).
+    pub fn state(&self, device: i32, at: String) -> Result<String, JsValue> {
+        answer(self.engine()?.state(device as i64, At::parse_json(&at).map_err(err)?))
     }
 
     /// Active memory by category over events `from..=to` in `columns` columns.
@@ -271,6 +225,18 @@ impl WasmEngine {
         answer(self.engine()?.event(device as i64, index as i64))
     }
 
+    /// OOM and snapshot events and the annotations in at most `buckets` time buckets.
+    #[wasm_bindgen(js_name = timelineMarkers)]
+    pub fn timeline_markers(&self, device: i32, buckets: u32) -> Result<String, JsValue> {
+        answer(self.engine()?.timeline_markers(device as i64, buckets))
+    }
+
+    /// One stack's naming frame, caller and text (null: no such stack).
+    #[wasm_bindgen(js_name = stackText)]
+    pub fn stack_text(&self, stack_id: f64) -> Result<String, JsValue> {
+        answer(self.engine()?.stack_text(stack_id as i64))
+    }
+
     /// Read-only SQL; rows as arrays.
     pub fn sql(&mut self, text: String, max_rows: u32, timeout_ms: u32) -> Result<String, JsValue> {
         let limits = sql::Limits { max_rows: max_rows as usize, timeout_ms: timeout_ms as u64 };
@@ -278,9 +244,13 @@ impl WasmEngine {
         Ok(json(&envelope(rows.with_rows(RowShape::Arrays))))
     }
 
-    /// Every analysis of one device (`analyze --mode all --json`); `event` < 0 = the allocated peak.
-    pub fn analyze(&self, device: i32, event: i32) -> Result<String, JsValue> {
-        answer(self.engine()?.analyze(device as i64, At::event_or_peak(index(event))))
+    /// One analysis mode's part for one device (`analyze --mode MODE --json`'s
+    /// `devices[i][MODE]`; `overview` answers `{overview, findings}`, `all` the whole entry) at
+    /// `at` (JSON of `At`: `"allocated_peak"`, `"window_start"`, `"dump"`, `{"event": N}`, …).
+    pub fn analyze(&self, mode: String, device: i32, at: String) -> Result<String, JsValue> {
+        let mode = Mode::parse(&mode).map_err(err)?;
+        let at = At::parse_json(&at).map_err(err)?;
+        Ok(json(&self.engine()?.answer(mode, device as i64, at).map_err(err)?.part_json()))
     }
 
     /// This snapshot's side of a comparison, for another file's `compareWith`.
@@ -311,16 +281,7 @@ impl WasmEngine {
     /// The SnapshotDB's tables as `store/tables.rs` declares them (docs/schema.md is made from
     /// the same): `[{name, row, columns: [{name, type, unit, doc}]}]`, for the page's schema panel.
     pub fn schema(&self) -> String {
-        use crate::store::tables::{Table, LIFETIMES, SMALL, TRACES};
-        fn table<C>(t: &Table<C>) -> serde_json::Value {
-            let columns: Vec<_> =
-                t.columns.iter().map(|c| serde_json::json!({ "name": c.name, "type": c.ty, "unit": c.unit, "doc": c.doc })).collect();
-            serde_json::json!({ "name": t.name, "row": t.row, "columns": columns })
-        }
-        let mut all: Vec<_> = SMALL.iter().map(|t| table(t)).collect();
-        all.push(table(&TRACES));
-        all.push(table(&LIFETIMES));
-        json(&all)
+        json(&crate::store::tables::docs())
     }
 
     /// Run a template; `params` is a JSON object. Rows as arrays.

@@ -95,6 +95,7 @@ test("npm pack --dry-run: the module, its types, the worker, the wasm, the READM
   assert.equal(dry.version, crateVersion);
   assert.deepEqual(dry.files.map((f) => f.path).sort(), [
     "README.md",
+    "answers.d.ts",
     "package.json",
     "snapscope-view.d.ts",
     "snapscope-view.js",

@@ -189,8 +189,8 @@ test(
   { skip: SKIP },
   async () => {
     await show(0, "steps");
-    const steps = cli("analyze", HANMIN, "--mode", "steps", "--json")
-      .devices[0].steps;
+    const steps = cli("analyze", HANMIN, "--mode", "steps", "--json").devices[0]
+      .steps;
     assert.equal(
       await page.locator("table.steps tbody tr").count(),
       steps.steps.length,

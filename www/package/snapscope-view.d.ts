@@ -1,54 +1,16 @@
 // Types of the <snapscope-view> element (snapscope-view.js defines it on import).
 
-/** One device (or pinned host entry) of a snapshot, as `snapscope overview --json` gives it. */
-export interface DeviceOverview {
-  device: number;
-  events: number;
-  pinned_host?: boolean;
-  /** Exact peaks and the event reaching each (`requested` too; more figures may come). */
-  peaks: {
-    allocated: Peak;
-    reserved: Peak;
-    active: Peak;
-    requested: Peak;
-    [figure: string]: Peak;
-  };
-  [field: string]: unknown;
-}
+import type { EngineAnswers } from "./answers";
 
-export interface Peak {
-  bytes: number;
-  event: number | null;
-}
+// The engine's answer types, generated from its Rust types (answers.d.ts; do not copy them).
+export type * from "./answers";
 
-/** The JSON of `snapscope overview FILE --json`. */
-export interface Overview {
-  devices: DeviceOverview[];
-  [field: string]: unknown;
-}
-
+/** `overview()` and `load()`: the JSON of `snapscope overview FILE --json`. */
+export type OverviewAnswer = EngineAnswers["overview"];
 /** Rows of read-only SQL: column names and rows of values (arrays in column order). */
-export interface Rows {
-  columns: string[];
-  rows: (number | string | null)[][];
-  returned: number;
-  has_more: boolean;
-  truncated: boolean;
-}
-
+export type Rows = EngineAnswers["sql"];
 /** A template's answer: `snapscope query FILE -t NAME --rows arrays --json`. */
-export interface TemplateRows {
-  template: string;
-  device: number;
-  effective_params: Record<string, number | string | boolean | null>;
-  columns: { name: string; unit: string | null }[];
-  rows: (number | string | null)[][];
-  returned: number;
-  has_more: boolean;
-  truncated: boolean;
-  total: number;
-  total_is_exact: boolean;
-}
+export type TemplateRows = EngineAnswers["query"];
 
 /** What went wrong, where, and what to do: `detail` of `snapscope-error`. */
 export interface SnapscopeError {
@@ -89,9 +51,9 @@ export declare class SnapscopeView extends HTMLElement {
   get data(): Blob | null;
   set data(d: ArrayBuffer | ArrayBufferView | Blob | null);
   /** Open a snapshot (same-origin URL, Blob or bytes); resolves with its overview. */
-  load(src: string | Blob | ArrayBuffer | ArrayBufferView, name?: string): Promise<Overview>;
+  load(src: string | Blob | ArrayBuffer | ArrayBufferView, name?: string): Promise<OverviewAnswer>;
   /** The open snapshot's overview, or null before one is open. */
-  overview(): Overview | null;
+  overview(): OverviewAnswer | null;
   /** A template query: `snapscope query FILE -t NAME --rows arrays --json`; the device is
    * `params.device`, else the first. Rejects before a snapshot is open. */
   query(name: string, params?: Record<string, unknown>): Promise<TemplateRows>;
@@ -110,7 +72,7 @@ declare global {
     "snapscope-view": SnapscopeView;
   }
   interface HTMLElementEventMap {
-    "snapscope-ready": CustomEvent<Overview>;
+    "snapscope-ready": CustomEvent<OverviewAnswer>;
     "snapscope-error": CustomEvent<SnapscopeError>;
   }
 }

@@ -1,7 +1,7 @@
 // Types shared by the app (main.ts) and the views. Both import this module and it imports neither,
 // so imports flow one way: main → views → ui.
 import type { EngineClient } from './client';
-import type { DeviceOverview, Overview, RanksReport } from './types';
+import type { DeviceOverview, Overview, RanksReport } from './generated/answers';
 
 /** The tabs, in the order they appear. */
 export type ViewName =

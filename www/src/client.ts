@@ -1,6 +1,7 @@
 // Page-side handle of one engine worker. Each opened file gets its own worker: its own 4 GiB of
 // wasm memory, and cancelling a load terminates just that worker.
 import type { EngineMethod, Envelope, Progress, Reply, EngineError } from './protocol';
+import type { At, EngineAnswers, ModeAnswers } from './generated/answers';
 
 export class EngineFailure extends Error {
   constructor(public readonly info: EngineError) {
@@ -178,7 +179,22 @@ export class EngineClient {
     return r.kind === 'ok' ? (r.json ?? 'null') : 'null';
   }
 
-  async call<T>(method: EngineMethod, ...args: (string | number)[]): Promise<T> {
+  /** One engine method's answer (declared in Rust, generated/answers.ts). */
+  async call<M extends keyof EngineAnswers>(method: M, ...args: (string | number)[]): Promise<EngineAnswers[M]> {
+    return this.answer<EngineAnswers[M]>(method, args);
+  }
+
+  /** One analysis mode's part for a device, at a peak, the window start, the dump or an event. */
+  async analyze<M extends keyof ModeAnswers>(mode: M, device: number, at: At): Promise<ModeAnswers[M]> {
+    return this.answer<ModeAnswers[M]>('analyze', [mode, device, JSON.stringify(at)]);
+  }
+
+  /** The allocator's segments and blocks at `at`. */
+  async state(device: number, at: At): Promise<EngineAnswers['state']> {
+    return this.answer<EngineAnswers['state']>('state', [device, JSON.stringify(at)]);
+  }
+
+  private async answer<T>(method: EngineMethod, args: (string | number)[]): Promise<T> {
     const r = await this.send({ op: 'call', key: 'main', method, args });
     // An answer the worker parsed already (large arrays as typed arrays, see the worker).
     if (r.kind === 'ok' && r.value !== undefined) return r.value as T;

@@ -8,12 +8,12 @@
 // `data-state` is `loading`, `ready` or `error`, like the page's `data-snapscope`.
 import { EngineClient, EngineFailure, boot } from './client';
 import type { EngineError, Progress } from './protocol';
-import type { Overview, Rows, TemplateRows } from './types';
-import type { AppHandle, OpenFile, ViewContext, ViewName } from './app-types';
+import type { EngineAnswers, Overview } from './generated/answers';
+import type { AppHandle, OpenFile, ViewName } from './app-types';
 import { VIEWS, isView } from './views';
 import { bytes, el, int } from './ui/format';
-import { computing } from './ui/busy';
 import { fetchSnapshot } from './fetch-snapshot';
+import { type Selection, changeSelection, deviceShown, errorInfo, renderView, viewContext } from './shell';
 
 // Filled in by the build: the page's style sheet for a shadow root, and the release's version.
 declare const __SNAPSCOPE_ELEMENT_CSS__: string;
@@ -35,12 +35,16 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
   static readonly version = __SNAPSCOPE_VERSION__;
 
   files: OpenFile[] = [];
-  private view: ViewName = 'overview';
-  private device: number | null = null;
-  private event: number | null = null;
-  private atPeak = false;
-  private template: string | null = null;
-  private range: [number, number] | null = null;
+  /** What the views show (the device: the attribute's, else the file's first). */
+  private readonly sel: Selection = {
+    view: 'overview',
+    device: 0,
+    event: null,
+    atPeak: false,
+    template: null,
+    range: null,
+  };
+  private readonly change = changeSelection(this.sel, (v): v is ViewName => isView(v) && v !== 'compare');
   private client: EngineClient | null = null;
   /** What the element shows (a URL or a Blob) and its name: loaded again when put back. */
   private source: string | Blob | null = null;
@@ -148,11 +152,10 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
       if (generation !== this.generation) throw REPLACED;
       const overview = JSON.parse(json) as Overview;
       this.files = [{ name: label, size: blob.size, client, overview, overviewJson: json }];
-      this.event = eventNumber(this.getAttribute('event'));
-      const attrView = this.getAttribute('view');
-      if (isView(attrView) && attrView !== 'compare') this.view = attrView;
+      this.sel.event = eventNumber(this.getAttribute('event'));
+      this.change.show(this.getAttribute('view'));
       const dev = this.getAttribute('device');
-      this.device = dev !== null ? Number(dev) : null;
+      this.sel.device = deviceShown(this.files[0], dev !== null ? Number(dev) : NaN);
       this.setState('ready');
       this.render();
       this.dispatchEvent(new CustomEvent('snapscope-ready', { detail: JSON.parse(json) }));
@@ -172,57 +175,43 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
    * A template query: what `snapscope query FILE -t NAME --rows arrays --json` answers (the
    * device is `params.device`, else the first). Rejects before a snapshot is open.
    */
-  async query(name: string, params: Record<string, unknown> = {}): Promise<TemplateRows> {
-    return this.requireFile().client.call<TemplateRows>('query', name, JSON.stringify(params));
+  async query(name: string, params: Record<string, unknown> = {}): Promise<EngineAnswers['query']> {
+    return this.requireFile().client.call('query', name, JSON.stringify(params));
   }
 
   /** Read-only SQL on the SnapshotDB (rows as arrays). Rejects before a snapshot is open. */
-  async sql(text: string, maxRows = 10000): Promise<Rows> {
-    return this.requireFile().client.call<Rows>('sql', text, maxRows, 30000);
+  async sql(text: string, maxRows = 10000): Promise<EngineAnswers['sql']> {
+    return this.requireFile().client.call('sql', text, maxRows, 30000);
   }
 
   // ---- AppHandle: what the views ask of their host ---------------------------------------------
 
   select(event: number | null, view?: ViewName) {
-    this.event = event;
-    this.atPeak = false;
-    this.range = null;
-    if (isView(view) && view !== 'compare') this.view = view;
-    this.render();
+    if (this.change.select(event, view)) this.render();
   }
 
   show(view: ViewName) {
-    if (isView(view) && view !== 'compare') this.view = view;
-    this.render();
+    if (this.change.show(view)) this.render();
   }
 
   setDevice(device: number, view?: ViewName) {
-    this.device = device;
-    this.event = null;
-    this.range = null;
-    if (isView(view) && view !== 'compare') this.view = view;
-    this.render();
+    if (this.change.setDevice(device, view)) this.render();
   }
 
   setEvent(event: number | null) {
-    this.event = event;
-    this.atPeak = false;
+    if (this.change.setEvent(event)) this.render();
   }
 
   showAt(peak: boolean, view: ViewName) {
-    this.atPeak = peak;
-    if (isView(view) && view !== 'compare') this.view = view;
-    this.render();
+    if (this.change.showAt(peak, view)) this.render();
   }
 
   setTemplate(name: string | null) {
-    this.template = name;
+    if (this.change.setTemplate(name)) this.render();
   }
 
   showRange(from: number, to: number) {
-    this.range = [Math.min(from, to), Math.max(from, to)];
-    this.view = 'timeline';
-    this.render();
+    if (this.change.showRange(from, to)) this.render();
   }
 
   // ---- rendering ---------------------------------------------------------------------------
@@ -232,37 +221,23 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
     this.renderTabs();
     if (!f) return;
     const devices = f.overview.devices;
-    const device = devices.some((d) => d.device === this.device) ? this.device! : (devices[0]?.device ?? 0);
-    this.device = device;
+    this.sel.device = deviceShown(f, this.sel.device);
     this.status.replaceChildren(
       el('span', { class: 'muted', text: `${f.name} · ${bytes(f.size)}` }),
       devices.length > 1 ? this.deviceSelect(devices.map((d) => d.device)) : '',
     );
-    const ctx: ViewContext = {
-      app: this,
-      file: f,
-      device,
-      deviceOverview: devices.find((d) => d.device === device),
-      event: this.event,
-      atPeak: this.atPeak,
-      template: this.template,
-      range: this.range,
-      other: null,
-      root: el('div', { class: `view view-${this.view}` }),
-    };
-    this.main.replaceChildren(ctx.root);
-    this.dataset.view = 'computing';
-    computing(ctx.root, (async () => VIEWS[this.view].render(ctx))())
-      .then(() => {
-        if (ctx.root.isConnected) this.dataset.view = 'done';
-      })
-      .catch((e) => this.showError(errorInfo(e)));
+    renderView(this.sel.view, viewContext(this, f, this.sel, null), this.main, this, (e) => this.showError(e));
   }
 
   private renderTabs() {
     this.tabs.replaceChildren(
       ...(this.files.length ? ELEMENT_VIEWS : []).map((name) =>
-        el('a', { href: '#', class: name === this.view ? 'active' : '', 'data-view': name, text: VIEWS[name].title }),
+        el('a', {
+          href: '#',
+          class: name === this.sel.view ? 'active' : '',
+          'data-view': name,
+          text: VIEWS[name].title,
+        }),
       ),
     );
   }
@@ -271,7 +246,7 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
     const sel = el(
       'select',
       { 'aria-label': 'device' },
-      ...devices.map((d) => el('option', { value: d, text: `device ${d}`, selected: d === this.device })),
+      ...devices.map((d) => el('option', { value: d, text: `device ${d}`, selected: d === this.sel.device })),
     );
     sel.addEventListener('change', () => this.setDevice(Number(sel.value)));
     return sel;
@@ -339,10 +314,6 @@ function elementSheet(): CSSStyleSheet {
     sheet.replaceSync(__SNAPSCOPE_ELEMENT_CSS__);
   }
   return sheet;
-}
-
-function errorInfo(e: unknown): EngineError {
-  return e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' };
 }
 
 /** The event in an attribute: a whole number ≥ 0, or null. */

@@ -1,21 +1,16 @@
 // snapscope's page: open snapshots (drop, picker, ?src=), show them through the views, and expose
 // `window.snapscope` for embedding. Every number comes from the engine worker.
-import { EngineClient, EngineFailure, boot, onLiveEngines, prepareEngine, releaseEngine, takeEngine } from './client';
-import type { EngineError, Progress } from './protocol';
-import type { Overview, RankFileError, RanksReport, Rows } from './types';
-import type { OpenFile, PageName, RankSource, RanksRun, Route, ViewContext, ViewName } from './app-types';
+import { EngineClient, EngineFailure, boot, onLiveEngines, prepareEngine, takeEngine } from './client';
+import type { Progress } from './protocol';
+import type { Overview, RanksReport } from './generated/answers';
+import type { OpenFile, PageName, RankSource, RanksRun, Route, ViewName } from './app-types';
 import { bytes, download, el, int, plural } from './ui/format';
 import { VIEWS, isView } from './views';
 import { renderRanks } from './views/ranks';
-import {
-  SNAPSHOT_EXTENSIONS,
-  folderSnapshots,
-  isSnapshotName,
-  poolSize,
-  runOrder,
-  uniqueNames,
-} from './views/ranks-layout';
-import { computing } from './ui/busy';
+import { SNAPSHOT_EXTENSIONS, folderSnapshots, isSnapshotName, runOrder, uniqueNames } from './views/ranks-layout';
+import { summarizeRun } from './run-pool';
+import { installPageApi } from './page-api';
+import { changeSelection, errorInfo, renderView, viewContext } from './shell';
 import { fetchSnapshot } from './fetch-snapshot';
 
 /** A file chosen, dropped or found in a dropped folder, with its path there (or its name). */
@@ -88,7 +83,7 @@ class App {
       blob = await fetchSnapshot(url);
     } catch (e) {
       this.hideProgress();
-      this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' });
+      this.showError(errorInfo(e));
       return undefined;
     }
     return this.openOne(blob, source?.name ?? fileName(new URL(url, document.baseURI).pathname), { source });
@@ -137,80 +132,23 @@ class App {
     const names = uniqueNames(ordered.map((s) => s.name));
     const sources = ordered.map((s, i) => ({ ...s, name: names[i] }));
     const total = sources.length;
-    const width = Math.min(poolSize(navigator.hardwareConcurrency), total);
-    const summaries: (string | null)[] = sources.map(() => null);
-    const failed: (RankFileError | null)[] = sources.map(() => null);
-    const active = new Set<EngineClient>();
-    let next = 0;
-    let done = 0;
-    let peakEngines = 0;
-    let cancelled = false;
     this.hideError();
     this.setStatus('loading');
-    this.cancelRun = () => {
-      cancelled = true;
-      for (const c of active) c.terminate();
-    };
     const label = `${plural(total, 'snapshot')} of a run`;
-    const progress = () =>
+    const run = summarizeRun(sources, (p) =>
       this.showRunProgress(
         label,
-        `Summarized ${int(done)} of ${int(total)} files · ${plural(active.size, 'engine')} reading (each closed after its file)`,
-        done / total,
-      );
-    progress();
-    const b = await boot();
-    const worker = async () => {
-      while (!cancelled && next < total) {
-        const i = next++;
-        const s = sources[i];
-        const fail = (e: unknown) => {
-          const info: EngineError =
-            e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' };
-          failed[i] = { file: s.name, code: info.code, message: info.message };
-        };
-        // A URL is fetched before its engine starts (and its bytes dropped once summarized).
-        let blob: Blob | null = s.blob ?? null;
-        if (!blob)
-          try {
-            blob = await fetchSnapshot(s.url ?? '');
-          } catch (e) {
-            fail(e);
-          }
-        if (blob && !cancelled) {
-          const client = takeEngine(b);
-          active.add(client);
-          peakEngines = Math.max(peakEngines, active.size);
-          progress();
-          try {
-            summaries[i] = await client.summarize(blob, s.name);
-          } catch (e) {
-            fail(e);
-          } finally {
-            client.terminate();
-            active.delete(client);
-          }
-        }
-        if (!cancelled) done++;
-        progress();
-      }
-    };
+        `Summarized ${int(p.done)} of ${int(p.total)} files · ${plural(p.reading, 'engine')} reading (each closed after its file)`,
+        p.done / p.total,
+      ),
+    );
+    this.cancelRun = run.cancel;
     try {
-      await Promise.all(Array.from({ length: width }, worker));
-      if (cancelled) throw new EngineFailure({ code: 'CANCELLED', message: 'cancelled', hint: '' });
-      const read = sources.map((_, i) => i).filter((i) => summaries[i] !== null);
-      const combiner = takeEngine(b);
-      let report: RanksReport;
-      try {
-        report = JSON.parse(await combiner.combineRanks(`[${read.map((i) => summaries[i]).join(',')}]`));
-      } finally {
-        releaseEngine(combiner);
-      }
-      report.errors = [...report.errors, ...failed.filter((f): f is RankFileError => f !== null)];
-      this.run = { report, sources: read.map((i) => sources[i]), total, width, peakEngines };
+      this.run = await run.outcome;
+      const report = this.run.report;
       this.route.view = 'ranks';
       this.hideProgress();
-      if (read.length) this.setStatus('ready');
+      if (this.run.sources.length) this.setStatus('ready');
       else
         this.showError({
           code: 'NO_RANK_READ',
@@ -221,7 +159,7 @@ class App {
       return JSON.parse(JSON.stringify(report)) as RanksReport;
     } catch (e) {
       this.hideProgress();
-      this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' });
+      this.showError(errorInfo(e));
       if (this.files.length || this.run) this.setStatus('ready');
       throw e;
     } finally {
@@ -235,7 +173,7 @@ class App {
     await this.ensureRank(file);
     const i = this.files.findIndex((f) => f.source === this.run?.sources[file]);
     if (i < 0) return;
-    this.route = { ...this.route, file: i, view: 'overview', event: null, range: null, other: null };
+    Object.assign(this.route, { file: i, view: 'overview', event: null, range: null, other: null });
     this.route.device = device ?? this.files[i].overview.devices[0]?.device ?? 0;
     this.render();
   }
@@ -268,7 +206,7 @@ class App {
     const at = (k: number) => this.files.findIndex((f) => f.source === this.run?.sources[k]);
     const [a, b] = [at(median), at(worst)];
     if (a < 0 || b < 0) return;
-    this.route = { ...this.route, file: a, view: 'compare', event: null, range: null, other: b };
+    Object.assign(this.route, { file: a, view: 'compare', event: null, range: null, other: b });
     this.route.device = w.device;
     this.render();
   }
@@ -323,7 +261,7 @@ class App {
     } catch (e) {
       client.terminate();
       this.hideProgress();
-      this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' });
+      this.showError(errorInfo(e));
       if (this.files.length || this.run) this.setStatus('ready');
       throw e;
     } finally {
@@ -445,54 +383,43 @@ class App {
     }
   }
 
-  /** Select an event everywhere (details, tree, state follow it). */
+  // ---- AppHandle: what the views ask of their host (shell.ts) ---------------------------------
+
+  private readonly change = changeSelection(this.route, isPage);
+
   select(event: number | null, view?: ViewName) {
-    this.route.event = event;
-    this.route.atPeak = false;
-    this.route.range = null;
-    if (isView(view)) this.route.view = view;
-    this.render();
+    this.after(this.change.select(event, view));
   }
 
   show(view: PageName) {
-    if (isPage(view)) this.route.view = view;
-    this.render();
+    this.after(this.change.show(view));
   }
 
-  /** Switch to another device of the same file (its selection starts afresh), in `view`. */
   setDevice(device: number, view?: ViewName) {
-    this.route.device = device;
-    this.route.event = null;
-    this.route.atPeak = false;
-    this.route.range = null;
-    if (isView(view)) this.route.view = view;
-    this.render();
+    this.after(this.change.setDevice(device, view));
   }
 
-  /** Select an event without re-rendering the current view (the chart already shows it). */
   setEvent(event: number | null) {
-    this.route.event = event;
-    this.route.atPeak = false;
-    this.writeHash();
-    this.renderTabs();
+    this.after(this.change.setEvent(event));
   }
 
   showAt(peak: boolean, view: ViewName) {
-    this.route.atPeak = peak;
-    if (isView(view)) this.route.view = view;
-    this.render();
+    this.after(this.change.showAt(peak, view));
   }
 
   setTemplate(name: string | null) {
-    this.route.template = name;
-    this.writeHash();
+    this.after(this.change.setTemplate(name));
   }
 
-  /** Show events from..to in the timeline (the selection is kept). */
   showRange(from: number, to: number) {
-    this.route.range = [Math.min(from, to), Math.max(from, to)];
-    this.route.view = 'timeline';
-    this.render();
+    this.after(this.change.showRange(from, to));
+  }
+
+  /** After a change: render the view again, or keep it and update the hash and tabs. */
+  private after(rerender: boolean) {
+    if (rerender) return this.render();
+    this.writeHash();
+    this.renderTabs();
   }
 
   render() {
@@ -534,9 +461,7 @@ class App {
         .then(() => {
           if (root.isConnected) document.documentElement.dataset.view = 'done';
         })
-        .catch((e) =>
-          this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' }),
-        );
+        .catch((e) => this.showError(errorInfo(e)));
       return;
     }
     if (!f) {
@@ -548,30 +473,10 @@ class App {
         this.setStatus('empty');
       return;
     }
-    const ctx: ViewContext = {
-      app: this,
-      file: f,
-      device: this.route.device,
-      deviceOverview: devices.find((d) => d.device === this.route.device),
-      event: this.route.event,
-      atPeak: this.route.atPeak,
-      template: this.route.template,
-      range: this.route.range,
-      other: this.route.other,
-      // A fresh container per render: a slower, older render writes into a detached node.
-      root: el('div', { class: `view view-${this.route.view}` }),
-    };
-    this.main.replaceChildren(ctx.root);
-    document.documentElement.dataset.view = 'computing';
-    // Through an async function: a view that throws at once fails like one that rejects later.
-    const view = VIEWS[this.route.view === 'ranks' ? 'overview' : this.route.view];
-    computing(ctx.root, (async () => view.render(ctx))())
-      .then(() => {
-        if (ctx.root.isConnected) document.documentElement.dataset.view = 'done';
-      })
-      .catch((e) =>
-        this.showError(e instanceof EngineFailure ? e.info : { code: 'ERROR', message: String(e), hint: '' }),
-      );
+    const view = this.route.view === 'ranks' ? 'overview' : this.route.view;
+    renderView(view, viewContext(this, f, this.route, this.route.other), this.main, document.documentElement, (e) =>
+      this.showError(e),
+    );
   }
 
   private renderTabs() {
@@ -645,7 +550,7 @@ class App {
   async exportReport() {
     const f = this.current;
     if (!f) return;
-    const html = await f.client.call<string>('report');
+    const html = await f.client.call('report');
     download(f.name.replace(/\.(pickle|pkl|json|gz)+$/i, '') + '-report.html', html, 'text/html');
   }
 
@@ -696,38 +601,7 @@ function eventOf(p: URLSearchParams): number | null {
 
 const app = new App();
 
-/** The embedding API (documented in the README). */
-const api = {
-  load: async (src: File | Blob | string) =>
-    (typeof src === 'string' ? app.openUrl(src) : app.openFiles([src])).then(() => api.overview()),
-  /**
-   * Many snapshots as the ranks of one run (files, blobs or same-origin URLs; ordered like the
-   * CLI: by the rank in the name, then by name): resolves with the RanksReport once every file is
-   * summarized.
-   */
-  loadMany: (srcs: Iterable<File | Blob | string>) =>
-    app.openRun(
-      [...srcs].map((s, i) =>
-        typeof s === 'string'
-          ? { name: s, url: s }
-          : { name: (s as File).webkitRelativePath || (s as File).name || `snapshot ${i + 1}`, blob: s },
-      ),
-    ),
-  /** The last run's RanksReport: the JSON `snapscope ranks FILES --json` prints (null before one). */
-  ranks: (): RanksReport | null => (app.run ? JSON.parse(JSON.stringify(app.run.report)) : null),
-  overview: () => (app.current ? JSON.parse(app.current.overviewJson) : null),
-  sql: (text: string, maxRows = 10000) => requireFile().client.call<Rows>('sql', text, maxRows, 30000),
-  query: (name: string, params: Record<string, unknown> = {}) =>
-    requireFile().client.call<Rows>('query', name, JSON.stringify(params)),
-  stats: () => requireFile().client.call<Record<string, number>>('stats'),
-  exportDb: () => requireFile().client.exportDb(),
-  select: (event: number | null, view?: ViewName) => app.select(event, view),
-};
-function requireFile() {
-  if (!app.current) throw new Error('no snapshot is loaded');
-  return app.current;
-}
-(window as unknown as { snapscope: typeof api }).snapscope = api;
+installPageApi(app);
 // Engines (workers) holding memory now, for tests and the curious: `data-engines`.
 onLiveEngines((n) => (document.documentElement.dataset.engines = String(n)));
 

@@ -1,4 +1,5 @@
 // The one message protocol between the page and the engine worker. Both sides import it.
+import type { EngineAnswers } from './generated/answers';
 
 /** Requests carry an id; the worker answers each with exactly one Reply of the same id. */
 export type Request =
@@ -11,33 +12,11 @@ export type Request =
   /** Combine rank summaries (JSON array) into a RanksReport; needs no loaded snapshot. */
   | { op: 'combineRanks'; summaries: string };
 
-/** Engine methods the page may call, all answering JSON text. */
-export type EngineMethod =
-  | 'overview'
-  | 'timeline'
-  | 'tree'
-  | 'state'
-  | 'event'
-  | 'sql'
-  | 'stats'
-  | 'catalogue'
-  | 'schema'
-  | 'query'
-  | 'analyze'
-  | 'report'
-  | 'compareSide'
-  | 'compareWith'
-  | 'bands'
-  | 'categories'
-  | 'steps'
-  | 'categorySeries'
-  | 'categoryRules'
-  | 'setCategoryRules'
-  | 'streams'
-  | 'simulate'
-  | 'tuneCandidates'
-  | 'rankTune'
-  | 'rankSummary';
+/**
+ * Engine methods the page may call, all answering JSON text: the wasm `Engine`'s methods, whose
+ * answers are declared once in Rust (generated/answers.ts, `EngineAnswers`), and `analyze`.
+ */
+export type EngineMethod = keyof EngineAnswers | 'analyze';
 
 export type Envelope = { id: number } & Request;
 

@@ -31,7 +31,29 @@ pub struct EventDetail {
     /// Innermost-first frames, each with its kind (docs/frames.md): a page shows the Python
     /// ones first and folds the rest behind "all frames".
     pub frames: Vec<EventFrame>,
-    pub lifetime: Option<serde_json::Value>,
+    pub lifetime: Option<EventLifetime>,
+}
+
+/// The block an event belongs to, a row of the `lifetimes` table (fields in name order, as the
+/// answer has always listed them).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct EventLifetime {
+    pub address: i64,
+    pub alloc_event: Option<i64>,
+    pub category: Option<String>,
+    pub category_rule: Option<String>,
+    pub free_completed_event: Option<i64>,
+    pub free_requested_event: Option<i64>,
+    pub id: i64,
+    pub origin: String,
+    pub requested_size: i64,
+    pub size: i64,
+    /// 1 when the size is exact, 0 when it is a lower bound.
+    pub size_exact: i64,
+    pub size_uncertainty: i64,
+    pub stack_source: Option<String>,
+    pub state_at_dump: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -109,16 +131,30 @@ pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventD
     if let Some(l) = lifetime {
         d.lifetime = conn
             .query_row(
-                "SELECT json_object('id', id, 'address', address, 'size', size, 'requested_size', requested_size, 'alloc_event', alloc_event,
-                        'free_requested_event', free_requested_event, 'free_completed_event', free_completed_event, 'origin', origin,
-                        'state_at_dump', state_at_dump, 'size_exact', size_exact, 'size_uncertainty', size_uncertainty, 'stack_source', stack_source,
-                        'category', category, 'category_rule', category_rule)
+                "SELECT address, alloc_event, category, category_rule, free_completed_event, free_requested_event, id, origin,
+                        requested_size, size, size_exact, size_uncertainty, stack_source, state_at_dump
                  FROM lifetimes WHERE id = ?1",
                 [l],
-                |r| r.get::<_, String>(0),
+                |r| {
+                    Ok(EventLifetime {
+                        address: r.get(0)?,
+                        alloc_event: r.get(1)?,
+                        category: r.get(2)?,
+                        category_rule: r.get(3)?,
+                        free_completed_event: r.get(4)?,
+                        free_requested_event: r.get(5)?,
+                        id: r.get(6)?,
+                        origin: r.get(7)?,
+                        requested_size: r.get(8)?,
+                        size: r.get(9)?,
+                        size_exact: r.get(10)?,
+                        size_uncertainty: r.get(11)?,
+                        stack_source: r.get(12)?,
+                        state_at_dump: r.get(13)?,
+                    })
+                },
             )
-            .optional()?
-            .and_then(|s| serde_json::from_str(&s).ok());
+            .optional()?;
     }
     Ok(d)
 }

@@ -11,6 +11,7 @@ pub mod findings;
 pub mod fragment;
 pub mod held_gradients;
 pub mod leak;
+pub mod markers;
 pub mod oom;
 pub mod overview;
 pub mod peak;

@@ -5,12 +5,13 @@
 mod envelope;
 #[cfg(not(target_arch = "wasm32"))]
 mod files;
+mod load_stats;
 mod modes;
 
 use crate::analysis::basis::{self, Counter};
 use crate::analysis::{
-    bands, categories, category_series, compare, event, findings, fragment, held_gradients, leak, oom, overview, peak, state, steps,
-    streams, timeline, tree, DeviceAnalysis,
+    bands, categories, category_series, compare, event, findings, fragment, held_gradients, leak, markers, oom, overview, peak, state,
+    steps, streams, timeline, tree, DeviceAnalysis,
 };
 use crate::error::{Error, Result};
 use crate::query::{catalogue, sql, templates};
@@ -25,15 +26,14 @@ pub use envelope::{envelope, Envelope, ENVELOPE_VERSION};
 pub use files::{
     dirs_within, folder_files, import_file, now_iso, refuse_input_as_output, sha256_hex, stream_snapshot, write_atomic, ImportOutcome,
 };
+pub use load_stats::LoadStats;
 pub use modes::{Answer, Mode, ANALYSES};
 
 /// Which event of a device a question is about. Across the page's boundary and in JSON:
 /// `"allocated_peak"` (or `active_`, `reserved_`, `requested_peak`), `"window_start"`, `"dump"`
 /// or `{"event": N}`: no sentinel integers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(from = "AtJson", into = "AtJson")]
-#[cfg_attr(not(target_arch = "wasm32"), schemars(with = "AtJson"))]
 pub enum At {
     /// The first event holding the peak of a counter.
     Peak(Counter),
@@ -48,7 +48,7 @@ pub enum At {
 /// `At` as JSON names it.
 #[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case", rename = "At")]
+#[serde(rename_all = "snake_case")]
 enum AtJson {
     AllocatedPeak,
     ActivePeak,
@@ -57,6 +57,17 @@ enum AtJson {
     WindowStart,
     Dump,
     Event(i64),
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl schemars::JsonSchema for At {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "At".into()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        AtJson::json_schema(g)
+    }
 }
 
 impl From<AtJson> for At {
@@ -108,6 +119,15 @@ impl At {
 /// A device's position in the replay (semantics are stored by position) and its replay.
 fn device_of(l: &Loaded, device: i64) -> Result<(usize, &crate::replay::DeviceReplay)> {
     l.devices.iter().enumerate().find(|(_, d)| d.device == device).ok_or_else(|| Error::no_device(device))
+}
+
+/// A simulation with its reserved line beside the recorded one (the What if chart).
+#[derive(serde::Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct SimulationLines {
+    #[serde(flatten)]
+    pub simulation: crate::simulate::Simulation,
+    pub lines: Vec<crate::simulate::LinePoint>,
 }
 
 pub struct Engine {
@@ -424,14 +444,12 @@ impl Engine {
     }
 
     /// `simulate` with the recorded and simulated reserved lines over the events, for a chart.
-    pub fn simulate_lines(&self, device: i64, conf: Option<&str>, device_memory: Option<u64>, columns: u32) -> Result<serde_json::Value> {
-        let sim = self.simulate(device, conf, device_memory)?;
+    pub fn simulate_lines(&self, device: i64, conf: Option<&str>, device_memory: Option<u64>, columns: u32) -> Result<SimulationLines> {
+        let simulation = self.simulate(device, conf, device_memory)?;
         let l = self.loaded("the allocator simulator")?;
         let (_, d) = device_of(l, device)?;
-        let lines = crate::simulate::reserved_lines(d, &sim, columns);
-        let mut v = serde_json::to_value(&sim).expect("serializable");
-        v["lines"] = serde_json::to_value(lines).expect("serializable");
-        Ok(v)
+        let lines = crate::simulate::reserved_lines(d, &simulation, columns);
+        Ok(SimulationLines { simulation, lines })
     }
 
     /// Alloc-conf strings of the standard set for a device ("" = as recorded).
@@ -454,6 +472,16 @@ impl Engine {
 
     pub fn event(&self, device: i64, index: i64) -> Result<event::EventDetail> {
         event::event_detail(self.conn()?, device, index)
+    }
+
+    /// OOM and snapshot events and the annotations in at most `buckets` time buckets.
+    pub fn timeline_markers(&self, device: i64, buckets: u32) -> Result<markers::TimelineMarkers> {
+        markers::timeline_markers(self.conn()?, device, buckets)
+    }
+
+    /// One stack's naming frame, caller and text (None: no such stack).
+    pub fn stack_text(&self, stack_id: i64) -> Result<Option<markers::StackText>> {
+        markers::stack_text(self.conn()?, stack_id)
     }
 
     /// Frames `offset..offset + limit` of one stack (a `stack_id` from another answer).

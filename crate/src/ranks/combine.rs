@@ -57,6 +57,7 @@ pub struct EntryPeaks {
 /// One (file, device) figure and where it is.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[cfg_attr(not(target_arch = "wasm32"), schemars(rename = "RankAt"))]
 pub struct At {
     pub bytes: i64,
     pub file: String,
@@ -67,6 +68,7 @@ pub struct At {
 /// A figure of the peak allocated and of the peak reserved bytes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[cfg_attr(not(target_arch = "wasm32"), schemars(rename = "Both_{T}"))]
 pub struct Both<T> {
     pub allocated: T,
     pub reserved: T,

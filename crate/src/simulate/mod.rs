@@ -87,7 +87,7 @@ pub struct OomAt {
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Simulation {
     pub device: i64,
-    pub settings: serde_json::Value,
+    pub settings: settings::SimSettings,
     /// Simulated under the settings of the recording (the self-check).
     pub as_recorded: bool,
     pub reproduces_recording: Option<bool>,
@@ -180,7 +180,7 @@ pub fn simulate_loaded(l: &Loaded, device: i64, conf: &str, device_memory: Optio
         None => recorded_capacity(l, device),
     };
     let mut sim = simulate(&l.snapshot, d, &settings, capacity, conf.is_empty());
-    sim.settings["conf"] = if conf.is_empty() { format!("as recorded: {}", settings.conf_string()) } else { conf.to_string() }.into();
+    sim.settings.conf = if conf.is_empty() { format!("as recorded: {}", settings.conf_string()) } else { conf.to_string() };
     Ok(sim)
 }
 

@@ -149,20 +149,40 @@ impl Settings {
     }
 
     /// A JSON view of every setting the simulator uses.
-    pub fn describe(&self) -> serde_json::Value {
-        serde_json::json!({
-            "conf": self.conf_string(),
-            "expandable_segments": self.rules.expandable,
-            "max_split_size": if self.rules.max_split_size == u64::MAX { serde_json::Value::Null } else { self.rules.max_split_size.into() },
-            "max_non_split_rounding": self.rules.max_non_split_rounding,
-            "roundup_power2_divisions": self.rules.divisions,
-            "garbage_collection_threshold": self.garbage_collection_threshold,
-            "large_segment_size": self.large_segment_size,
-            "pad": self.rules.pad,
-            "npu_align": self.npu_align,
-            "huge_pages": self.huge_pages,
-        })
+    pub fn describe(&self) -> SimSettings {
+        SimSettings {
+            conf: self.conf_string(),
+            expandable_segments: self.rules.expandable,
+            garbage_collection_threshold: self.garbage_collection_threshold,
+            huge_pages: self.huge_pages,
+            large_segment_size: self.large_segment_size,
+            max_non_split_rounding: self.rules.max_non_split_rounding,
+            max_split_size: (self.rules.max_split_size != u64::MAX).then_some(self.rules.max_split_size),
+            npu_align: self.npu_align,
+            pad: self.rules.pad,
+            roundup_power2_divisions: self.rules.divisions,
+        }
     }
+}
+
+/// The settings a simulation ran under, as its answer states them (fields in name order).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct SimSettings {
+    /// The alloc-conf string simulated, or "as recorded: …".
+    pub conf: String,
+    pub expandable_segments: bool,
+    /// 0 = off.
+    pub garbage_collection_threshold: f64,
+    pub huge_pages: bool,
+    pub large_segment_size: u64,
+    pub max_non_split_rounding: u64,
+    /// Bytes; None = unlimited.
+    pub max_split_size: Option<u64>,
+    pub npu_align: u64,
+    pub pad: u64,
+    /// Divisions of the power-of-two intervals from 1 MiB, 2 MiB, 4 MiB … (≤ 1: off).
+    pub roundup_power2_divisions: [u64; 16],
 }
 
 fn divisions_string(d: &[u64; 16]) -> String {

@@ -56,7 +56,7 @@ pub fn save(path: &std::path::Path, source_sha256: &str, runs: &[Simulation]) ->
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             params![
                 s.device,
-                s.settings["conf"].as_str().unwrap_or(""),
+                s.settings.conf.as_str(),
                 s.as_recorded,
                 s.reproduces_recording,
                 s.first_difference.as_ref().map(|d| d.event),
@@ -71,7 +71,7 @@ pub fn save(path: &std::path::Path, source_sha256: &str, runs: &[Simulation]) ->
                 s.largest_free_at_reserved_peak as i64,
                 s.oom_detail.as_ref().map(|o| o.event),
                 s.capacity.as_ref().map(|c| c.bytes as i64),
-                s.settings.to_string(),
+                serde_json::to_string(&s.settings).expect("serializable"),
             ],
         )
         .map_err(fail)?;

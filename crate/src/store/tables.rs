@@ -640,3 +640,34 @@ mod tests {
             .starts_with("CREATE TABLE x(id INTEGER, device_id INTEGER, trace_index INTEGER"));
     }
 }
+
+/// A table as the page's schema panel and docs/schema.md describe it.
+#[derive(serde::Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct TableDoc {
+    pub name: &'static str,
+    pub row: &'static str,
+    pub columns: Vec<ColumnDoc>,
+}
+
+#[derive(serde::Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ColumnDoc {
+    pub name: &'static str,
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+    pub unit: &'static str,
+    pub doc: &'static str,
+}
+
+/// Every table of the SnapshotDB, in the order docs/schema.md lists them.
+pub fn docs() -> Vec<TableDoc> {
+    fn doc<C>(t: &Table<C>) -> TableDoc {
+        let columns = t.columns.iter().map(|c| ColumnDoc { name: c.name, ty: c.ty, unit: c.unit, doc: c.doc }).collect();
+        TableDoc { name: t.name, row: t.row, columns }
+    }
+    let mut all: Vec<TableDoc> = SMALL.iter().map(|t| doc(t)).collect();
+    all.push(doc(&TRACES));
+    all.push(doc(&LIFETIMES));
+    all
+}

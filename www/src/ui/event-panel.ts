@@ -1,6 +1,6 @@
 // The details of one event: action, counters right after it, the block's lifetime, the stack.
 import type { ViewContext } from '../app-types';
-import type { EventDetail, Frame, FxFrame } from '../types';
+import type { EventDetail, EventFrame, FxFrame } from '../generated/answers';
 import {
   DEFS,
   bytes,
@@ -27,7 +27,7 @@ function frameText(display: string): HTMLElement {
   return el('span', { class: 'fn' }, head, tail ? el('span', { class: 'nobreak', text: tail }) : '');
 }
 
-function frameItem(f: Frame, showKind: boolean): HTMLElement {
+function frameItem(f: EventFrame, showKind: boolean): HTMLElement {
   return el(
     'li',
     {
@@ -56,7 +56,7 @@ export const MAX_FRAMES = 200;
 
 /** Frames of the C++ side (native code, the interpreter, the allocator, the runtime). */
 const NATIVE = new Set<string>(['native', 'interpreter', 'allocator', 'runtime']);
-const isNative = (f: Frame) => NATIVE.has(f.kind);
+const isNative = (f: EventFrame) => NATIVE.has(f.kind);
 
 /** Native frames in a row that fold into one "N native frames" line (fewer stay listed). */
 export const NATIVE_RUN = 3;
@@ -66,8 +66,8 @@ export const NATIVE_RUN = 3;
  * template-expanded C++ stack is dozens of lines between two Python frames); every other frame is
  * its own entry.
  */
-export function frameRuns(frames: Frame[]): (Frame | Frame[])[] {
-  const out: (Frame | Frame[])[] = [];
+export function frameRuns(frames: EventFrame[]): (EventFrame | EventFrame[])[] {
+  const out: (EventFrame | EventFrame[])[] = [];
   for (let i = 0; i < frames.length;) {
     let j = i;
     while (j < frames.length && isNative(frames[j])) j++;
@@ -86,7 +86,7 @@ export function frameRuns(frames: Frame[]): (Frame | Frame[])[] {
  * An <ol> of the first MAX_FRAMES frames, and a line counting the others. With `fold`, runs of
  * native frames are one line each, "N native frames", that opens to list them.
  */
-function frameList(cls: string, frames: Frame[], showKind: boolean, fold = false): HTMLElement[] {
+function frameList(cls: string, frames: EventFrame[], showKind: boolean, fold = false): HTMLElement[] {
   const listed = frames.slice(0, MAX_FRAMES);
   // Numbered by frame depth: a folded run takes its first frame's number, the next entry goes on.
   let depth = 1;
@@ -120,7 +120,7 @@ function frameList(cls: string, frames: Frame[], showKind: boolean, fold = false
  * interpreter, allocator…) behind an "all N frames" toggle. A stack without Python frames shows
  * its three innermost native frames (the rest folded under "all N frames"). At most MAX_FRAMES of each list.
  */
-export function stackList(frames: Frame[]): HTMLElement {
+export function stackList(frames: EventFrame[]): HTMLElement {
   if (!frames.length) return el('p', { class: 'muted', text: 'No stack was recorded for this event.' });
   const python = frames.filter((f) => PYTHON.has(f.kind));
   const shown = python.length ? python : frames.filter((f) => f.kind === 'native').slice(0, 3);

@@ -1,6 +1,6 @@
 // A table of memory grouped by stack: share bar, bytes, blocks, and the stack's label (the frame
 // that names it) with its caller as a second line; click the label for every frame of the stack.
-import type { Group, StackBytes } from '../types';
+import type { Group, StackBytes } from '../generated/answers';
 import { bytesSpan, clip, clipLines, el, int, pct, shortCpp } from './format';
 
 /**

@@ -1,6 +1,6 @@
 // Allocations geometry (pure: no DOM; tests/unit): one pixel column per engine column, each
 // column's blocks stacked bottom up in the engine's order with the summed rest on top, hit-testing.
-import type { Bands } from '../types';
+import type { Bands } from '../generated/answers';
 
 /**
  * The engine's Bands with its long arrays as the worker hands them over: typed arrays (the

@@ -3,7 +3,7 @@
 // column still adds up to the active bytes. Wheel zooms, drag pans, hover names the block, click
 // selects its allocation event. Geometry: ./allocations-layout; drawing: ./allocations-draw.
 import type { ViewContext } from '../app-types';
-import type { BandBlock } from '../types';
+import type { BandBlock } from '../generated/answers';
 import { bytes, el, eventLabel, exact, hex, int } from '../ui/format';
 import { fitCanvas } from '../ui/canvas';
 import { plotWidth, type Frame } from '../ui/plot';
@@ -76,7 +76,7 @@ export async function renderAllocations(c: ViewContext) {
   async function fetchData(busy = false) {
     const cols = Math.max(50, Math.floor(plotWidth(frame())));
     const asked = performance.now();
-    const ask = c.file.client.call<BandsData>('bands', c.device, from, to, cols, Number(detail.value));
+    const ask = c.file.client.call('bands', c.device, from, to, cols, Number(detail.value));
     const b = await newest(busy ? computing(c.root, ask) : ask);
     if (!b) return;
     const answered = performance.now();

@@ -3,11 +3,11 @@
 // share bar, then per category its bytes, the rules that decided it (and why) and its top sites.
 // Below, the rules in the order they are tried and an editor for a TOML rules file.
 import type { OpenFile, ViewContext } from '../app-types';
-import type { CategoryBreakdown, CategoryShare, RuleInfo } from '../types';
+import type { CategoryBreakdown, CategoryShare, RuleInfo } from '../generated/answers';
 import { EngineFailure } from '../client';
 import { bytesSpan, clip, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
 import { categoryColor, categoryInk } from '../ui/categories-palette';
-import { focusEvent, focusSwitch } from './focus';
+import { focusAt, focusSwitch } from './focus';
 import { revealPanel, takePanel, withDocLinks } from './doc-panels';
 import { shareSegments } from './categories-layout';
 
@@ -128,7 +128,7 @@ function rulesTable(rules: RuleInfo[]): HTMLElement {
 
 /** The rules list and the editor; `rerender` shows the view again after the rules changed. */
 async function rulesEditor(c: ViewContext): Promise<HTMLElement> {
-  const rules = await c.file.client.call<RuleInfo[]>('categoryRules');
+  const rules = await c.file.client.call('categoryRules');
   const users = rules.filter((r) => r.origin === 'user').length;
   const text = el('textarea', {
     class: 'rules-text',
@@ -145,7 +145,7 @@ async function rulesEditor(c: ViewContext): Promise<HTMLElement> {
     error.hidden = true;
     apply.disabled = reset.disabled = true;
     try {
-      await c.file.client.call<RuleInfo[]>('setCategoryRules', t);
+      await c.file.client.call('setCategoryRules', t);
       if (t.trim()) applied.set(c.file, t);
       else applied.delete(c.file);
       c.app.show('categories');
@@ -200,8 +200,7 @@ async function rulesEditor(c: ViewContext): Promise<HTMLElement> {
 export async function renderCategories(c: ViewContext) {
   const d = c.deviceOverview;
   if (!d) return;
-  const event = d.events ? focusEvent(c) : null;
-  const b = await c.file.client.call<CategoryBreakdown>('categories', c.device, event ?? -1);
+  const b = await c.file.client.analyze('categories', c.device, focusAt(c));
   const peak = d.events ? d.peaks.allocated.event : null;
   const isPeak = b.event !== null && b.event === peak;
   const evInput = el('input', {

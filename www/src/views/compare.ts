@@ -4,7 +4,7 @@
 // other) with b − a: the figures, what the memory is by category (the largest change in one
 // line), and the stacks. The page only lays the answer out.
 import type { ViewContext } from '../app-types';
-import type { CategoryDelta, ComparedFigure, Comparison, DeviceComparison, StackDelta } from '../types';
+import type { CategoryDelta, Comparison, DeviceComparison, Figure, StackDelta } from '../generated/answers';
 import { bytes, bytesSpan, clip, clipLines, distinctNames, el, exact, gridTable, int } from '../ui/format';
 import { categoryColor } from '../ui/categories-palette';
 import { largestChange } from './categories-layout';
@@ -13,7 +13,7 @@ import { largestChange } from './categories-layout';
  * A difference with its sign, exact on hover; byte figures red when b is larger (more memory),
  * green when smaller. Counts (events, segments) stay uncoloured: more is not worse.
  */
-function deltaCell(delta: number | null, unit: ComparedFigure['unit']) {
+function deltaCell(delta: number | null, unit: Figure['unit']) {
   if (delta === null) return el('td', { class: 'num', text: '—' });
   const tone = unit !== 'bytes' ? '' : delta > 0 ? 'worse' : delta < 0 ? 'better' : '';
   return el('td', {
@@ -23,7 +23,7 @@ function deltaCell(delta: number | null, unit: ComparedFigure['unit']) {
   });
 }
 
-function figureRow(f: ComparedFigure) {
+function figureRow(f: Figure) {
   const cell = (v: number | null) =>
     el('td', { class: 'num' }, v === null ? '—' : f.unit === 'bytes' ? bytesSpan(v) : int(v));
   return el('tr', {}, el('th', { text: f.label }), cell(f.a), cell(f.b), deltaCell(f.delta, f.unit));
@@ -165,8 +165,8 @@ export async function renderCompare(c: ViewContext) {
   const draw = async () => {
     const other = c.app.files[Number(pick.value)];
     const otherName = names[Number(pick.value)];
-    const side = await other.client.call<unknown>('compareSide');
-    const cmp = await c.file.client.call<Comparison>('compareWith', JSON.stringify(side));
+    const side = await other.client.call('compareSide');
+    const cmp = await c.file.client.call('compareWith', JSON.stringify(side));
     out.replaceChildren(...render(cmp, mine, otherName));
   };
   pick.addEventListener('change', () => void draw());

@@ -1,6 +1,7 @@
 // The event the tree, state, peak and categories views show, and the two states they switch
 // between: at the allocated peak, or at the selected event (the selection is kept either way).
 import type { ViewContext, ViewName } from '../app-types';
+import type { At } from '../generated/answers';
 import { el, eventLabel } from '../ui/format';
 
 /** The allocated peak's event (null: no peak, e.g. a dump-only device). */
@@ -12,6 +13,12 @@ export function peakEvent(c: ViewContext): number | null {
 export function focusEvent(c: ViewContext): number | null {
   if (c.event !== null && !c.atPeak) return c.event;
   return c.deviceOverview?.peaks.allocated.event ?? null;
+}
+
+/** The focus event as the engine takes it: right after it, or the window start without one. */
+export function focusAt(c: ViewContext): At {
+  const e = focusEvent(c);
+  return e === null ? 'window_start' : { event: e };
 }
 
 /** Which of the two states the view is in: "peak" also when the selection is the peak itself. */

@@ -4,7 +4,7 @@
 // allocated memory growing from training step to step, its sentence comes first; the candidates
 // are shown by category (what the kept memory is) and by allocation site.
 import type { ViewContext } from '../app-types';
-import type { DeviceAnalysis, LeakAnalysis, StepsAnalysis } from '../types';
+import type { DeviceAnalysis, LeakAnalysis, StepsAnalysis } from '../generated/answers';
 import { DEFS, bytes, bytesSpan, card, el, plural } from '../ui/format';
 import { groupTable } from '../ui/groups';
 import { byteTicks } from '../ui/plot';
@@ -105,7 +105,7 @@ function headline(l: LeakAnalysis, stepsGrow: boolean, suspect: boolean): HTMLEl
 export async function renderLeaks(c: ViewContext) {
   const d = c.deviceOverview;
   if (!d) return;
-  const a = await c.file.client.call<DeviceAnalysis>('analyze', c.device, -1);
+  const a = await c.file.client.analyze('all', c.device, 'allocated_peak');
   const l = a.leak;
   if (d.events === 0 || !l) {
     const dump = a.fragment.at.find((f) => f.label === 'dump');

@@ -1,7 +1,7 @@
 // OOM: each out-of-memory event with the request, what was free, who held the memory, the events
 // just before, and the engine's verdict and suggestions.
 import type { ViewContext } from '../app-types';
-import type { DeviceAnalysis, DumpRoom } from '../types';
+import type { DeviceAnalysis, DumpRoom } from '../generated/answers';
 import { DEFS, bytesSpan, card, el, eventLabel, int, plural } from '../ui/format';
 import { groupTable } from '../ui/groups';
 import { openWhatIf } from './whatif';
@@ -9,7 +9,7 @@ import { openWhatIf } from './whatif';
 export async function renderOom(c: ViewContext) {
   const d = c.deviceOverview;
   if (!d) return;
-  const a = await c.file.client.call<DeviceAnalysis>('analyze', c.device, -1);
+  const a = await c.file.client.analyze('all', c.device, 'allocated_peak');
   if (!a.oom.ooms.length) {
     c.root.append(...otherDevices(c));
     if (a.oom.at_dump) c.root.append(...dumpRoom(c, a.oom.at_dump));

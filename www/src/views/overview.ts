@@ -1,6 +1,6 @@
 // Overview: health first, then the headline figures of the selected device, then every device.
 import type { ViewContext } from '../app-types';
-import type { DeviceAnalysis, DeviceOverview, PeakPlace, StepsAnalysis, StreamsAnalysis, Timeline } from '../types';
+import type { DeviceOverview, PeakPlace, StreamAnalysis } from '../generated/answers';
 import { DEFS, bytes, bytesSpan, card, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
 import { streamHex, streamsShape } from './streams-layout';
 import { fitCanvas } from '../ui/canvas';
@@ -47,7 +47,7 @@ function overviewChart(c: ViewContext, d: DeviceOverview): { el: HTMLElement; dr
   const markers: Marker[] = [{ index: d.peaks.allocated.event ?? 0, kind: 'peak', label: 'allocated peak' }];
   if (d.peaks.reserved.event !== d.peaks.allocated.event)
     markers.push({ index: d.peaks.reserved.event ?? 0, kind: 'reservedPeak', label: 'reserved peak' });
-  const drawn = c.file.client.call<Timeline>('timeline', c.device, from, to, OVERVIEW_BUCKETS).then((data) => {
+  const drawn = c.file.client.call('timeline', c.device, from, to, OVERVIEW_BUCKETS).then((data) => {
     const why = flatNote(data, d.events, d.window.blocks_before_window);
     note.hidden = why === null;
     note.textContent = why ?? '';
@@ -106,7 +106,7 @@ function peakPlace(at: PeakPlace | null, event: number | null): HTMLElement | st
  * The device's streams: a table when there are several or a free waited on another stream (a
  * `record_stream`), else one line; nothing without the figures (dump only, SnapshotDB file).
  */
-function streamsSection(c: ViewContext, s: StreamsAnalysis | null): HTMLElement[] {
+function streamsSection(c: ViewContext, s: StreamAnalysis | null): HTMLElement[] {
   const list = s?.streams ?? [];
   const shape = streamsShape(list);
   if (shape === 'none') return [];
@@ -357,8 +357,8 @@ export async function renderOverview(c: ViewContext) {
   }
 
   const [analysis, steps] = await Promise.all([
-    c.file.client.call<DeviceAnalysis>('analyze', c.device, -1),
-    d.events ? c.file.client.call<StepsAnalysis>('steps', c.device) : Promise.resolve(null),
+    c.file.client.analyze('all', c.device, 'allocated_peak'),
+    d.events ? c.file.client.analyze('steps', c.device, 'dump') : Promise.resolve(null),
   ]);
   allocPlace.replaceChildren(peakPlace(steps?.peak_allocated_at ?? null, p.allocated.event));
   reservedPlace.replaceChildren(peakPlace(steps?.peak_reserved_at ?? null, p.reserved.event));

@@ -4,9 +4,9 @@
 // `categories` query template). The groups sum to the active counter at that event. A device
 // without trace events gets the same attribution of the dump (by stack, frame and category).
 import type { ViewContext } from '../app-types';
-import { focusEvent, focusSwitch } from './focus';
+import { focusAt, focusSwitch } from './focus';
 import { EngineFailure } from '../client';
-import type { CategoryTotal, DeviceAnalysis, PeakAnalysis, TemplateRows } from '../types';
+import type { CategoryTotal, EngineAnswers, PeakAnalysis } from '../generated/answers';
 import { DEFS, bytesSpan, card, el, eventLabel, gridTable, int, pct } from '../ui/format';
 import { groupTable } from '../ui/groups';
 import { categoryColor } from '../ui/categories-palette';
@@ -54,7 +54,7 @@ function categoryTable(p: PeakAnalysis): HTMLElement {
 /** A [none]/[before the window] bucket of the template is not a value: shown muted. */
 const bucket = (v: string) => /^\[.*\]$/.test(v);
 
-function fieldTable(r: TemplateRows, by: Grouping): HTMLElement {
+function fieldTable(r: EngineAnswers['query'], by: Grouping): HTMLElement {
   const heading = GROUPINGS.find(([g]) => g === by)![1].replace(/^by /, '');
   if (!r.rows.length) return el('p', { class: 'muted', text: 'No live memory at this event.' });
   const rows = r.rows.map(([value, blocks, bytes, percent]) => {
@@ -85,8 +85,7 @@ function fieldTable(r: TemplateRows, by: Grouping): HTMLElement {
 export async function renderPeak(c: ViewContext) {
   const d = c.deviceOverview;
   if (!d) return;
-  const a = await c.file.client.call<DeviceAnalysis>('analyze', c.device, d.events ? (focusEvent(c) ?? -1) : -1);
-  const p = a.peak;
+  const p = await c.file.client.analyze('peak', c.device, focusAt(c));
   if (!p) {
     c.root.append(el('div', { class: 'health info', text: 'The engine has no attribution for this device.' }));
     return;
@@ -122,7 +121,7 @@ export async function renderPeak(c: ViewContext) {
     table.replaceChildren(el('p', { class: 'muted', text: 'Grouping…' }));
     const params = { device: c.device, event_id: p.event, group_by: g };
     try {
-      const r = await c.file.client.call<TemplateRows>('query', 'categories', JSON.stringify(params));
+      const r = await c.file.client.call('query', 'categories', JSON.stringify(params));
       if (mine === drawing) table.replaceChildren(fieldTable(r, g));
     } catch (e) {
       const msg = e instanceof EngineFailure ? e.info.message : String(e);

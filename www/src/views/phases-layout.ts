@@ -2,7 +2,7 @@
 // (forward, backward, optimizer, data), the rows below it the named ranges, packed into lanes so
 // that no two ranges of a lane overlap. A label is drawn inside its band and only where it fits
 // after the previous label of its lane: labels never overlap, and dense bands go unlabelled.
-import type { PhaseSpan, Step } from '../types';
+import type { PhaseSpan, Step } from '../generated/answers';
 import { fitLabel } from '../ui/plot';
 
 /** Height of one row of bands, and the gap above the range lanes. */

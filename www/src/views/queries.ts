@@ -1,7 +1,7 @@
 // Queries: a form per template from the engine's catalogue, and a read-only SQL console. Results
 // appear in a virtualised table with units, exportable as CSV or JSON.
 import type { ViewContext } from '../app-types';
-import type { Rows, SchemaTable, Template, TemplateRows } from '../types';
+import type { EngineAnswers, TableDoc, Template } from '../generated/answers';
 import { bytes, download, el, exact, gridTable, int, plural } from '../ui/format';
 import { revealPanel, takePanel, withDocLinks } from './doc-panels';
 import { toCsv } from '../ui/csv';
@@ -59,7 +59,7 @@ export function columnWidths(
  * as their content (up to a limit), cut with an ellipsis and the full value on hover; drag a
  * header's right edge to resize its column.
  */
-export function resultTable(rows: Rows, units: Record<string, string | null> = {}): HTMLElement {
+export function resultTable(rows: EngineAnswers['sql'], units: Record<string, string | null> = {}): HTMLElement {
   const ROW_H = 24;
   const box = el('div', { class: 'result-box' });
   const widths = columnWidths(rows.columns, rows.rows, units);
@@ -150,7 +150,7 @@ export function resultTable(rows: Rows, units: Record<string, string | null> = {
   return el('div', { class: 'result-wrap' }, more, box);
 }
 
-function exportButtons(rows: Rows, name: string) {
+function exportButtons(rows: EngineAnswers['sql'], name: string) {
   const csv = el('button', { text: 'Export CSV' });
   csv.addEventListener('click', () => {
     download(`${name}.csv`, toCsv(rows.columns, rows.rows), 'text/csv');
@@ -163,7 +163,13 @@ function exportButtons(rows: Rows, name: string) {
 export async function renderQueries(c: ViewContext) {
   const client = c.file.client;
   const out = el('div', { class: 'results' });
-  const show = (rows: Rows, name: string, units: Record<string, string | null> = {}, ms = 0, total?: number) => {
+  const show = (
+    rows: EngineAnswers['sql'],
+    name: string,
+    units: Record<string, string | null> = {},
+    ms = 0,
+    total?: number,
+  ) => {
     const count =
       total !== undefined && total !== rows.returned
         ? `${int(rows.returned)} of ${plural(total, 'row')}`
@@ -183,9 +189,9 @@ export async function renderQueries(c: ViewContext) {
     out.replaceChildren(el('div', { class: 'health warn', text: e instanceof Error ? e.message : String(e) }));
 
   // The tables the console reads, and a link to them.
-  let tables: SchemaTable[] = [];
+  let tables: TableDoc[] = [];
   try {
-    tables = await client.call<SchemaTable[]>('schema');
+    tables = await client.call('schema');
   } catch {
     tables = [];
   }
@@ -198,7 +204,7 @@ export async function renderQueries(c: ViewContext) {
   // Templates from the engine's catalogue.
   let templates: Template[] = [];
   try {
-    templates = await client.call<Template[]>('catalogue');
+    templates = await client.call('catalogue');
   } catch {
     templates = [];
   }
@@ -249,8 +255,8 @@ export async function renderQueries(c: ViewContext) {
     }
     const t0 = performance.now();
     try {
-      const res = await client.call<TemplateRows>('query', t.name, JSON.stringify(params));
-      const rows: Rows = { ...res, columns: res.columns.map((col) => col.name) };
+      const res = await client.call('query', t.name, JSON.stringify(params));
+      const rows: EngineAnswers['sql'] = { ...res, columns: res.columns.map((col) => col.name) };
       show(
         rows,
         t.name,
@@ -272,7 +278,7 @@ export async function renderQueries(c: ViewContext) {
     const t0 = performance.now();
     try {
       show(
-        await client.call<Rows>('sql', sql.value, Number(limit.value) || 10000, 30000),
+        await client.call('sql', sql.value, Number(limit.value) || 10000, 30000),
         'query',
         {},
         performance.now() - t0,
@@ -318,7 +324,7 @@ export async function renderQueries(c: ViewContext) {
  * The SnapshotDB's tables and columns (type, unit, meaning) as the engine declares them: what the
  * SQL console can read. Closed until asked for.
  */
-function schemaPanel(tables: SchemaTable[]): HTMLDetailsElement {
+function schemaPanel(tables: TableDoc[]): HTMLDetailsElement {
   return el(
     'details',
     { class: 'schema-panel', id: 'schema' },

@@ -1,7 +1,7 @@
 // The Ranks view's pure part (no DOM; tests/unit/ranks-layout.test.ts): which files of a drop or
 // folder are snapshots, how many engines summarize them at once, the (file, device) units of a
 // RanksReport in rank order, the bar chart's geometry and hit test, and the figures in words.
-import type { RankOutlier, RanksReport } from '../types';
+import type { Outlier, RanksReport } from '../generated/answers';
 import { bytes } from '../ui/format';
 import { plotWidth, type Frame } from '../ui/plot';
 
@@ -103,7 +103,7 @@ export interface RankUnit {
   steps: number | null;
   /** Compared (the engine leaves out devices with neither events nor allocated bytes). */
   counted: boolean;
-  outlier: RankOutlier | null;
+  outlier: Outlier | null;
   worst: boolean;
   median: boolean;
 }
@@ -262,7 +262,7 @@ export const imbalanceText = (x: number | null) => (x === null ? '—' : `${trim
 const trim2 = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(2));
 
 /** An outlier's distance from the median: "+300.00 MiB above the median (z = 101)". */
-export function outlierText(o: RankOutlier): string {
+export function outlierText(o: Outlier): string {
   const side = o.above_median >= 0 ? 'above' : 'below';
   const z = o.z === null ? '' : ` (modified z-score ${trim2(o.z)})`;
   return `${o.above_median >= 0 ? '+' : '−'}${bytes(Math.abs(o.above_median))} ${side} the median${z}`;

@@ -4,7 +4,7 @@
 // worst rank differs from the median one. A bar or a row opens that rank's file in the other
 // views; "Compare with the median rank" opens both in Compare.
 import type { RanksContext } from '../app-types';
-import type { RankAt, RankDelta, RanksReport } from '../types';
+import type { RankAt, RanksReport, SiteDelta } from '../generated/answers';
 import { byteAxis, fitCanvas, fitText } from '../ui/canvas';
 import { bytes, bytesSpan, clip, el, exact, gridTable, int, plural } from '../ui/format';
 import { byteTicks, yScaleTo, type Frame } from '../ui/plot';
@@ -127,7 +127,7 @@ function outliers(c: RanksContext, units: RankUnit[]): HTMLElement {
   );
 }
 
-function deltaRow(d: RankDelta, category: boolean): HTMLElement {
+function deltaRow(d: SiteDelta, category: boolean): HTMLElement {
   return el(
     'tr',
     { 'data-label': clip(d.label, 500) },

@@ -1,6 +1,6 @@
 // Allocator state geometry (pure: no DOM; tests/unit): one row per segment, largest first, bar
 // length in proportion to the segment's size, blocks at their offsets; hit-testing.
-import type { StateBlock, StateSegment } from '../types';
+import type { StateBlock, StateSegment } from '../generated/answers';
 
 export const ROW = 18;
 /** Room for the segment's address and size left of its bar. */

@@ -2,18 +2,12 @@
 // its blocks at their offsets. Blue = allocated, amber = pending free, pale = free (cached) space.
 // Shows where memory is fragmented and the largest free block a request could get.
 import type { ViewContext } from '../app-types';
-import type { AllocatorState, StateBlock, StateSegment } from '../types';
+import type { StackText, StateBlock, StateSegment } from '../generated/answers';
 import { DEFS, bytes, bytesSpan, card, clip, el, eventLabel, exact, hex, pct, plural } from '../ui/format';
 import { fitCanvas } from '../ui/canvas';
 import { tooltip } from '../ui/tooltip';
-import { focusEvent, focusSwitch } from './focus';
+import { focusAt, focusEvent, focusSwitch } from './focus';
 import { ROW, blockAt, byteScale, segmentOrder, xOfAddress } from './state-layout';
-
-interface StackText {
-  label: string;
-  caller: string | null;
-  text: string;
-}
 
 const COLORS: Record<string, string> = {
   active_allocated: '#2563eb',
@@ -25,7 +19,7 @@ export async function renderState(c: ViewContext) {
   const d = c.deviceOverview;
   if (!d) return;
   const event = focusEvent(c);
-  const st = await c.file.client.call<AllocatorState>('state', c.device, event ?? -1);
+  const st = await c.file.client.state(c.device, focusAt(c));
   const segs = segmentOrder(st.segments);
 
   const evInput = el('input', {
@@ -153,15 +147,7 @@ export async function renderState(c: ViewContext) {
     if (!stacks.has(id))
       stacks.set(
         id,
-        c.file.client
-          .call<{ rows: [string, string | null, string][] }>(
-            'sql',
-            `SELECT label, caller, text FROM call_stacks WHERE id = ${Math.trunc(id)}`,
-            1,
-            5000,
-          )
-          .then((r) => (r.rows[0] ? { label: r.rows[0][0], caller: r.rows[0][1], text: r.rows[0][2] } : null))
-          .catch(() => null),
+        c.file.client.call('stackText', id).catch(() => null),
       );
     return stacks.get(id)!;
   };

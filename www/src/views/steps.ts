@@ -3,7 +3,7 @@
 // across steps, and the named ranges (record_function, optimizer, data loader, compiled
 // regions). A step or range opens the timeline on its events; a peak event opens its details.
 import type { ViewContext } from '../app-types';
-import type { PhaseSpan, Step, StepsAnalysis } from '../types';
+import type { PhaseSpan, Step } from '../generated/answers';
 import { bytesSpan, clip, el, eventLabel, gridTable, int, plural } from '../ui/format';
 import { isFramework, spanName } from './phases-layout';
 
@@ -123,7 +123,7 @@ export async function renderSteps(c: ViewContext) {
     );
     return;
   }
-  const s = await c.file.client.call<StepsAnalysis>('steps', c.device);
+  const s = await c.file.client.analyze('steps', c.device, 'dump');
   // What the program is comes first: it says whether steps and growth can mean anything here.
   c.root.append(
     el(

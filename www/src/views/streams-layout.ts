@@ -1,15 +1,15 @@
 // How the Overview shows a device's streams (pure: no DOM; tests/unit): a table only when there is
 // something to tell apart (several streams, or frees that waited on another stream), else a line.
-import type { StreamInfo } from '../types';
+import type { StreamFigures } from '../generated/answers';
 import { hex } from '../ui/format';
 
 /** Whether any block of these streams was ever freed and left waiting on another stream. */
-export function anyPendingFree(streams: StreamInfo[]): boolean {
+export function anyPendingFree(streams: StreamFigures[]): boolean {
   return streams.some((s) => s.peak_pending_free.bytes > 0 || s.pending_free_at_dump > 0);
 }
 
 /** 'table' for several streams or any pending free, 'line' for one plain stream, 'none' for none. */
-export function streamsShape(streams: StreamInfo[]): 'table' | 'line' | 'none' {
+export function streamsShape(streams: StreamFigures[]): 'table' | 'line' | 'none' {
   if (!streams.length) return 'none';
   return streams.length > 1 || anyPendingFree(streams) ? 'table' : 'line';
 }

@@ -1,6 +1,6 @@
 // Drawing the timeline: reserved as an area, active and requested as steps, allocated as its
 // min..max band per column with the max as a step line, then markers, selection and cursor.
-import type { Timeline } from '../types';
+import type { Timeline } from '../generated/answers';
 import { byteAxis, vline } from '../ui/canvas';
 import { byteTicks, yScaleTo, type Frame, type YScale } from '../ui/plot';
 import { categoryColor } from '../ui/categories-palette';

@@ -1,6 +1,6 @@
 // Timeline geometry (pure: no DOM; tests/unit): which bucket holds an event, the x scale by event
 // index or by wall-clock time, and the axis ticks. The engine sends one bucket per pixel column.
-import type { Timeline } from '../types';
+import type { Timeline } from '../generated/answers';
 import { bytes, int, plural } from '../ui/format';
 import { fitLabel, niceStep, plotWidth, type Frame, type Pad } from '../ui/plot';
 

@@ -3,7 +3,7 @@
 // of events pan and zoom at the cost of a few thousand points). Wheel zooms, drag pans, a click
 // selects the event under the cursor. Geometry: ./timeline-layout; drawing: ./timeline-draw.
 import type { ViewContext } from '../app-types';
-import type { CategorySeries, EventDetail, StepsAnalysis, Timeline } from '../types';
+import type { CategorySeries, Timeline } from '../generated/answers';
 import { bytesSpan, clip, duration, el, eventLabel, int } from '../ui/format';
 import { fitCanvas } from '../ui/canvas';
 import { plotWidth, type Frame } from '../ui/plot';
@@ -34,39 +34,18 @@ const ANNOTATION_BUCKETS = 1000;
  */
 async function loadMarkers(c: ViewContext): Promise<Marker[]> {
   const markers: Marker[] = [];
-  const mrows = await c.file.client.call<{ rows: [number, string][] }>(
-    'sql',
-    `SELECT t.trace_index, t.action FROM traces t JOIN devices d ON t.device_id = d.id WHERE d.device_index = ${c.device} AND t.action IN ('oom', 'snapshot') ORDER BY 1`,
-    5000,
-    10000,
-  );
-  for (const [i, a] of mrows.rows)
-    markers.push({ index: i, kind: a as Marker['kind'], label: a === 'oom' ? 'OOM' : 'snapshot' });
-  // Annotations summarised into at most ANNOTATION_BUCKETS time buckets (the first of each named,
-  // with its count): a snapshot may carry 10^6 of them, and placing each on the trace timed out.
-  // Times are real numbers in the bucketing, so that int64 extremes cannot overflow.
-  const arows = await c.file.client.call<{ rows: [number | null, string, string, number][] }>(
-    'sql',
-    `WITH a AS (SELECT time_us, name, stage FROM annotations
-                WHERE time_us IS NOT NULL AND (device_index IS NULL OR device_index = ${c.device})
-                  AND name NOT IN (SELECT name FROM phases WHERE kind = 'range' AND grp = 'framework')),
-          r AS (SELECT MIN(time_us) AS lo, MAX(time_us) * 1.0 - MIN(time_us) AS span FROM a),
-          g AS (SELECT MIN(a.time_us) AS t, a.name AS name, a.stage AS stage, COUNT(*) AS n FROM a, r
-                GROUP BY CAST((a.time_us - r.lo * 1.0) * ${ANNOTATION_BUCKETS} / MAX(1, r.span) AS INTEGER))
-     SELECT (SELECT MIN(t.trace_index) FROM traces t JOIN devices d ON t.device_id = d.id
-             WHERE d.device_index = ${c.device} AND t.time_us >= g.t), g.name, g.stage, g.n
-     FROM g ORDER BY 1`,
-    ANNOTATION_BUCKETS + 1,
-    10000,
-  );
-  for (const [i, name, stage, n] of arows.rows)
-    if (i !== null)
-      markers.push({
-        index: i,
-        kind: 'annotation',
-        label: clip(`${name} ${stage}`, 200) + (n > 1 ? ` ×${int(n)}` : ''),
-        count: n,
-      });
+  // Annotations come summarised into at most ANNOTATION_BUCKETS time buckets (the first of each
+  // named, with its count): a snapshot may carry 10^6 of them.
+  const m = await c.file.client.call('timelineMarkers', c.device, ANNOTATION_BUCKETS);
+  for (const { index, action } of m.events)
+    markers.push({ index, kind: action as Marker['kind'], label: action === 'oom' ? 'OOM' : 'snapshot' });
+  for (const a of m.annotations)
+    markers.push({
+      index: a.index,
+      kind: 'annotation',
+      label: clip(`${a.name} ${a.stage}`, 200) + (a.count > 1 ? ` ×${int(a.count)}` : ''),
+      count: a.count,
+    });
   // The peaks (a peak at the window start, before any event, stands at event 0).
   const p = c.deviceOverview?.peaks;
   if (p) {
@@ -119,7 +98,7 @@ export async function renderTimeline(c: ViewContext) {
     return;
   }
   const total = d.events;
-  const [markers, phases] = await Promise.all([loadMarkers(c), c.file.client.call<StepsAnalysis>('steps', c.device)]);
+  const [markers, phases] = await Promise.all([loadMarkers(c), c.file.client.analyze('steps', c.device, 'dump')]);
   const head = legend(markers);
   const canvas = el('canvas', { class: 'chart', tabindex: 0 });
   const readout = el('div', { class: 'readout' });
@@ -209,9 +188,9 @@ export async function renderTimeline(c: ViewContext) {
       computing(
         chartBox,
         Promise.all([
-          c.file.client.call<Timeline>('timeline', c.device, from, to, columns),
+          c.file.client.call('timeline', c.device, from, to, columns),
           stacked
-            ? c.file.client.call<CategorySeries>('categorySeries', c.device, from, to, Math.max(25, columns >> 1))
+            ? c.file.client.call('categorySeries', c.device, from, to, Math.max(25, columns >> 1))
             : Promise.resolve(null),
         ]),
       ),
@@ -339,7 +318,7 @@ export async function renderTimeline(c: ViewContext) {
   const toPeak = peakEvent === null ? undefined : () => select(peakEvent, true);
 
   async function showEvent(i: number) {
-    const detail = await c.file.client.call<EventDetail>('event', c.device, i);
+    const detail = await c.file.client.call('event', c.device, i);
     side.replaceChildren(eventPanel(detail, c, toPeak));
     c.app.setEvent(i);
   }

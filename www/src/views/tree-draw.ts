@@ -1,6 +1,6 @@
 // Drawing the memory tree's icicle: a colour per file (grey for synthetic frames), search hits in
 // pink and the rest faded, the selection outlined, labels cut to fit.
-import type { TreeNode } from '../types';
+import type { TreeNode } from '../generated/answers';
 import { fitText } from '../ui/canvas';
 import { bytes } from '../ui/format';
 import { ROW, hue, type Box } from './tree-layout';

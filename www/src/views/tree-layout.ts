@@ -1,6 +1,6 @@
 // Memory tree geometry and navigation (pure: no DOM; tests/unit): children by size, the icicle
 // rectangles of the zoomed subtree, hit-testing, paths, keyboard moves and search.
-import type { TreeNode } from '../types';
+import type { TreeNode } from '../generated/answers';
 
 /** Height of one row of the icicle, CSS pixels. */
 export const ROW = 20;

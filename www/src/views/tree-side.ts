@@ -1,6 +1,6 @@
 // The memory tree's DOM beside the icicle: breadcrumbs of the zoom, the selected frame's figures
 // with its callees (or the search hits), and the hover card's text.
-import type { TreeNode } from '../types';
+import type { TreeNode } from '../generated/answers';
 import { bytes, bytesSpan, clip, el, exact, int, pct } from '../ui/format';
 import { pathTo } from './tree-layout';
 

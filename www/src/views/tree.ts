@@ -4,11 +4,10 @@
 // frames too thin to click. Geometry: ./tree-layout; drawing: ./tree-draw; side: ./tree-side.
 // Above the tree, a thin bar of what the same live memory is, by category.
 import type { ViewContext } from '../app-types';
-import type { CategoryBreakdown, MemoryTree } from '../types';
 import { bytesSpan, el, eventLabel, int, plural } from '../ui/format';
 import { fitCanvas } from '../ui/canvas';
 import { tooltip } from '../ui/tooltip';
-import { focusEvent, focusSwitch } from './focus';
+import { focusAt, focusEvent, focusSwitch } from './focus';
 import { drawIcicle } from './tree-draw';
 import {
   boxAt,
@@ -31,8 +30,8 @@ export async function renderTree(c: ViewContext) {
   if (!d) return;
   const event = focusEvent(c);
   const [{ nodes }, cats] = await Promise.all([
-    c.file.client.call<MemoryTree>('tree', c.device, event ?? -1),
-    c.file.client.call<CategoryBreakdown>('categories', c.device, event ?? -1),
+    c.file.client.analyze('tree', c.device, focusAt(c)),
+    c.file.client.analyze('categories', c.device, focusAt(c)),
   ]);
   const kids = childrenOf(nodes);
   let focus: Focus = { selected: 0, zoom: 0 };

@@ -1,7 +1,7 @@
 // Drawing the What if chart: the recorded reserved bytes as a grey area (as in the Timeline), the
 // simulated ones as a blue step line, the device memory when known, and markers at both reserved
 // peaks and at the simulated OOM.
-import type { SimLinePoint } from '../types';
+import type { LinePoint } from '../generated/answers';
 import { byteAxis, vline } from '../ui/canvas';
 import { byteTicks, yScaleTo, type Frame } from '../ui/plot';
 import { groupLabels, labelLeft, xScale, xTicks } from './timeline-layout';
@@ -24,7 +24,7 @@ export interface WhatIfMarker {
 }
 
 export interface WhatIfScene {
-  points: SimLinePoint[];
+  points: LinePoint[];
   /** Events of the device (the x axis is 0..total-1). */
   total: number;
   frame: Frame;
@@ -62,7 +62,7 @@ export function drawWhatIf(g: CanvasRenderingContext2D, s: WhatIfScene) {
   }
   g.lineTo(cols[cols.length - 1].x1, y.y(0));
   g.fill();
-  const steps = (value: (p: SimLinePoint) => number, color: string, width: number) => {
+  const steps = (value: (p: LinePoint) => number, color: string, width: number) => {
     g.strokeStyle = color;
     g.lineWidth = width;
     g.beginPath();

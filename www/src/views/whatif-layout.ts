@@ -1,7 +1,7 @@
 // What if, the pure part (no DOM; tests/unit/whatif-layout.test.ts): the form's values and the
 // alloc-conf string they make against the recorded settings, sizes as people type them, the
 // sentences of the summary, and the chart's columns.
-import type { SimLinePoint, SimSettings, Simulation, TuneRow } from '../types';
+import type { LinePoint, SimSettings, SimulationLines, TuneRow } from '../generated/answers';
 import { bytes, int, pct } from '../ui/format';
 
 export const MIB = 2 ** 20;
@@ -201,7 +201,7 @@ export function deviceMemoryOf(text: string): number | null {
 }
 
 /** The simulation's verdict on memory in words. */
-export function oomVerdict(s: Pick<Simulation, 'oom' | 'oom_detail' | 'capacity'>): string {
+export function oomVerdict(s: Pick<SimulationLines, 'oom' | 'oom_detail' | 'capacity'>): string {
   if (typeof s.oom === 'number') {
     const d = s.oom_detail;
     const what = d ? ` (${bytes(d.bytes)} requested, ${bytes(d.reserved)} reserved)` : '';
@@ -226,7 +226,7 @@ export const withSeparators = (s: string) =>
  * recording's segment events (ok), where it first differs (warn), or that there is nothing to
  * compare (info).
  */
-export function healthOf(s: Pick<Simulation, 'reproduces_recording' | 'first_difference'>): {
+export function healthOf(s: Pick<SimulationLines, 'reproduces_recording' | 'first_difference'>): {
   kind: 'ok' | 'warn' | 'info';
   text: string;
 } {
@@ -268,7 +268,7 @@ export function eventList(events: number[], max = 8): string {
 }
 
 /** The top of the byte axis: the lines' largest value, and the capacity when it is near (≤ 1.5×). */
-export function chartMax(points: SimLinePoint[], capacity: number | null): { max: number; capacityShown: boolean } {
+export function chartMax(points: LinePoint[], capacity: number | null): { max: number; capacityShown: boolean } {
   let max = 0;
   for (const p of points) max = Math.max(max, p.recorded_max, p.simulated_max);
   const capacityShown = capacity !== null && capacity > 0 && capacity <= Math.max(1, max) * 1.5;
@@ -276,7 +276,7 @@ export function chartMax(points: SimLinePoint[], capacity: number | null): { max
 }
 
 /** Each point's left and right x (events first..last+1 on the scale; the last reaches `right`). */
-export function columnSpans(points: SimLinePoint[], xOf: (i: number) => number, total: number, right: number) {
+export function columnSpans(points: LinePoint[], xOf: (i: number) => number, total: number, right: number) {
   return points.map((p, k) => {
     const x0 = xOf(p.first);
     const x1 = k + 1 < points.length ? xOf(points[k + 1].first) : right;
@@ -285,7 +285,7 @@ export function columnSpans(points: SimLinePoint[], xOf: (i: number) => number, 
 }
 
 /** The point whose events hold event `i` (the last one starting at or before it; -1 if none). */
-export function pointAt(points: SimLinePoint[], i: number): number {
+export function pointAt(points: LinePoint[], i: number): number {
   let lo = 0;
   let hi = points.length - 1;
   if (hi < 0) return -1;

@@ -4,7 +4,7 @@
 // and the standard set of settings ranked. Wording and geometry: ./whatif-layout; drawing:
 // ./whatif-draw. Every simulation is one message to the engine worker.
 import type { OpenFile, ViewContext } from '../app-types';
-import type { SimulationLines, TuneRow, Tuning } from '../types';
+import type { SimulationLines, TuneRow, Tuning } from '../generated/answers';
 import { EngineFailure } from '../client';
 import { DEFS, bytes, bytesSpan, card, el, eventLabel, gridTable, int, plural } from '../ui/format';
 import { fitCanvas } from '../ui/canvas';
@@ -103,7 +103,7 @@ export async function renderWhatIf(c: ViewContext) {
   const columns = () => Math.max(50, Math.floor(plotWidth(frame())));
 
   // ---- the recorded settings: the self-check ----
-  const recorded = await client.call<SimulationLines>('simulate', c.device, '', 0, columns());
+  const recorded = await client.call('simulate', c.device, '', 0, columns());
   const h = healthOf(recorded);
   health.classList.add(h.kind);
   health.dataset.reproduces = String(recorded.reproduces_recording);
@@ -377,7 +377,7 @@ export async function renderWhatIf(c: ViewContext) {
     simulateBtn.disabled = true;
     try {
       const s = await newest(
-        computing(chartBox, client.call<SimulationLines>('simulate', c.device, text, mem, columns()), 'simulating…'),
+        computing(chartBox, client.call('simulate', c.device, text, mem, columns()), 'simulating…'),
       );
       if (s) show(s);
     } catch (e) {
@@ -422,14 +422,14 @@ export async function renderWhatIf(c: ViewContext) {
     keep.set = null;
     c.root.dataset.set = 'running';
     try {
-      const candidates = await client.call<string[]>('tuneCandidates', c.device, mem);
+      const candidates = await client.call('tuneCandidates', c.device, mem);
       const sims = new Map<string, SimulationLines>();
       const rows: TuneRow[] = [];
       for (const [k, cf] of candidates.entries()) {
         if (cancelled) break;
         progress.textContent = `${k + 1} / ${candidates.length}: ${cf || 'as recorded'}`;
         // One message each: the worker answers other requests between them.
-        const s = await client.call<SimulationLines>('simulate', c.device, cf, mem, columns());
+        const s = await client.call('simulate', c.device, cf, mem, columns());
         sims.set(cf, s);
         rows.push({
           conf: cf,
@@ -448,7 +448,7 @@ export async function renderWhatIf(c: ViewContext) {
       }
       const base = rows.find((r) => r.conf === '')?.reserved_peak ?? 0;
       for (const r of rows) r.change = r.reserved_peak - base;
-      const tuning = await client.call<Tuning>('rankTune', c.device, JSON.stringify(rows));
+      const tuning = await client.call('rankTune', c.device, JSON.stringify(rows));
       progress.textContent = `${candidates.length} / ${candidates.length} simulated.`;
       keep.set = { tuning, sims, deviceMemory: memText };
       renderSet(keep.set);

@@ -8,6 +8,7 @@ mod focus;
 mod rules;
 mod schemas;
 mod skills;
+mod typescript;
 
 use clap::{Parser, Subcommand};
 use emit::Out;
@@ -56,8 +57,13 @@ enum Cmd {
     Analyze(cmd::analyze::Args),
     /// Write the self-contained HTML report (no network, no scripts).
     Report(cmd::report::Args),
-    /// The template catalogue with typed parameters and output columns (for scripts and agents).
-    Capabilities,
+    /// The template catalogue with typed parameters and output columns, and every answer's JSON
+    /// Schema (for scripts and agents).
+    Capabilities {
+        /// Print the answer types as TypeScript declarations instead (what the page is built with).
+        #[arg(long)]
+        typescript: bool,
+    },
     /// What if: replay the allocator on the recorded requests under other settings
     /// (--alloc-conf "expandable_segments:True"); without settings, check it reproduces the recording.
     Simulate(cmd::simulate::Args),
@@ -105,7 +111,7 @@ fn dispatch(cmd: Cmd, out: Out) -> snapscope::Result<()> {
         Cmd::Query(a) => cmd::query::run(a, out),
         Cmd::Analyze(a) => cmd::analyze::run(a, out),
         Cmd::Report(a) => cmd::report::run(a, out),
-        Cmd::Capabilities => cmd::capabilities::run(out),
+        Cmd::Capabilities { typescript } => cmd::capabilities::run(typescript, out),
         Cmd::Sql(a) => cmd::sql::run(a, out),
         Cmd::Simulate(a) => cmd::simulate::run(a, out),
         Cmd::Ranks(a) => cmd::ranks::run(a, out),

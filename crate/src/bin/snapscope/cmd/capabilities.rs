@@ -2,7 +2,11 @@ use crate::emit::Out;
 use snapscope::engine::{Engine, ANALYSES};
 use snapscope::Result;
 
-pub fn run(out: Out) -> Result<()> {
+pub fn run(typescript: bool, out: Out) -> Result<()> {
+    if typescript {
+        print!("{}", crate::schemas::typescript());
+        return Ok(());
+    }
     let templates = Engine::catalogue();
     let formats = ["pickle protocol 0-5", "gzip", "json", "TorchScript type-tagged pickle", "SnapshotDB (.db)"];
     let body = serde_json::json!({"engine_version": snapscope::VERSION, "templates": templates, "analyses": ANALYSES, "formats": formats, "answer_schemas": crate::schemas::capabilities()});

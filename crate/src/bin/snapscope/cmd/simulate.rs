@@ -67,7 +67,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
 }
 
 fn print(s: &Simulation) {
-    say!("== device {} ==  settings: {}", s.device, s.settings["conf"].as_str().unwrap_or(""));
+    say!("== device {} ==  settings: {}", s.device, s.settings.conf);
     let change = s.reserved_peak.bytes as i64 - s.recorded_reserved_peak.bytes as i64;
     say!(
         "  reserved peak  {:>12} at {}   (recorded {}, {}{})",
@@ -83,7 +83,7 @@ fn print(s: &Simulation) {
         bytes(s.free_at_reserved_peak as i64),
         bytes(s.largest_free_at_reserved_peak as i64)
     );
-    let (made, released) = if s.settings["expandable_segments"] == true {
+    let (made, released) = if s.settings.expandable_segments {
         ("page mappings", "unmappings")
     } else {
         ("segment allocations (cudaMalloc)", "releases (cudaFree)")
