@@ -90,4 +90,6 @@ copyFileSync(dist + 'worker.js', pkg + 'worker.js');
 // The answer types the element's declarations refer to: generated from the engine's Rust types.
 copyFileSync(here + 'src/generated/answers.ts', pkg + 'answers.d.ts');
 copyFileSync(dist + 'snapscope_bg.wasm', pkg + 'snapscope_bg.wasm');
-console.log(`www/package: snapscope-view.js, answers.d.ts, worker.js, snapscope_bg.wasm (npm package ${pkgJson.name}@${version})`);
+console.log(
+  `www/package: snapscope-view.js, answers.d.ts, worker.js, snapscope_bg.wasm (npm package ${pkgJson.name}@${version})`,
+);
