@@ -6,6 +6,7 @@
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{json, Value};
 use snapscope::analysis::{categories, compare, findings, fragment, leak, oom, overview, peak, steps, streams, tree, DeviceAnalysis};
+use snapscope::engine::Mode;
 use snapscope::query::{catalogue, sql, templates};
 
 /// A generator collecting the definitions the schemas refer to (`#/$defs/...`). Schemas of what
@@ -37,24 +38,42 @@ fn obj(props: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": props, "required": required})
 }
 
-/// One device's entry in `analyze --mode MODE`'s `devices`.
-pub fn mode_item(mode: &str, g: &mut Gen) -> Value {
-    let dev = json!({"type": "integer"});
+/// A mode's part for one device (the page's `analyze(mode, device, at)`): the compiler asks for
+/// each new mode here.
+fn part(mode: Mode, g: &mut Gen) -> Value {
     match mode {
-        "overview" => obj(
-            json!({"device": dev, "overview": g.of::<overview::DeviceOverview>(), "findings": g.of::<Vec<findings::Finding>>()}),
-            &["device", "overview", "findings"],
+        Mode::Overview => obj(
+            json!({"overview": g.of::<overview::DeviceOverview>(), "findings": g.of::<Vec<findings::Finding>>()}),
+            &["overview", "findings"],
         ),
-        "peak" => obj(json!({"device": dev, "peak": g.of::<Option<peak::PeakAnalysis>>()}), &["device", "peak"]),
-        "fragment" => obj(json!({"device": dev, "fragment": g.of::<fragment::Fragmentation>()}), &["device", "fragment"]),
-        "leak" => obj(json!({"device": dev, "leak": g.of::<Option<leak::LeakAnalysis>>()}), &["device", "leak"]),
-        "oom" => obj(json!({"device": dev, "oom": g.of::<oom::OomAnalysis>()}), &["device", "oom"]),
-        "tree" => obj(json!({"device": dev, "tree": g.of::<tree::MemoryTree>()}), &["device", "tree"]),
-        "categories" => obj(json!({"device": dev, "categories": g.of::<categories::CategoryBreakdown>()}), &["device", "categories"]),
-        "steps" => obj(json!({"device": dev, "steps": g.of::<steps::StepsAnalysis>()}), &["device", "steps"]),
-        "streams" => obj(json!({"device": dev, "streams": g.of::<streams::StreamAnalysis>()}), &["device", "streams"]),
-        "tune" => obj(json!({"device": dev, "tune": g.of::<snapscope::simulate::tune::Tuning>()}), &["device", "tune"]),
-        _ => g.of::<DeviceAnalysis>(),
+        Mode::Peak => g.of::<Option<peak::PeakAnalysis>>(),
+        Mode::Fragment => g.of::<fragment::Fragmentation>(),
+        Mode::Leak => g.of::<Option<leak::LeakAnalysis>>(),
+        Mode::Oom => g.of::<oom::OomAnalysis>(),
+        Mode::Tree => g.of::<tree::MemoryTree>(),
+        Mode::Compare => g.of::<compare::Comparison>(),
+        Mode::Categories => g.of::<categories::CategoryBreakdown>(),
+        Mode::Steps => g.of::<steps::StepsAnalysis>(),
+        Mode::Streams => g.of::<streams::StreamAnalysis>(),
+        Mode::Tune => g.of::<snapscope::simulate::tune::Tuning>(),
+        Mode::All => g.of::<DeviceAnalysis>(),
+    }
+}
+
+/// One device's entry in `analyze --mode MODE`'s `devices`: `{device, <mode>: part}`; the
+/// overview's part is spread into the entry, and `all`'s part is the entry.
+pub fn mode_item(mode: &str, g: &mut Gen) -> Value {
+    let Ok(mode) = Mode::parse(mode) else { return g.of::<DeviceAnalysis>() };
+    let p = part(mode, g);
+    match mode {
+        Mode::All => p,
+        Mode::Overview => {
+            let mut entry = p;
+            entry["properties"]["device"] = json!({"type": "integer"});
+            entry["required"] = json!(["device", "overview", "findings"]);
+            entry
+        }
+        m => obj(json!({"device": {"type": "integer"}, m.name(): p}), &["device", m.name()]),
     }
 }
 
@@ -180,23 +199,7 @@ pub fn typescript() -> String {
         ("stats", g.of::<LoadStats>()),
         ("combineRanks", g.of::<snapscope::ranks::RanksReport>()),
     ];
-    let overview_part = obj(
-        json!({"overview": g.of::<overview::DeviceOverview>(), "findings": g.of::<Vec<findings::Finding>>()}),
-        &["overview", "findings"],
-    );
-    let modes = vec![
-        ("overview", overview_part),
-        ("peak", g.of::<Option<peak::PeakAnalysis>>()),
-        ("fragment", g.of::<fragment::Fragmentation>()),
-        ("leak", g.of::<Option<leak::LeakAnalysis>>()),
-        ("oom", g.of::<oom::OomAnalysis>()),
-        ("tree", g.of::<tree::MemoryTree>()),
-        ("categories", g.of::<categories::CategoryBreakdown>()),
-        ("steps", g.of::<steps::StepsAnalysis>()),
-        ("streams", g.of::<streams::StreamAnalysis>()),
-        ("tune", g.of::<snapscope::simulate::tune::Tuning>()),
-        ("all", g.of::<DeviceAnalysis>()),
-    ];
+    let modes: Vec<(&str, Value)> = Mode::ALL.into_iter().filter(|m| *m != Mode::Compare).map(|m| (m.name(), part(m, &mut g))).collect();
     g.of::<snapscope::engine::At>();
     g.of::<held_gradients::HeldGradients>();
     let table = |rows: Vec<(&str, Value)>| {
