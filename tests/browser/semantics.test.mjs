@@ -111,7 +111,7 @@ test("Categories at a picked event follow it", { skip: SKIP }, async () => {
     "--json",
   );
   const active = Number(await page.getAttribute(".cat-active", "data-bytes"));
-  assert.equal(active, engine.devices[0].active);
+  assert.equal(active, engine.devices[0].categories.active);
   await page.click(".toolbar .focus-peak");
   await done();
 });
