@@ -30,9 +30,9 @@ python3 tests/meaning/evaluate.py target/release/snapscope
 step "interop: pt-snap-cli 0.4.1 reads snapscope's export"
 python3 tests/interop/test_ptsnap.py
 step "the Python wheel in a fresh virtualenv: the CLI, the module, show() in chromium"
-python3 tests/python/test_wheel.py
+SNAPSCOPE_WHEEL=$(ls "$PWD/dist/release/$v"/snapscope-"$v"-*.whl) python3 tests/python/test_wheel.py
 step "the MCP server with the official MCP Python SDK (and the MCP Inspector CLI)"; python3 tests/mcp/test_mcp.py
-step "unit tests: page layout, protocol types against the CLI, imports"; node tests/unit/run.mjs
+step "unit tests: page layout, the generated answer types, imports"; node tests/unit/run.mjs
 step "browser tests (chromium)"
 node --test --test-concurrency=1 tests/browser/
 step "done"
