@@ -22,10 +22,15 @@ pub fn fixtures() -> PathBuf {
     repo().join("fixtures")
 }
 
-/// The real corpus beside the checkout, when it is there.
+/// The real corpus, or None (said on stderr, with the test that skips: none passes silently).
+#[track_caller]
 pub fn corpus() -> Option<PathBuf> {
     let p = repo().join("..").join("shared").join("snapshots");
-    p.join("reference.json").exists().then_some(p)
+    if p.join("reference.json").exists() {
+        return Some(p);
+    }
+    eprintln!("skipped ({}): no corpus at {}", std::panic::Location::caller(), p.display());
+    None
 }
 
 /// Every snapshot file of the real corpus (cuda/ and npu/, searched to the bottom), sorted.

@@ -70,7 +70,6 @@ fn the_outlier_rank_its_excess_and_the_site_behind_it() {
 #[test]
 fn every_corpus_file_shows_the_peaks_of_overview() {
     let Some(root) = common::corpus() else {
-        eprintln!("../shared/snapshots not present: skipped");
         return;
     };
     let files = common::corpus_files(&root);

