@@ -6,9 +6,9 @@ mod envelope;
 #[cfg(not(target_arch = "wasm32"))]
 mod files;
 
-use crate::analysis::basis::{self, Counter};
+use crate::analysis::basis::Counter;
 use crate::analysis::{
-    bands, categories, category_series, compare, event, findings, fragment, held_gradients, leak, oom, overview, peak, state, steps,
+    bands, categories, category_series, compare, event, findings, fragment, held_gradients, leak, live, oom, overview, peak, state, steps,
     streams, timeline, tree, DeviceAnalysis,
 };
 use crate::error::{Error, Result};
@@ -173,14 +173,27 @@ impl Engine {
         store::metadata_summary(self.conn()?)
     }
 
+    /// The overview of one device.
+    fn device_overview(&self, device: i64) -> Result<&overview::DeviceOverview> {
+        self.overview()?.devices.iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))
+    }
+
+    /// The replay and the device's position in it; None for a SnapshotDB input.
+    fn replayed(&self, device: i64) -> Result<Option<(&Loaded, usize)>> {
+        match self.loaded.as_deref() {
+            Some(l) => Ok(Some((l, device_of(l, device)?.0))),
+            None => Ok(None),
+        }
+    }
+
     /// The index the analyses take for `at` on `device` (None = the window start). Event
     /// indices are validated: an index past the end is an error, not the end state.
     pub fn resolve(&self, device: i64, at: At) -> Result<Option<i64>> {
-        let events = self.overview()?.devices.iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))?.events as i64;
+        let events = self.device_overview(device)?.events as i64;
         Ok(match at {
             At::WindowStart => None,
             At::Dump => (events > 0).then_some(events - 1),
-            At::Peak(c) => basis::peak_of(self.conn()?, device, c)?.event.map(i64::from),
+            At::Peak(c) => live::peak_of(&self.device_overview(device)?.peaks, c).event.map(i64::from),
             At::Event(e) if e < 0 || e >= events => {
                 return Err(Error::new(
                     "EVENT_OUT_OF_RANGE",
@@ -201,11 +214,11 @@ impl Engine {
         let event = self.resolve(device, at)?;
         let has_events = ov.events > 0;
         // Without events the state before the first one is the dump's: attribute that.
-        let peak = Some(peak::peak(self.conn()?, device, event, 10)?);
+        let peak = Some(self.peak_at(device, event)?);
         let fragment = self.fragment(device)?;
         let leak = self.leak(device)?;
         let oom = self.oom(device)?;
-        let categories = categories::categories_at(self.conn()?, device, event)?;
+        let categories = self.categories_at(device, event)?;
         // A dump-only file gets its steps answer too: it says the program kind (`dump_only`).
         let steps = if self.loaded.is_some() { Some(self.steps(device)?) } else { None };
         let streams = if has_events && self.loaded.is_some() { Some(self.streams(device)?) } else { None };
@@ -240,7 +253,15 @@ impl Engine {
     /// Who holds the memory after `at` (the dump for a file without events): one part of
     /// `analyze`, computed alone for `--mode peak`.
     pub fn peak(&self, device: i64, at: At) -> Result<peak::PeakAnalysis> {
-        peak::peak(self.conn()?, device, self.resolve(device, at)?, 10)
+        self.peak_at(device, self.resolve(device, at)?)
+    }
+
+    fn peak_at(&self, device: i64, event: Option<i64>) -> Result<peak::PeakAnalysis> {
+        let ov = self.device_overview(device)?;
+        match self.replayed(device)? {
+            Some((l, pos)) => Ok(peak::peak(l, pos, ov, event, 10)),
+            None => peak::peak_from_db(self.conn()?, ov, event, 10),
+        }
     }
 
     /// Free memory in reserved segments at the peaks and the dump (`--mode fragment`).
@@ -295,7 +316,14 @@ impl Engine {
 
     /// The live memory by category after `at` (default in the CLI: the allocated peak).
     pub fn categories(&self, device: i64, at: At) -> Result<categories::CategoryBreakdown> {
-        categories::categories_at(self.conn()?, device, self.resolve(device, at)?)
+        self.categories_at(device, self.resolve(device, at)?)
+    }
+
+    fn categories_at(&self, device: i64, event: Option<i64>) -> Result<categories::CategoryBreakdown> {
+        match self.replayed(device)? {
+            Some((l, pos)) => Ok(categories::categories(l, pos, event)),
+            None => categories::categories_from_db(self.conn()?, device, event),
+        }
     }
 
     /// Phases, named ranges, steps and growth across steps.
