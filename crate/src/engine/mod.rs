@@ -266,7 +266,8 @@ impl Engine {
 
     /// Free memory in reserved segments at the peaks and the dump (`--mode fragment`).
     pub fn fragment(&self, device: i64) -> Result<fragment::Fragmentation> {
-        fragment::fragmentation(self.conn()?, device)
+        let ov = self.device_overview(device)?;
+        fragment::fragmentation(device, ov.events, ov.peaks.allocated.event, |e| self.state_at(device, e))
     }
 
     /// Blocks kept to the dump and the floor over the window (`--mode leak`; None without events).
@@ -417,11 +418,22 @@ impl Engine {
     }
 
     pub fn tree(&self, device: i64, at: At) -> Result<tree::MemoryTree> {
-        tree::memory_tree(self.conn()?, device, self.resolve(device, at)?, tree::TreeOptions::default())
+        let (event, opts) = (self.resolve(device, at)?, tree::TreeOptions::default());
+        match self.replayed(device)? {
+            Some((l, pos)) => Ok(tree::tree(l, pos, event, opts)),
+            None => tree::memory_tree(self.conn()?, device, event, opts),
+        }
     }
 
     pub fn state(&self, device: i64, at: At) -> Result<state::AllocatorState> {
-        state::allocator_state(self.conn()?, device, self.resolve(device, at)?)
+        self.state_at(device, self.resolve(device, at)?)
+    }
+
+    fn state_at(&self, device: i64, event: Option<i64>) -> Result<state::AllocatorState> {
+        match self.replayed(device)? {
+            Some((l, pos)) => Ok(state::state(l, pos, event)),
+            None => state::allocator_state(self.conn()?, device, event),
+        }
     }
 
     pub fn event(&self, device: i64, index: i64) -> Result<event::EventDetail> {
