@@ -69,9 +69,16 @@ fn answers_from_the_replay_equal_those_of_its_snapshotdb() {
                     compared += 1;
                 }
             }
-            let (a, b) = (replay.fragment(device).unwrap(), db.fragment(device).unwrap());
-            let (a, b) = (serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
-            assert!(a == b, "{}: device {device}: fragment differs\nreplay {a}\n.db    {b}", f.display());
+            let whole = |e: &Engine| {
+                [
+                    ("fragment", serde_json::to_string(&e.fragment(device).unwrap()).unwrap()),
+                    ("leak", serde_json::to_string(&e.leak(device).unwrap()).unwrap()),
+                    ("oom", serde_json::to_string(&e.oom(device).unwrap()).unwrap()),
+                ]
+            };
+            for ((what, a), (_, b)) in whole(&replay).into_iter().zip(whole(&db)) {
+                assert!(a == b, "{}: device {device}: {what} differs\nreplay {a}\n.db    {b}", f.display());
+            }
         }
     }
     std::fs::remove_dir_all(&dir).ok();

@@ -291,7 +291,10 @@ impl Engine {
 
     /// Each OOM with its verdict, or the room at the dump (`--mode oom`).
     pub fn oom(&self, device: i64) -> Result<oom::OomAnalysis> {
-        oom::oom(self.conn()?, device)
+        match self.replayed(device)? {
+            Some((l, pos)) => Ok(oom::oom(l, pos)),
+            None => oom::oom_from_db(self.conn()?, device),
+        }
     }
 
     /// The recording with expandable segments toggled, for the findings and the OOM view.
@@ -310,9 +313,10 @@ impl Engine {
     }
 
     fn leaks(&self, device: i64) -> Result<leak::LeakAnalysis> {
-        // The floor per tenth comes from the replay's block extremes when it is in memory.
-        let floor = self.loaded.as_ref().and_then(|l| l.device(device)).map(|d| leak::tenth_floors(&d.series));
-        leak::leak(self.conn()?, device, 10, floor)
+        match self.replayed(device)? {
+            Some((l, pos)) => Ok(leak::leak(l, pos, 10)),
+            None => leak::leak_from_db(self.conn()?, device, 10),
+        }
     }
 
     /// The live memory by category after `at` (default in the CLI: the allocated peak).
