@@ -57,3 +57,32 @@ pub fn peak_of(peaks: &Peaks, counter: Counter) -> Peak {
 pub fn peak_set(peaks: &Peaks) -> PeakSet {
     PeakSet { allocated: peaks.allocated, active: peaks.active, reserved: peaks.reserved, requested: peaks.requested }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lifetime(alloc: Option<u32>, freed: Option<u32>) -> Lifetime {
+        let mut l = Lifetime::new(0x1000, 512, 500, 0);
+        l.set_alloc_event(alloc);
+        l.set_free_completed_event(freed);
+        l
+    }
+
+    /// Live from its allocation through the event before its completed free; from before the
+    /// window, live at the start; contradicted by the trace, never.
+    #[test]
+    fn a_block_is_live_from_its_alloc_to_its_completed_free() {
+        let l = lifetime(Some(3), Some(7));
+        let live: Vec<u32> = (0..10).filter(|&e| is_live(&l, Some(e))).collect();
+        assert_eq!(live, [3, 4, 5, 6]);
+        assert!(!is_live(&l, None), "allocated in the window: not live at its start");
+        let kept = lifetime(Some(3), None);
+        assert!(is_live(&kept, Some(u32::MAX - 1)) && !is_live(&kept, Some(2)));
+        let before = lifetime(None, Some(2));
+        assert!(is_live(&before, None) && is_live(&before, Some(1)) && !is_live(&before, Some(2)));
+        let mut orphan = lifetime(Some(0), None);
+        orphan.orphan = true;
+        assert!(!is_live(&orphan, Some(5)));
+    }
+}

@@ -160,7 +160,9 @@ impl Engine {
 
     /// The device asked for (checked), or the first one.
     pub fn device_or_first(&self, device: Option<i64>) -> Result<i64> {
-        templates::resolve_device(self.conn()?, device)
+        let mut all = self.devices()?;
+        all.sort_unstable();
+        templates::pick_device(&all, device)
     }
 
     /// The SHA-256 of the snapshot's bytes, when it was computed while reading (`open_hashed`).
