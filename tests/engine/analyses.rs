@@ -159,7 +159,7 @@ fn every_mode_and_template_runs_on_every_corpus_file() {
             assert_eq!(peak(&mut s, false), peak(&mut s, true), "{rel} d{d}: stored peaks = scanned peaks");
             // The leak floor from the replay's block extremes = the one read from every row.
             if let Some(replay) = loaded.device(d) {
-                let leak = snapscope::analysis::leak::leak(&conn, d, 3, None).unwrap();
+                let leak = snapscope::analysis::leak::leak_from_db(&conn, d, 3).unwrap();
                 assert_eq!(snapscope::analysis::leak::tenth_floors(&replay.series), leak.floor, "{rel} d{d}: leak floor");
                 // Long-lived blocks, split for the virtual table = the one-condition definition.
                 let by_definition: (i64, Option<i64>) = conn

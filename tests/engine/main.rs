@@ -13,6 +13,7 @@ mod corpus;
 mod fixtures;
 mod hostile;
 mod layers;
+mod one_model;
 mod ranks;
 mod semantics;
 mod simulate;

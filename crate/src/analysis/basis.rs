@@ -1,6 +1,9 @@
-//! What every analysis stands on: the device row of a device, the counters after an event, the
-//! peak of a counter, and live memory grouped by stack. A low module of its own, so analyses
-//! import it rather than each other (and nothing here imports an analysis or the engine).
+//! What every analysis stands on: the labels of synthetic groups, the `Group` row and how rows
+//! that read alike are told apart; and, for a SnapshotDB input (no replay in memory), the same
+//! questions `live.rs` and `holders.rs` answer from the replay, as SQL: the device row, the
+//! counters after an event, the peak of a counter, live memory grouped by stack. A low module of
+//! its own, so analyses import it rather than each other (and nothing here imports an analysis
+//! or the engine).
 
 use crate::error::{Error, Result};
 use crate::replay::{Counters, Peak};

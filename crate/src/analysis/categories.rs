@@ -1,13 +1,19 @@
 //! What the memory is at one event: the live blocks by category (parameter, gradient, optimizer
 //! state, activation, …), the rule that decided each share, the top sites of each category, and
-//! what to do about the largest share. The categories of the blocks come from the SnapshotDB's
-//! `lifetimes.category` (crate::semantics), so a .db file answers the same.
+//! what to do about the largest share. The categories of the blocks come from the replay's
+//! semantics (crate::semantics); a .db file answers the same from its `lifetimes.category`.
 
-use super::basis::{counters_at, dev_id, live_lifetimes_sql};
+use super::basis::{dev_id, live_lifetimes_sql};
+use super::live;
+use super::stack_labels::StackLabels;
 use crate::error::Result;
+use crate::fasthash::FastMap;
 use crate::format;
+use crate::replay::StackSource;
+use crate::Loaded;
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -64,13 +70,14 @@ pub struct CategoryTotal {
     pub blocks: i64,
 }
 
-/// Live bytes by category after `event`, largest first (the rows of `categories_at`).
+/// Live bytes by category, largest first (the rows of a breakdown).
+pub fn totals_of(b: &CategoryBreakdown) -> Vec<CategoryTotal> {
+    b.categories.iter().map(|c| CategoryTotal { category: c.category.clone(), bytes: c.bytes, blocks: c.blocks }).collect()
+}
+
+/// `totals_of` a SnapshotDB's breakdown after `event` (the comparison reads its sides so).
 pub fn totals(conn: &Connection, device: i64, event: Option<i64>) -> Result<Vec<CategoryTotal>> {
-    Ok(categories_at(conn, device, event)?
-        .categories
-        .into_iter()
-        .map(|c| CategoryTotal { category: c.category, bytes: c.bytes, blocks: c.blocks })
-        .collect())
+    Ok(totals_of(&categories_from_db(conn, device, event)?))
 }
 
 /// What reduces a category's share, for the finding. For uncategorized blocks it depends on
@@ -109,23 +116,67 @@ pub fn advice(category: &str) -> &'static str {
 /// The row for bytes of the counters that no lifetime explains (inconsistent traces only).
 pub const UNACCOUNTED: &str = "unaccounted";
 
-pub fn categories_at(conn: &Connection, device: i64, event: Option<i64>) -> Result<CategoryBreakdown> {
-    let dev = dev_id(conn, device)?;
-    let live = live_lifetimes_sql("?1", "?2");
-    let at = event.unwrap_or(-1);
-    let why: std::collections::HashMap<String, String> = conn
-        .prepare("SELECT name, why FROM category_rules")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut stmt = conn.prepare(&format!(
-        "SELECT category, category_rule, COUNT(*), SUM(size) FROM {live} GROUP BY category, category_rule ORDER BY 4 DESC, 1, 2"
-    ))?;
-    let rows = stmt
-        .query_map(params![dev, at], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?)))?;
+/// What no rule explains: the `why` of blocks no rule matched.
+const NO_RULE_WHY: &str = "no rule matched: nothing in its stack or lifetime says what it is";
+
+/// The live memory of device position `pos` by category right after `event` (None = the
+/// window start), from the replay.
+pub fn categories(l: &Loaded, pos: usize, event: Option<i64>) -> CategoryBreakdown {
+    let d = &l.devices[pos];
+    let sem = l.semantics();
+    let labels = StackLabels::new(&l.snapshot.interner);
+    let at = live::event_index(event);
+    let traced = d.events > 0;
+    let mut rules: FastMap<(&str, &str), (i64, i64)> = FastMap::default();
+    let mut sites: FastMap<(&str, String), (i64, i64)> = FastMap::default();
+    let mut stack_label: FastMap<u32, String> = FastMap::default();
+    for i in live::live(d, at) {
+        let lt = &d.lifetimes[i];
+        let (category, rule) = sem.of_lifetime(pos, i);
+        let r = rules.entry((category, rule)).or_default();
+        r.0 += 1;
+        r.1 += lt.size as i64;
+        // A stack known only from the free does not say where the block was allocated.
+        let site = match lt.stack().filter(|_| lt.stack_source != StackSource::Free) {
+            Some(s) => stack_label.entry(s).or_insert_with(|| labels.stack_label(s)).clone(),
+            None => stackless_site(lt.before_window(), traced).to_string(),
+        };
+        let s = sites.entry((category, site)).or_default();
+        s.0 += 1;
+        s.1 += lt.size as i64;
+    }
+    let mut rows: Vec<(String, String, i64, i64)> =
+        rules.into_iter().map(|((c, r), (n, b))| (c.to_string(), r.to_string(), n, b)).collect();
+    rows.sort_by(|a, b| b.3.cmp(&a.3).then_with(|| (&a.0, &a.1).cmp(&(&b.0, &b.1))));
+    let why: HashMap<String, String> = l.rules().info().into_iter().map(|r| (r.name, r.why)).collect();
+    let mut cats = merge(rows, &why);
+    let mut by_category: HashMap<&str, Vec<SiteShare>> = HashMap::new();
+    for ((category, label), (blocks, bytes)) in sites {
+        by_category.entry(category).or_default().push(SiteShare { label, bytes, blocks });
+    }
+    for c in &mut cats {
+        let mut s = by_category.remove(c.category.as_str()).unwrap_or_default();
+        s.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.label.cmp(&b.label)));
+        s.truncate(3);
+        c.top_sites = s;
+    }
+    breakdown(d.device, event, traced, live::counters_at(d, at).active, cats)
+}
+
+/// The site label of a block without an allocation stack.
+fn stackless_site(before_window: bool, traced: bool) -> &'static str {
+    match (before_window, traced) {
+        (true, true) => super::basis::BEFORE_WINDOW_NO_STACK,
+        (true, false) => "[in the dump, no stack]",
+        (false, _) => super::basis::NO_STACK,
+    }
+}
+
+/// Rows of (category, rule, blocks, bytes), largest first, as categories with their rules.
+fn merge(rows: Vec<(String, String, i64, i64)>, why: &HashMap<String, String>) -> Vec<CategoryShare> {
     let mut cats: Vec<CategoryShare> = Vec::new();
-    for row in rows {
-        let (category, rule, blocks, bytes) = row?;
-        let why = why.get(&rule).cloned().unwrap_or_else(|| "no rule matched: nothing in its stack or lifetime says what it is".into());
+    for (category, rule, blocks, bytes) in rows {
+        let why = why.get(&rule).cloned().unwrap_or_else(|| NO_RULE_WHY.into());
         let share = RuleShare { rule, bytes, blocks, why };
         match cats.iter_mut().find(|c| c.category == category) {
             Some(c) => {
@@ -136,22 +187,12 @@ pub fn categories_at(conn: &Connection, device: i64, event: Option<i64>) -> Resu
             None => cats.push(CategoryShare { category, bytes, blocks, share: 0.0, rules: vec![share], top_sites: Vec::new() }),
         }
     }
-    let traced: bool = conn.query_row("SELECT events > 0 FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
-    let before = if traced { super::basis::BEFORE_WINDOW_NO_STACK } else { "[in the dump, no stack]" };
-    let mut sites = conn.prepare(&format!(
-        "SELECT COALESCE(cs.label, CASE WHEN l.alloc_event IS NULL THEN '{before}' ELSE '{no_stack}' END),
-                COUNT(*), SUM(l.size)
-         FROM {live} l LEFT JOIN call_stacks cs ON cs.id = l.stack_id AND l.stack_source != 'free'
-         WHERE l.category = ?3 GROUP BY 1 ORDER BY 3 DESC, 1 LIMIT 3",
-        no_stack = super::basis::NO_STACK
-    ))?;
-    for c in &mut cats {
-        c.top_sites = sites
-            .query_map(params![dev, at, c.category], |r| Ok(SiteShare { label: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? }))?
-            .collect::<rusqlite::Result<_>>()?;
-    }
+    cats
+}
+
+/// The breakdown of categories (with their sites) against the active counter at the event.
+fn breakdown(device: i64, event: Option<i64>, traced: bool, active: i64, mut cats: Vec<CategoryShare>) -> CategoryBreakdown {
     cats.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.category.cmp(&b.category)));
-    let active = counters_at(conn, device, event)?.active;
     // On a trace the replay could not reconcile, the counters may hold bytes no lifetime
     // explains: shown as their own row so the shares still add up and the gap is visible.
     let gap = active - cats.iter().map(|c| c.bytes).sum::<i64>();
@@ -179,7 +220,41 @@ pub fn categories_at(conn: &Connection, device: i64, event: Option<i64>) -> Resu
             advice_for(c)
         )
     });
-    Ok(CategoryBreakdown { device, event, at_dump: !traced, active, categories: cats, finding })
+    CategoryBreakdown { device, event, at_dump: !traced, active, categories: cats, finding }
+}
+
+/// `categories` of a SnapshotDB input, from its `lifetimes` rows.
+pub fn categories_from_db(conn: &Connection, device: i64, event: Option<i64>) -> Result<CategoryBreakdown> {
+    let dev = dev_id(conn, device)?;
+    let live = live_lifetimes_sql("?1", "?2");
+    let at = event.unwrap_or(-1);
+    let why: HashMap<String, String> = conn
+        .prepare("SELECT name, why FROM category_rules")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let rows: Vec<(String, String, i64, i64)> = conn
+        .prepare(&format!(
+            "SELECT category, category_rule, COUNT(*), SUM(size) FROM {live} GROUP BY category, category_rule ORDER BY 4 DESC, 1, 2"
+        ))?
+        .query_map(params![dev, at], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut cats = merge(rows, &why);
+    let traced: bool = conn.query_row("SELECT events > 0 FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
+    let before = stackless_site(true, traced);
+    let mut sites = conn.prepare(&format!(
+        "SELECT COALESCE(cs.label, CASE WHEN l.alloc_event IS NULL THEN '{before}' ELSE '{no_stack}' END),
+                COUNT(*), SUM(l.size)
+         FROM {live} l LEFT JOIN call_stacks cs ON cs.id = l.stack_id AND l.stack_source != 'free'
+         WHERE l.category = ?3 GROUP BY 1 ORDER BY 3 DESC, 1 LIMIT 3",
+        no_stack = super::basis::NO_STACK
+    ))?;
+    for c in &mut cats {
+        c.top_sites = sites
+            .query_map(params![dev, at, c.category], |r| Ok(SiteShare { label: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? }))?
+            .collect::<rusqlite::Result<_>>()?;
+    }
+    let active = super::basis::counters_at(conn, device, event)?.active;
+    Ok(breakdown(device, event, traced, active, cats))
 }
 
 /// A share as a whole percent, with a decimal where rounding would claim all or nothing.

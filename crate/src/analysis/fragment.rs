@@ -2,10 +2,8 @@
 //! many pieces, the largest piece (the biggest request served without a new segment), bytes lost
 //! to rounding, and bytes held by pending frees; overall and per segment.
 
-use super::basis::{peak_of, Counter};
-use super::state::{allocator_state, AllocatorState};
+use super::state::AllocatorState;
 use crate::error::Result;
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -92,12 +90,18 @@ fn summarize(label: &str, st: &AllocatorState) -> FragAt {
     }
 }
 
-pub fn fragmentation(conn: &Connection, device: i64) -> Result<Fragmentation> {
-    let events: i64 = conn.query_row("SELECT events FROM devices WHERE device_index = ?1", [device], |r| r.get(0))?;
-    let last = (events > 0).then_some(events - 1);
-    let mut at = vec![summarize("dump", &allocator_state(conn, device, last)?)];
-    if let Some(e) = peak_of(conn, device, Counter::Allocated)?.event {
-        at.push(summarize("allocated_peak", &allocator_state(conn, device, Some(e as i64))?));
+/// Fragmentation at the dump and at the allocated peak, from `state_at` (the allocator state
+/// after an event) of a device with `events` events whose allocated peak is at `peak`.
+pub fn fragmentation(
+    device: i64,
+    events: usize,
+    peak: Option<u32>,
+    mut state_at: impl FnMut(Option<i64>) -> Result<AllocatorState>,
+) -> Result<Fragmentation> {
+    let last = events.checked_sub(1).map(|e| e as i64);
+    let mut at = vec![summarize("dump", &state_at(last)?)];
+    if let Some(e) = peak {
+        at.push(summarize("allocated_peak", &state_at(Some(e as i64))?));
     }
     Ok(Fragmentation { device, at })
 }

@@ -2,9 +2,13 @@
 //! pending frees and from memory allocated before the window), long-lived blocks, and whether the
 //! allocated floor grows across the window — all attributed to stacks.
 
-use super::basis::dev_id;
-use super::basis::NO_STACK;
+use super::basis::{dev_id, NO_STACK};
+use super::categories::CategoryTotal;
+use super::stack_labels::StackLabels;
 use crate::error::Result;
+use crate::fasthash::FastMap;
+use crate::model::BlockState;
+use crate::Loaded;
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 
@@ -73,23 +77,155 @@ pub fn tenth_floors(series: &crate::replay::Series) -> Vec<i64> {
         .collect()
 }
 
-/// `floor`: the tenths' minima when the caller has them (see `tenth_floors`), else read here.
-pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>) -> Result<LeakAnalysis> {
+/// Leaks of device position `pos`, from the replay: the `top` stacks of the candidates.
+pub fn leak(l: &Loaded, pos: usize, top: usize) -> LeakAnalysis {
+    let d = &l.devices[pos];
+    let sem = l.semantics();
+    let n = d.events as i64;
+    let mut sums = Sums::default();
+    let mut by_stack: FastMap<Option<u32>, StackSum> = FastMap::default();
+    let mut by_category: FastMap<&str, (i64, i64)> = FastMap::default();
+    for (i, lt) in d.lifetimes.iter().enumerate().filter(|(_, lt)| !lt.orphan) {
+        let size = lt.size as i64;
+        let alloc = lt.alloc_event().map(i64::from);
+        let freed = lt.free_completed_event().map(i64::from);
+        match lt.state_at_dump {
+            Some(BlockState::ActiveAllocated) if alloc.is_some() => {
+                sums.candidates.add(size);
+                let s = by_stack.entry(lt.stack()).or_insert_with(|| StackSum { blocks: 0, bytes: 0, first: i64::MAX, last: i64::MIN });
+                s.blocks += 1;
+                s.bytes += size;
+                s.first = s.first.min(alloc.unwrap_or(0));
+                s.last = s.last.max(alloc.unwrap_or(0));
+                let c = by_category.entry(sem.of_lifetime(pos, i).0).or_default();
+                c.0 += 1;
+                c.1 += size;
+            }
+            Some(BlockState::ActivePendingFree) => sums.pending.add(size),
+            _ => {}
+        }
+        if alloc.is_none() && freed.is_none() {
+            sums.before.add(size);
+            if lt.stack().is_none() {
+                sums.stackless.add(size);
+            }
+        }
+        // Alive for at least half the window: never freed, or freed that long after.
+        let long = alloc.is_some_and(|a| a <= n - n / 2 && freed.is_none_or(|f| f >= n / 2 && f - a >= n / 2));
+        if long {
+            sums.long_lived.add(size);
+        }
+    }
+    let labels = StackLabels::new(&l.snapshot.interner);
+    let mut stacks: Vec<(Option<u32>, StackSum)> = by_stack.into_iter().collect();
+    // Ties in the later stack first, stackless last: the order the SnapshotDB query gives.
+    stacks.sort_by(|(a, x), (b, y)| y.bytes.cmp(&x.bytes).then(b.cmp(a)));
+    stacks.truncate(top);
+    let mut candidates_by_stack: Vec<StackBytes> = stacks
+        .into_iter()
+        .map(|(stack, s)| {
+            let named = stack.map(|id| labels.stack(id));
+            StackBytes {
+                label: named.as_ref().map_or_else(|| NO_STACK.to_string(), |n| n.label.clone()),
+                detail: named.as_ref().and_then(|n| n.caller.clone()),
+                site: named.as_ref().map(|n| n.site.clone()),
+                stack: named.map(|n| n.text),
+                stack_id: stack.map(i64::from),
+                blocks: s.blocks,
+                bytes: s.bytes,
+                first_event: Some(s.first),
+                last_event: Some(s.last),
+            }
+        })
+        .collect();
+    super::basis::disambiguate(&mut candidates_by_stack);
+    let mut candidates_by_category: Vec<CategoryTotal> =
+        by_category.into_iter().map(|(c, (blocks, bytes))| CategoryTotal { category: c.to_string(), blocks, bytes }).collect();
+    candidates_by_category.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.category.cmp(&b.category)));
+    assemble(d.device, n, sums, candidates_by_stack, candidates_by_category, tenth_floors(&d.series))
+}
+
+/// Blocks and bytes of one kind of lifetime.
+#[derive(Default)]
+struct Count {
+    blocks: i64,
+    bytes: i64,
+}
+
+impl Count {
+    fn add(&mut self, size: i64) {
+        self.blocks += 1;
+        self.bytes += size;
+    }
+}
+
+/// The figures of a leak analysis besides its lists.
+#[derive(Default)]
+struct Sums {
+    candidates: Count,
+    pending: Count,
+    before: Count,
+    stackless: Count,
+    long_lived: Count,
+}
+
+struct StackSum {
+    blocks: i64,
+    bytes: i64,
+    first: i64,
+    last: i64,
+}
+
+fn assemble(
+    device: i64,
+    events: i64,
+    s: Sums,
+    candidates_by_stack: Vec<StackBytes>,
+    candidates_by_category: Vec<CategoryTotal>,
+    floor: Vec<i64>,
+) -> LeakAnalysis {
+    let floor_growth = match (floor.first(), floor.last()) {
+        (Some(a), Some(b)) => b - a,
+        _ => 0,
+    };
+    let floor_rises_steadily = floor.len() >= 3 && floor.windows(2).all(|w| w[1] >= w[0]) && floor_growth > 0;
+    LeakAnalysis {
+        device,
+        events,
+        candidates: s.candidates.blocks,
+        candidate_bytes: s.candidates.bytes,
+        candidates_by_stack,
+        candidates_by_category,
+        pending_free_blocks: s.pending.blocks,
+        pending_free_bytes: s.pending.bytes,
+        before_window_blocks: s.before.blocks,
+        before_window_bytes: s.before.bytes,
+        before_window_stackless_bytes: s.stackless.bytes,
+        long_lived_blocks: s.long_lived.blocks,
+        long_lived_bytes: s.long_lived.bytes,
+        floor,
+        floor_growth,
+        floor_rises_steadily,
+    }
+}
+
+/// `leak` of a SnapshotDB, from its rows.
+pub fn leak_from_db(conn: &Connection, device: i64, top: usize) -> Result<LeakAnalysis> {
     let dev = dev_id(conn, device)?;
     let events: i64 = conn.query_row("SELECT events FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
-    let one = |sql: &str| -> Result<(i64, i64)> {
-        Ok(conn.query_row(sql, params![dev, events], |r| Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.unwrap_or(0))))?)
+    let one = |sql: &str| -> Result<Count> {
+        Ok(conn
+            .query_row(sql, params![dev, events], |r| Ok(Count { blocks: r.get(0)?, bytes: r.get::<_, Option<i64>>(1)?.unwrap_or(0) }))?)
     };
-    let (candidates, candidate_bytes) = one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NOT NULL AND state_at_dump = 'active_allocated'")?;
-    let (pending_free_blocks, pending_free_bytes) = one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND state_at_dump = 'active_pending_free'")?;
-    let (before_window_blocks, before_window_bytes) =
+    let candidates = one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NOT NULL AND state_at_dump = 'active_allocated'")?;
+    let pending = one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND state_at_dump = 'active_pending_free'")?;
+    let before =
         one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NULL AND free_completed_event IS NULL")?;
-    let (_, before_window_stackless_bytes) =
+    let stackless =
         one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NULL AND free_completed_event IS NULL AND stack_id IS NULL")?;
-    // Alive for at least half the window: never freed, or freed that long after. The bounds on
-    // single columns follow from the condition (events are 0..n) and let the virtual table skip
-    // most rows itself.
-    let (long_lived_blocks, long_lived_bytes) = one("SELECT COUNT(*), SUM(size) FROM (
+    // The bounds on single columns follow from the condition (events are 0..n) and let the
+    // virtual table skip most rows itself.
+    let long_lived = one("SELECT COUNT(*), SUM(size) FROM (
            SELECT size FROM lifetimes WHERE device_id = ?1 AND orphan = 0 AND free_completed_event IS NULL AND alloc_event <= ?2 - ?2 / 2
            UNION ALL SELECT size FROM lifetimes WHERE device_id = ?1 AND orphan = 0 AND alloc_event <= ?2 - ?2 / 2
              AND free_completed_event >= ?2 / 2 AND free_completed_event - alloc_event >= ?2 / 2)")?;
@@ -97,9 +233,9 @@ pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>)
         "SELECT l.stack_id, COALESCE(cs.label, ?2), COUNT(*), SUM(l.size), MIN(l.alloc_event), MAX(l.alloc_event), cs.site, cs.caller, cs.text
          FROM lifetimes l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
          WHERE l.device_id = ?1 AND l.orphan = 0 AND l.alloc_event IS NOT NULL AND l.state_at_dump = 'active_allocated'
-         GROUP BY l.stack_id ORDER BY SUM(l.size) DESC LIMIT ?3",
+         GROUP BY l.stack_id ORDER BY SUM(l.size) DESC, l.stack_id DESC LIMIT ?3",
     )?;
-    let candidates_by_stack = stmt
+    let mut candidates_by_stack = stmt
         .query_map(params![dev, NO_STACK, top as i64], |r| {
             Ok(StackBytes {
                 stack_id: r.get(0)?,
@@ -114,19 +250,16 @@ pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>)
             })
         })?
         .collect::<std::result::Result<Vec<_>, _>>()?;
-    let mut candidates_by_stack = candidates_by_stack;
     let candidates_by_category = conn
         .prepare(
             "SELECT category, COUNT(*), SUM(size) FROM lifetimes
              WHERE device_id = ?1 AND orphan = 0 AND alloc_event IS NOT NULL AND state_at_dump = 'active_allocated'
              GROUP BY category ORDER BY 3 DESC, 1",
         )?
-        .query_map([dev], |r| Ok(super::categories::CategoryTotal { category: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? }))?
+        .query_map([dev], |r| Ok(CategoryTotal { category: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? }))?
         .collect::<std::result::Result<Vec<_>, _>>()?;
     super::basis::disambiguate(&mut candidates_by_stack);
-    let floor: Vec<i64> = if let Some(f) = floor {
-        f
-    } else if events >= 10 {
+    let floor: Vec<i64> = if events >= 10 {
         conn.prepare(
             "SELECT MIN(allocated) FROM traces WHERE device_id = ?1 GROUP BY (trace_index * 10) / ?2 ORDER BY (trace_index * 10) / ?2",
         )?
@@ -135,27 +268,6 @@ pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>)
     } else {
         vec![]
     };
-    let floor_growth = match (floor.first(), floor.last()) {
-        (Some(a), Some(b)) => b - a,
-        _ => 0,
-    };
-    let floor_rises_steadily = floor.len() >= 3 && floor.windows(2).all(|w| w[1] >= w[0]) && floor_growth > 0;
-    Ok(LeakAnalysis {
-        device,
-        events,
-        candidates,
-        candidate_bytes,
-        candidates_by_stack,
-        candidates_by_category,
-        pending_free_blocks,
-        pending_free_bytes,
-        before_window_blocks,
-        before_window_bytes,
-        before_window_stackless_bytes,
-        long_lived_blocks,
-        long_lived_bytes,
-        floor,
-        floor_growth,
-        floor_rises_steadily,
-    })
+    let sums = Sums { candidates, pending, before, stackless, long_lived };
+    Ok(assemble(device, events, sums, candidates_by_stack, candidates_by_category, floor))
 }

@@ -3,11 +3,16 @@
 //! the cause with suggestions.
 
 use super::basis::{counters_at, dev_id, live_groups, Group};
-use super::leak::leak;
-use super::state::allocator_state;
+use super::holders::{self, By};
+use super::leak::{leak, leak_from_db, LeakAnalysis};
+use super::live;
+use super::stack_labels::StackLabels;
+use super::state::{allocator_state, state, AllocatorState};
 use crate::error::Result;
 use crate::format::bytes;
+use crate::model::{Action, DeviceTrace};
 use crate::replay::Counters;
+use crate::Loaded;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
@@ -74,13 +79,71 @@ pub struct LargestRequest {
     pub event: i64,
 }
 
-pub fn oom(conn: &Connection, device: i64) -> Result<OomAnalysis> {
+/// What is known at one `oom` event: the request and what the device and the allocator had.
+struct AtOom {
+    event: i64,
+    requested: i64,
+    device_free: Option<i64>,
+    counters: Counters,
+    state: AllocatorState,
+    top_stacks: Vec<Group>,
+    events_before: Vec<RecentEvent>,
+}
+
+/// Each OOM of device position `pos` with its verdict, or the room at the dump, from the replay.
+pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
+    let d = &l.devices[pos];
+    let empty = DeviceTrace::default();
+    let trace = l.snapshot.trace(d.device).unwrap_or(&empty);
+    let ooms: Vec<usize> = (0..trace.events.len()).filter(|&i| trace.events[i].action() == Action::Oom).collect();
+    let growth = if ooms.is_empty() { None } else { Some(leak(l, pos, 5)) };
+    let labels = StackLabels::new(&l.snapshot.interner);
+    let cases: Vec<OomCase> = ooms
+        .into_iter()
+        .map(|i| {
+            let ev = &trace.events[i];
+            let at = Some(i as u32);
+            let (top_stacks, _, _) = holders::live_groups(d, &live::live(d, at), &labels, By::Stack, 5);
+            let events_before = (i.saturating_sub(10)..i)
+                .map(|k| {
+                    let e = &trace.events[k];
+                    // An unknown action keeps its own name.
+                    let action = trace.extra(e).and_then(|x| x.action_name.as_deref()).unwrap_or(e.action().name());
+                    RecentEvent { index: k as i64, action: action.to_string(), size: e.size as i64, allocated: d.series.allocated.at(k) }
+                })
+                .collect();
+            let at_oom = AtOom {
+                event: i as i64,
+                requested: ev.size as i64,
+                device_free: trace.extra(ev).and_then(|x| x.device_free).map(|f| f as i64),
+                counters: live::counters_at(d, at),
+                state: state(l, pos, Some(i as i64)),
+                top_stacks,
+                events_before,
+            };
+            verdict(at_oom, growth.as_ref())
+        })
+        .collect();
+    let at_dump = cases.is_empty().then(|| {
+        let last = d.events.checked_sub(1).map(|e| e as i64);
+        // The largest request, at the first event making it.
+        let largest = (0..trace.events.len())
+            .filter(|&i| trace.events[i].action() == Action::Alloc)
+            .min_by_key(|&i| (std::cmp::Reverse(trace.events[i].size as i64), i))
+            .map(|i| LargestRequest { bytes: trace.events[i].size as i64, event: i as i64 });
+        room(d.events as i64, &state(l, pos, last), largest)
+    });
+    OomAnalysis { device: d.device, ooms: cases, at_dump }
+}
+
+/// `oom` of a SnapshotDB, from its rows.
+pub fn oom_from_db(conn: &Connection, device: i64) -> Result<OomAnalysis> {
     let dev = dev_id(conn, device)?;
     let ooms: Vec<(i64, i64, Option<i64>)> = conn
         .prepare("SELECT trace_index, size, device_free FROM traces WHERE device_id = ?1 AND action = 'oom' ORDER BY trace_index")?
         .query_map([dev], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<std::result::Result<_, _>>()?;
-    let growth = if ooms.is_empty() { None } else { Some(leak(conn, device, 5, None)?) };
+    let growth = if ooms.is_empty() { None } else { Some(leak_from_db(conn, device, 5)?) };
     let mut cases = Vec::new();
     for (e, req, device_free) in ooms {
         let counters = counters_at(conn, device, Some(e))?;
@@ -90,98 +153,105 @@ pub fn oom(conn: &Connection, device: i64) -> Result<OomAnalysis> {
             .prepare("SELECT trace_index, action, size, allocated FROM traces WHERE device_id = ?1 AND trace_index BETWEEN ?2 - 10 AND ?2 - 1 ORDER BY trace_index")?
             .query_map(params![dev, e], |r| Ok(RecentEvent { index: r.get(0)?, action: r.get(1)?, size: r.get(2)?, allocated: r.get(3)? }))?
             .collect::<std::result::Result<_, _>>()?;
-        let capacity = counters.reserved + device_free.unwrap_or(0);
-        let g = growth.as_ref();
-        let (verdict, explanation, suggestions): (&str, String, Vec<&str>) = if st.free >= req && st.largest_free < req {
-            (
-                "fragmentation",
-                format!(
-                    "{} were free inside reserved segments, enough for the {} request, but the largest free block was {}: the free memory is split into pieces.",
-                    bytes(st.free),
-                    bytes(req),
-                    bytes(st.largest_free)
-                ),
-                vec![
-                    "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so free pages can be remapped into one range",
-                    "or cap splitting of large blocks with max_split_size_mb",
-                    "allocate long-lived tensors (weights, optimizer state) before the training loop",
-                ],
-            )
-        } else if device_free.is_some_and(|f| st.free + f >= req && counters.allocated + req <= capacity) {
-            // Free memory exists, in the cache and on the device, but in two places: the cached
-            // piece sits in a segment that live blocks keep from being returned.
-            (
-                "fragmentation",
-                format!(
-                    "{} were free inside reserved segments and {} on the device, together enough for the {} request, but neither piece holds it: cached memory in segments that still hold live blocks cannot be returned to the device.",
-                    bytes(st.free),
-                    bytes(device_free.unwrap_or(0)),
-                    bytes(req)
-                ),
-                vec![
-                    "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so free pages can be unmapped and mapped where they are needed",
-                    "allocate long-lived tensors (weights, optimizer state) before the training loop",
-                    "call torch.cuda.empty_cache() only where whole segments are free",
-                ],
-            )
-        } else if capacity > 0 && req * 2 > capacity {
-            (
-                "one_huge_request",
-                format!(
-                    "The single request of {} is more than half of everything the device could offer ({} reserved + free).",
-                    bytes(req),
-                    bytes(capacity)
-                ),
-                vec![
-                    "split the operation into chunks (smaller batch or sequence length for that step)",
-                    "check the shape that produced this allocation",
-                ],
-            )
-        } else if g.is_some_and(|g| g.floor_rises_steadily && g.floor_growth > 0) {
-            let g = g.unwrap();
-            (
-                "growth",
-                format!(
-                    "The allocated floor rose by {} across the window and never dropped: memory accumulates until it runs out.",
-                    bytes(g.floor_growth)
-                ),
-                vec![
-                    "look at the leak analysis: blocks allocated in the window and still alive at the end",
-                    "release references (e.g. losses kept for logging with .item())",
-                ],
-            )
-        } else {
-            (
-                "exhaustion",
-                format!(
-                    "{} were allocated when {} more were requested; the device had {} free: the working set does not fit.",
-                    bytes(counters.allocated),
-                    bytes(req),
-                    device_free.map_or("an unknown amount".into(), bytes)
-                ),
-                vec![
-                    "reduce the batch size or sequence length",
-                    "use activation checkpointing or mixed precision",
-                    "shard parameters/optimizer state (FSDP, ZeRO)",
-                ],
-            )
-        };
-        cases.push(OomCase {
-            event: e,
-            requested: req,
-            device_free,
-            counters,
-            free_in_reserved: st.free,
-            largest_free_block: st.largest_free,
-            top_stacks,
-            events_before,
-            verdict: verdict.into(),
-            explanation,
-            suggestions: suggestions.into_iter().map(String::from).collect(),
-        });
+        let at = AtOom { event: e, requested: req, device_free, counters, state: st, top_stacks, events_before };
+        cases.push(verdict(at, growth.as_ref()));
     }
     let at_dump = if cases.is_empty() { Some(dump_room(conn, dev, device)?) } else { None };
     Ok(OomAnalysis { device, ooms: cases, at_dump })
+}
+
+/// The cause of one OOM and what to do, from what was known at it and the window's growth.
+fn verdict(at: AtOom, growth: Option<&LeakAnalysis>) -> OomCase {
+    let AtOom { event: e, requested: req, device_free, counters, state: st, top_stacks, events_before } = at;
+    let capacity = counters.reserved + device_free.unwrap_or(0);
+    let g = growth;
+    let (verdict, explanation, suggestions): (&str, String, Vec<&str>) = if st.free >= req && st.largest_free < req {
+        (
+            "fragmentation",
+            format!(
+                "{} were free inside reserved segments, enough for the {} request, but the largest free block was {}: the free memory is split into pieces.",
+                bytes(st.free),
+                bytes(req),
+                bytes(st.largest_free)
+            ),
+            vec![
+                "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so free pages can be remapped into one range",
+                "or cap splitting of large blocks with max_split_size_mb",
+                "allocate long-lived tensors (weights, optimizer state) before the training loop",
+            ],
+        )
+    } else if device_free.is_some_and(|f| st.free + f >= req && counters.allocated + req <= capacity) {
+        // Free memory exists, in the cache and on the device, but in two places: the cached
+        // piece sits in a segment that live blocks keep from being returned.
+        (
+            "fragmentation",
+            format!(
+                "{} were free inside reserved segments and {} on the device, together enough for the {} request, but neither piece holds it: cached memory in segments that still hold live blocks cannot be returned to the device.",
+                bytes(st.free),
+                bytes(device_free.unwrap_or(0)),
+                bytes(req)
+            ),
+            vec![
+                "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so free pages can be unmapped and mapped where they are needed",
+                "allocate long-lived tensors (weights, optimizer state) before the training loop",
+                "call torch.cuda.empty_cache() only where whole segments are free",
+            ],
+        )
+    } else if capacity > 0 && req * 2 > capacity {
+        (
+            "one_huge_request",
+            format!(
+                "The single request of {} is more than half of everything the device could offer ({} reserved + free).",
+                bytes(req),
+                bytes(capacity)
+            ),
+            vec![
+                "split the operation into chunks (smaller batch or sequence length for that step)",
+                "check the shape that produced this allocation",
+            ],
+        )
+    } else if g.is_some_and(|g| g.floor_rises_steadily && g.floor_growth > 0) {
+        let g = g.unwrap();
+        (
+            "growth",
+            format!(
+                "The allocated floor rose by {} across the window and never dropped: memory accumulates until it runs out.",
+                bytes(g.floor_growth)
+            ),
+            vec![
+                "look at the leak analysis: blocks allocated in the window and still alive at the end",
+                "release references (e.g. losses kept for logging with .item())",
+            ],
+        )
+    } else {
+        (
+            "exhaustion",
+            format!(
+                "{} were allocated when {} more were requested; the device had {} free: the working set does not fit.",
+                bytes(counters.allocated),
+                bytes(req),
+                device_free.map_or("an unknown amount".into(), bytes)
+            ),
+            vec![
+                "reduce the batch size or sequence length",
+                "use activation checkpointing or mixed precision",
+                "shard parameters/optimizer state (FSDP, ZeRO)",
+            ],
+        )
+    };
+    OomCase {
+        event: e,
+        requested: req,
+        device_free,
+        counters,
+        free_in_reserved: st.free,
+        largest_free_block: st.largest_free,
+        top_stacks,
+        events_before,
+        verdict: verdict.into(),
+        explanation,
+        suggestions: suggestions.into_iter().map(String::from).collect(),
+    }
 }
 
 /// The room at the dump, for a device without an OOM event.
@@ -195,6 +265,11 @@ fn dump_room(conn: &Connection, dev: i64, device: i64) -> Result<DumpRoom> {
             |r| Ok(LargestRequest { bytes: r.get(0)?, event: r.get(1)? }),
         )
         .optional()?;
+    Ok(room(events, &st, largest_request))
+}
+
+/// The room at the dump (`st`, the state after the last of `events`) against the largest request.
+fn room(events: i64, st: &AllocatorState, largest_request: Option<LargestRequest>) -> DumpRoom {
     let pending = st.active - st.allocated;
     let trace = if events == 0 {
         "This snapshot has no trace events, so nothing says whether an allocation failed".to_string()
@@ -218,7 +293,7 @@ fn dump_room(conn: &Connection, dev: i64, device: i64) -> Result<DumpRoom> {
         bytes(st.largest_free),
         if pending > 0 { format!(" and {} is freed but still pending (other streams)", bytes(pending)) } else { String::new() },
     );
-    Ok(DumpRoom {
+    DumpRoom {
         reserved: st.reserved,
         allocated: st.allocated,
         free_in_reserved: st.free,
@@ -226,5 +301,5 @@ fn dump_room(conn: &Connection, dev: i64, device: i64) -> Result<DumpRoom> {
         pending_free_bytes: pending,
         largest_request,
         summary,
-    })
+    }
 }

@@ -2,9 +2,14 @@
 //! grouped by allocation stack and by top frame. Groups sum exactly to the active counter at the
 //! event (blocks allocated before the window without a stack form their own labelled group).
 
-use super::basis::{counters_at, live_groups, peak_set, Group, PeakSet};
+use super::basis::{counters_at, live_groups, Group, PeakSet};
+use super::holders::{self, By};
+use super::live;
+use super::overview::DeviceOverview;
+use super::stack_labels::StackLabels;
 use crate::error::Result;
 use crate::replay::Counters;
+use crate::Loaded;
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
@@ -31,26 +36,53 @@ pub struct PeakAnalysis {
     pub by_category: Vec<super::categories::CategoryTotal>,
 }
 
-/// Who holds the memory right after `event` (None = the window start).
-pub fn peak(conn: &Connection, device: i64, event: Option<i64>, top: usize) -> Result<PeakAnalysis> {
-    let peaks = peak_set(conn, device)?;
-    let events: i64 = conn.query_row("SELECT events FROM devices WHERE device_index = ?1", [device], |r| r.get(0))?;
-    let c = counters_at(conn, device, event)?;
+/// Who holds the live memory at the event: the groups and their totals.
+struct Holders {
+    by_stack: Vec<Group>,
+    by_top_frame: Vec<Group>,
+    live_bytes: i64,
+    live_blocks: i64,
+    by_category: Vec<super::categories::CategoryTotal>,
+}
+
+/// Who holds the memory of device position `pos` right after `event` (None = the window
+/// start), from the replay; `ov` is the device's overview (its peaks).
+pub fn peak(l: &Loaded, pos: usize, ov: &DeviceOverview, event: Option<i64>, top: usize) -> PeakAnalysis {
+    let d = &l.devices[pos];
+    let at = live::event_index(event);
+    let live = live::live(d, at);
+    let labels = StackLabels::new(&l.snapshot.interner);
+    let (by_stack, live_bytes, live_blocks) = holders::live_groups(d, &live, &labels, By::Stack, top);
+    let (by_top_frame, _, _) = holders::live_groups(d, &live, &labels, By::Frame, top);
+    let by_category = super::categories::totals_of(&super::categories::categories(l, pos, event));
+    let h = Holders { by_stack, by_top_frame, live_bytes, live_blocks, by_category };
+    assemble(ov, event, live::counters_at(d, at), h)
+}
+
+/// `peak` of a SnapshotDB input, from its rows.
+pub fn peak_from_db(conn: &Connection, ov: &DeviceOverview, event: Option<i64>, top: usize) -> Result<PeakAnalysis> {
+    let device = ov.device;
     let (by_stack, live_bytes, live_blocks) = live_groups(conn, device, event, "stack", top)?;
     let (by_top_frame, _, _) = live_groups(conn, device, event, "frame", top)?;
-    Ok(PeakAnalysis {
-        device,
-        peaks,
+    let by_category = super::categories::totals(conn, device, event)?;
+    let h = Holders { by_stack, by_top_frame, live_bytes, live_blocks, by_category };
+    Ok(assemble(ov, event, counters_at(conn, device, event)?, h))
+}
+
+fn assemble(ov: &DeviceOverview, event: Option<i64>, c: Counters, h: Holders) -> PeakAnalysis {
+    PeakAnalysis {
+        device: ov.device,
+        peaks: live::peak_set(&ov.peaks),
         event,
-        at_dump: events == 0,
+        at_dump: ov.events == 0,
         counters_at_event: c,
         reserved_minus_active: c.reserved - c.active,
         reserved_minus_allocated: c.reserved - c.allocated,
-        live_blocks,
-        live_bytes,
-        coverage: if c.active > 0 { live_bytes as f64 / c.active as f64 } else { 1.0 },
-        by_stack,
-        by_top_frame,
-        by_category: super::categories::totals(conn, device, event)?,
-    })
+        live_blocks: h.live_blocks,
+        live_bytes: h.live_bytes,
+        coverage: if c.active > 0 { h.live_bytes as f64 / c.active as f64 } else { 1.0 },
+        by_stack: h.by_stack,
+        by_top_frame: h.by_top_frame,
+        by_category: h.by_category,
+    }
 }

@@ -3,9 +3,12 @@
 //! blocks, so each gap is one free block).
 
 use super::basis::dev_id;
+use super::live;
 use crate::error::Result;
-use crate::model::{Action, Pool};
+use crate::model::{Action, BlockState, Pool};
 use crate::replay::ranges::{Range, RangeSet};
+use crate::replay::Lifetime;
+use crate::Loaded;
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 
@@ -86,21 +89,63 @@ pub fn ranges_at(conn: &Connection, device: i64, event: Option<i64>) -> Result<V
     Ok(set.iter().copied().collect())
 }
 
-pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Result<AllocatorState> {
-    let e = event.unwrap_or(-1);
-    let segs: Vec<StateSegment> = ranges_at(conn, device, event)?
+/// The allocator state of device position `pos` right after `event` (None = the window start),
+/// from the replay: the window-start ranges with the segment events up to it applied, and the
+/// live blocks in address order.
+pub fn state(l: &Loaded, pos: usize, event: Option<i64>) -> AllocatorState {
+    let d = &l.devices[pos];
+    let at = live::event_index(event);
+    let mut set = d.start_ranges.clone();
+    if let (Some(e), Some(trace)) = (at, l.snapshot.trace(d.device)) {
+        for &i in d.segment_events.iter().take_while(|&&i| i <= e) {
+            let ev = &trace.events[i as usize];
+            // Inconsistent events were reported by the replay; the state shows what still applies.
+            let _ = set.apply(ev.action(), ev.addr, ev.size, ev.stream);
+        }
+    }
+    // Lifetime ids run across devices.
+    let lifetime_base: i64 = l.devices[..pos].iter().map(|d| d.lifetimes.len() as i64).sum();
+    let mut live = live::live(d, at);
+    live.sort_by_key(|&i| d.lifetimes[i].addr as i64);
+    let blocks = live
         .into_iter()
-        .map(|r| StateSegment {
-            address: r.start as i64,
-            size: r.size as i64,
-            stream: r.stream as i64,
-            segment_type: if r.pool == Pool::Small { "small".into() } else { "large".into() },
-            is_expandable: r.expandable,
-            blocks: vec![],
-            free_bytes: 0,
-            largest_free: 0,
+        .map(|i| {
+            let lt = &d.lifetimes[i];
+            StateBlock {
+                address: lt.addr as i64,
+                size: lt.size as i64,
+                requested: lt.requested as i64,
+                state: block_state(lt, at).name().into(),
+                stack_id: lt.stack().map(i64::from),
+                lifetime_id: Some(lifetime_base + i as i64),
+            }
         })
         .collect();
+    place(d.device, event, set.iter().copied().collect(), blocks)
+}
+
+/// A live block's state right after `event`: pending once the program freed it (or, from before
+/// the window, when only its completed free or the dump says so), else allocated.
+fn block_state(lt: &Lifetime, event: Option<u32>) -> BlockState {
+    let requested = lt.free_requested_event();
+    let freed = event.is_some_and(|e| requested.is_some_and(|f| f <= e));
+    let before_unrequested = lt.before_window() && requested.is_none();
+    let pending_before = before_unrequested
+        && match lt.free_completed_event() {
+            Some(_) => true,
+            None => lt.state_at_dump == Some(BlockState::ActivePendingFree),
+        };
+    if freed || pending_before {
+        BlockState::ActivePendingFree
+    } else {
+        BlockState::ActiveAllocated
+    }
+}
+
+/// `state` of a SnapshotDB, from its rows.
+pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Result<AllocatorState> {
+    let e = event.unwrap_or(-1);
+    let ranges = ranges_at(conn, device, event)?;
     let blocks: Vec<StateBlock> = conn
         .prepare_cached(&format!(
             "SELECT l.address, l.size, l.requested_size,
@@ -116,6 +161,22 @@ pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Re
             Ok(StateBlock { address: r.get(0)?, size: r.get(1)?, requested: r.get(2)?, state: r.get(3)?, stack_id: r.get(4)?, lifetime_id: r.get(5)? })
         })?
         .collect::<std::result::Result<_, _>>()?;
+    Ok(place(device, event, ranges, blocks))
+}
+
+/// The live blocks (in address order) placed in the reserved ranges, with the gaps as free
+/// blocks, and the totals.
+fn place(device: i64, event: Option<i64>, ranges: Vec<Range>, blocks: Vec<StateBlock>) -> AllocatorState {
+    let segs = ranges.into_iter().map(|r| StateSegment {
+        address: r.start as i64,
+        size: r.size as i64,
+        stream: r.stream as i64,
+        segment_type: if r.pool == Pool::Small { "small".into() } else { "large".into() },
+        is_expandable: r.expandable,
+        blocks: vec![],
+        free_bytes: 0,
+        largest_free: 0,
+    });
     let mut st = AllocatorState {
         device,
         event,
@@ -168,7 +229,7 @@ pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Re
     }
     st.unplaced_blocks += (blocks.len() - bi) as i64;
     st.free_share = share(st.free, st.reserved);
-    Ok(st)
+    st
 }
 
 /// `part / whole`, 0 for an empty whole.

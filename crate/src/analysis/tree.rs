@@ -2,7 +2,11 @@
 //! grouped along its allocation stack from the outermost frame in. Bytes are conserved at every
 //! node (`total = self + Σ children`) and the root equals the device's `active` counter.
 
+use super::live;
+use super::stack_labels::StackLabels;
 use crate::error::Result;
+use crate::replay::StackSource;
+use crate::Loaded;
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -63,8 +67,56 @@ pub type LiveBlock = (i64, i64, Option<i64>, bool, bool);
 /// A frame on a tree path: its label and (filename, line, name) unless synthetic.
 type PathStep = (String, Option<(String, i64, String)>);
 
-/// Live blocks after `event` (None = window start).
-pub fn live_blocks(conn: &Connection, device: i64, event: Option<i64>, opts: TreeOptions) -> Result<Vec<LiveBlock>> {
+/// A stack's frame as a tree needs it: (filename, line, name, kind, shown).
+type TreeFrame = (String, i64, String, Kind, String);
+
+/// Live memory per (stack, before the window without a stack, stack known only from the free):
+/// (bytes, requested bytes, blocks). Stacks are few, blocks many: the tree is built from these.
+type Key = (Option<i64>, bool, bool);
+type PerStack = HashMap<Key, (i64, i64, i64)>;
+
+/// Add one live block (`before`: allocated before the window) to its stack's sums.
+fn add_block(per_stack: &mut PerStack, traced: bool, (size, req, stack, before, freed_stack): LiveBlock) {
+    // Without trace events there is no window to be before.
+    let before = before && traced;
+    // `before` is kept for stackless blocks and for those known only by their free.
+    let key = (stack, (stack.is_none() || freed_stack) && before, freed_stack && stack.is_some());
+    let e = per_stack.entry(key).or_default();
+    e.0 += size;
+    e.1 += req;
+    e.2 += 1;
+}
+
+/// The memory tree of device position `pos` right after `event` (None = the window start),
+/// from the replay.
+pub fn tree(l: &Loaded, pos: usize, event: Option<i64>, opts: TreeOptions) -> MemoryTree {
+    let d = &l.devices[pos];
+    let mut per_stack = PerStack::new();
+    for i in live::live(d, live::event_index(event)) {
+        let lt = &d.lifetimes[i];
+        if (lt.size as i64) < opts.min_size || (!opts.include_static && lt.before_window()) {
+            continue;
+        }
+        let block =
+            (lt.size as i64, lt.requested as i64, lt.stack().map(i64::from), lt.before_window(), lt.stack_source == StackSource::Free);
+        add_block(&mut per_stack, d.events > 0, block);
+    }
+    let interner = &l.snapshot.interner;
+    let labels = StackLabels::new(interner);
+    let frames_of = |stack: i64| -> Result<Vec<TreeFrame>> {
+        Ok(interner.stacks[stack as usize]
+            .iter()
+            .map(|&fid| {
+                let f = &interner.frames[fid as usize];
+                (f.filename.clone(), f.line, f.name.clone(), crate::frames::kind(f), labels.display(fid))
+            })
+            .collect())
+    };
+    build(d.device, event, per_stack, frames_of, opts).expect("the replay's frames are always there")
+}
+
+/// Live blocks after `event` (None = window start) of a SnapshotDB.
+fn live_blocks(conn: &Connection, device: i64, event: Option<i64>, opts: TreeOptions) -> Result<Vec<LiveBlock>> {
     let e = event.unwrap_or(-1);
     let sql = format!(
         "SELECT l.size, l.requested_size, l.stack_id, l.alloc_event IS NULL, l.stack_source = 'free' FROM {} l WHERE l.size >= ?3 AND (?4 OR l.alloc_event IS NOT NULL)",
@@ -77,23 +129,31 @@ pub fn live_blocks(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
     Ok(rows.collect::<std::result::Result<_, _>>()?)
 }
 
+/// `tree` of a SnapshotDB (a .db input, and the `memory_tree` template).
 pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: TreeOptions) -> Result<MemoryTree> {
-    // Aggregate per stack first: stacks are few, blocks many.
-    // (stack, before the window without a stack, stack known only from the free) →
-    // (bytes, requested bytes, blocks).
-    type Key = (Option<i64>, bool, bool);
-    let mut per_stack: HashMap<Key, (i64, i64, i64)> = HashMap::new();
-    // Without trace events there is no window to be before.
+    let mut per_stack = PerStack::new();
     let traced: bool = conn.query_row("SELECT events > 0 FROM devices WHERE device_index = ?1", [device], |r| r.get(0))?;
-    for (size, req, stack, before, freed_stack) in live_blocks(conn, device, event, opts)? {
-        let before = before && traced;
-        // `before` is kept for stackless blocks and for those known only by their free.
-        let key = (stack, (stack.is_none() || freed_stack) && before, freed_stack && stack.is_some());
-        let e = per_stack.entry(key).or_default();
-        e.0 += size;
-        e.1 += req;
-        e.2 += 1;
+    for block in live_blocks(conn, device, event, opts)? {
+        add_block(&mut per_stack, traced, block);
     }
+    let mut stmt = conn.prepare_cached(
+        "SELECT f.filename, f.line, f.name, f.kind, f.display FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.stack_id = ?1 ORDER BY sf.position",
+    )?;
+    let frames_of = |stack: i64| -> Result<Vec<TreeFrame>> {
+        let rows = stmt.query_map([stack], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, Kind::parse(&r.get::<_, String>(3)?), r.get(4)?)))?;
+        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    };
+    build(device, event, per_stack, frames_of, opts)
+}
+
+/// The tree of the per-stack sums; `frames_of` gives a stack's frames, innermost first.
+fn build(
+    device: i64,
+    event: Option<i64>,
+    per_stack: PerStack,
+    mut frames_of: impl FnMut(i64) -> Result<Vec<TreeFrame>>,
+    opts: TreeOptions,
+) -> Result<MemoryTree> {
     let mut nodes = vec![TreeNode {
         id: 0,
         parent: None,
@@ -110,20 +170,14 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
         share: 1.0,
     }];
     let mut child: HashMap<(u32, String), u32> = HashMap::new();
-    let mut frames_of = conn.prepare_cached(
-        "SELECT f.filename, f.line, f.name, f.kind, f.display FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.stack_id = ?1 ORDER BY sf.position",
-    )?;
     let mut keys: Vec<_> = per_stack.keys().copied().collect();
     keys.sort();
     for key in keys {
         let (bytes, req, count) = per_stack[&key];
         let path: Vec<PathStep> = match key {
             (Some(stack), before, freed) => {
-                // Innermost first, as stored.
-                let frames: Vec<(String, i64, String, String, String)> = frames_of
-                    .query_map([stack], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
-                    .collect::<std::result::Result<_, _>>()?;
-                let kinds: Vec<Kind> = frames.iter().map(|f| Kind::parse(&f.3)).collect();
+                let frames = frames_of(stack)?;
+                let kinds: Vec<Kind> = frames.iter().map(|f| f.3).collect();
                 let keep: Vec<usize> = if opts.all_frames { (0..frames.len()).rev().collect() } else { crate::frames::tree_frames(&kinds) };
                 let steps = keep.into_iter().map(|i| {
                     let (f, l, n, _, shown) = &frames[i];
@@ -186,7 +240,7 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
 }
 
 /// How a stack's labelling frame is shown.
-fn frames_of_label(frames: &[(String, i64, String, String, String)], kinds: &[Kind]) -> String {
+fn frames_of_label(frames: &[TreeFrame], kinds: &[Kind]) -> String {
     crate::frames::label_index(kinds).map(|i| frames[i].4.clone()).unwrap_or_default()
 }
 

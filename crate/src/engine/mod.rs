@@ -8,10 +8,10 @@ mod files;
 mod load_stats;
 mod modes;
 
-use crate::analysis::basis::{self, Counter};
+use crate::analysis::basis::Counter;
 use crate::analysis::{
-    bands, categories, category_series, compare, event, findings, fragment, held_gradients, leak, markers, oom, overview, peak, state,
-    steps, streams, timeline, tree, DeviceAnalysis,
+    bands, categories, category_series, compare, event, findings, fragment, held_gradients, leak, live, markers, oom, overview, peak,
+    state, steps, streams, timeline, tree, DeviceAnalysis,
 };
 use crate::error::{Error, Result};
 use crate::query::{catalogue, sql, templates};
@@ -236,7 +236,9 @@ impl Engine {
 
     /// The device asked for (checked), or the first one.
     pub fn device_or_first(&self, device: Option<i64>) -> Result<i64> {
-        templates::resolve_device(self.conn()?, device)
+        let mut all = self.devices()?;
+        all.sort_unstable();
+        templates::pick_device(&all, device)
     }
 
     /// The SHA-256 of the snapshot's bytes, when it was computed while reading (`open_hashed`).
@@ -249,14 +251,27 @@ impl Engine {
         store::metadata_summary(self.conn()?)
     }
 
+    /// The overview of one device.
+    fn device_overview(&self, device: i64) -> Result<&overview::DeviceOverview> {
+        self.overview()?.devices.iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))
+    }
+
+    /// The replay and the device's position in it; None for a SnapshotDB input.
+    fn replayed(&self, device: i64) -> Result<Option<(&Loaded, usize)>> {
+        match self.loaded.as_deref() {
+            Some(l) => Ok(Some((l, device_of(l, device)?.0))),
+            None => Ok(None),
+        }
+    }
+
     /// The index the analyses take for `at` on `device` (None = the window start). Event
     /// indices are validated: an index past the end is an error, not the end state.
     pub fn resolve(&self, device: i64, at: At) -> Result<Option<i64>> {
-        let events = self.overview()?.devices.iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))?.events as i64;
+        let events = self.device_overview(device)?.events as i64;
         Ok(match at {
             At::WindowStart => None,
             At::Dump => (events > 0).then_some(events - 1),
-            At::Peak(c) => basis::peak_of(self.conn()?, device, c)?.event.map(i64::from),
+            At::Peak(c) => live::peak_of(&self.device_overview(device)?.peaks, c).event.map(i64::from),
             At::Event(e) if e < 0 || e >= events => {
                 return Err(Error::new(
                     "EVENT_OUT_OF_RANGE",
@@ -277,11 +292,11 @@ impl Engine {
         let event = self.resolve(device, at)?;
         let has_events = ov.events > 0;
         // Without events the state before the first one is the dump's: attribute that.
-        let peak = Some(peak::peak(self.conn()?, device, event, 10)?);
+        let peak = Some(self.peak_at(device, event)?);
         let fragment = self.fragment(device)?;
         let leak = self.leak(device)?;
         let oom = self.oom(device)?;
-        let categories = categories::categories_at(self.conn()?, device, event)?;
+        let categories = self.categories_at(device, event)?;
         // A dump-only file gets its steps answer too: it says the program kind (`dump_only`).
         let steps = if self.loaded.is_some() { Some(self.steps(device)?) } else { None };
         let streams = if has_events && self.loaded.is_some() { Some(self.streams(device)?) } else { None };
@@ -316,12 +331,21 @@ impl Engine {
     /// Who holds the memory after `at` (the dump for a file without events): one part of
     /// `analyze`, computed alone for `--mode peak`.
     pub fn peak(&self, device: i64, at: At) -> Result<peak::PeakAnalysis> {
-        peak::peak(self.conn()?, device, self.resolve(device, at)?, 10)
+        self.peak_at(device, self.resolve(device, at)?)
+    }
+
+    fn peak_at(&self, device: i64, event: Option<i64>) -> Result<peak::PeakAnalysis> {
+        let ov = self.device_overview(device)?;
+        match self.replayed(device)? {
+            Some((l, pos)) => Ok(peak::peak(l, pos, ov, event, 10)),
+            None => peak::peak_from_db(self.conn()?, ov, event, 10),
+        }
     }
 
     /// Free memory in reserved segments at the peaks and the dump (`--mode fragment`).
     pub fn fragment(&self, device: i64) -> Result<fragment::Fragmentation> {
-        fragment::fragmentation(self.conn()?, device)
+        let ov = self.device_overview(device)?;
+        fragment::fragmentation(device, ov.events, ov.peaks.allocated.event, |e| self.state_at(device, e))
     }
 
     /// Blocks kept to the dump and the floor over the window (`--mode leak`; None without events).
@@ -345,7 +369,10 @@ impl Engine {
 
     /// Each OOM with its verdict, or the room at the dump (`--mode oom`).
     pub fn oom(&self, device: i64) -> Result<oom::OomAnalysis> {
-        oom::oom(self.conn()?, device)
+        match self.replayed(device)? {
+            Some((l, pos)) => Ok(oom::oom(l, pos)),
+            None => oom::oom_from_db(self.conn()?, device),
+        }
     }
 
     /// The recording with expandable segments toggled, for the findings and the OOM view.
@@ -364,14 +391,22 @@ impl Engine {
     }
 
     fn leaks(&self, device: i64) -> Result<leak::LeakAnalysis> {
-        // The floor per tenth comes from the replay's block extremes when it is in memory.
-        let floor = self.loaded.as_ref().and_then(|l| l.device(device)).map(|d| leak::tenth_floors(&d.series));
-        leak::leak(self.conn()?, device, 10, floor)
+        match self.replayed(device)? {
+            Some((l, pos)) => Ok(leak::leak(l, pos, 10)),
+            None => leak::leak_from_db(self.conn()?, device, 10),
+        }
     }
 
     /// The live memory by category after `at` (default in the CLI: the allocated peak).
     pub fn categories(&self, device: i64, at: At) -> Result<categories::CategoryBreakdown> {
-        categories::categories_at(self.conn()?, device, self.resolve(device, at)?)
+        self.categories_at(device, self.resolve(device, at)?)
+    }
+
+    fn categories_at(&self, device: i64, event: Option<i64>) -> Result<categories::CategoryBreakdown> {
+        match self.replayed(device)? {
+            Some((l, pos)) => Ok(categories::categories(l, pos, event)),
+            None => categories::categories_from_db(self.conn()?, device, event),
+        }
     }
 
     /// Phases, named ranges, steps and growth across steps.
@@ -463,11 +498,22 @@ impl Engine {
     }
 
     pub fn tree(&self, device: i64, at: At) -> Result<tree::MemoryTree> {
-        tree::memory_tree(self.conn()?, device, self.resolve(device, at)?, tree::TreeOptions::default())
+        let (event, opts) = (self.resolve(device, at)?, tree::TreeOptions::default());
+        match self.replayed(device)? {
+            Some((l, pos)) => Ok(tree::tree(l, pos, event, opts)),
+            None => tree::memory_tree(self.conn()?, device, event, opts),
+        }
     }
 
     pub fn state(&self, device: i64, at: At) -> Result<state::AllocatorState> {
-        state::allocator_state(self.conn()?, device, self.resolve(device, at)?)
+        self.state_at(device, self.resolve(device, at)?)
+    }
+
+    fn state_at(&self, device: i64, event: Option<i64>) -> Result<state::AllocatorState> {
+        match self.replayed(device)? {
+            Some((l, pos)) => Ok(state::state(l, pos, event)),
+            None => state::allocator_state(self.conn()?, device, event),
+        }
     }
 
     pub fn event(&self, device: i64, index: i64) -> Result<event::EventDetail> {

@@ -59,6 +59,11 @@ pub fn resolve_device(conn: &Connection, device: Option<i64>) -> Result<i64> {
         .prepare("SELECT device_index FROM devices ORDER BY device_index")?
         .query_map([], |r| r.get(0))?
         .collect::<std::result::Result<_, _>>()?;
+    pick_device(&all, device)
+}
+
+/// The device asked for (checked against `all`, ascending), or the first one.
+pub fn pick_device(all: &[i64], device: Option<i64>) -> Result<i64> {
     match device {
         Some(d) if all.contains(&d) => Ok(d),
         Some(d) => {
