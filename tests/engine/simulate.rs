@@ -150,3 +150,27 @@ fn the_oom_of_the_annotated_run_would_happen_earlier_without_expandable_segments
     let oom = a.findings.iter().find(|f| f.category == "oom").unwrap();
     assert!(oom.evidence.contains("would still have happened (simulated)"), "{}", oom.evidence);
 }
+
+#[test]
+fn the_what_if_follows_a_new_device_memory_and_lets_go_of_the_replay() {
+    use snapscope::analysis::basis::Counter;
+    use snapscope::engine::At;
+    let f = common::fixtures().join("sim_oom_retry.pickle");
+    let what_if = |e: &snapscope::engine::Engine| {
+        let d = e.devices().unwrap()[0];
+        serde_json::to_value(e.analyze(d, At::Peak(Counter::Allocated)).unwrap().what_if.unwrap()).unwrap()
+    };
+    let mut e = open(&f);
+    let recorded = what_if(&e);
+    // Natively simulated in the background: a device memory set afterwards is simulated anew.
+    e.set_device_memory(Some(1));
+    let small = what_if(&e);
+    let fresh = open(&f);
+    fresh.set_device_memory(Some(1));
+    assert_eq!(small, what_if(&fresh));
+    assert_ne!(small, recorded, "one byte of device memory changes the what-if");
+    e.set_device_memory(None);
+    assert_eq!(what_if(&e), recorded);
+    // No simulation still holds the replay: the rules can change.
+    e.set_category_rules(None).unwrap();
+}

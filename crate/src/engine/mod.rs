@@ -7,6 +7,7 @@ mod envelope;
 mod files;
 mod load_stats;
 mod modes;
+mod what_if;
 
 use crate::analysis::basis::Counter;
 use crate::analysis::{
@@ -141,6 +142,8 @@ pub struct Engine {
     overview: OnceCell<overview::Overview>,
     /// The expandable-segments toggle per device: a whole simulation, the same for every event.
     what_ifs: std::cell::RefCell<std::collections::HashMap<i64, crate::simulate::WhatIf>>,
+    /// Those being simulated in the background (`what_if.rs`).
+    pending_what_ifs: std::cell::RefCell<std::collections::HashMap<i64, what_if::Pending>>,
     /// Device capacity for the simulations the analyses cite (None: from a recorded OOM).
     device_memory: std::cell::Cell<Option<u64>>,
 }
@@ -159,6 +162,7 @@ impl Engine {
             meta,
             overview: OnceCell::new(),
             what_ifs: Default::default(),
+            pending_what_ifs: Default::default(),
             device_memory: Default::default(),
         }
     }
@@ -172,6 +176,7 @@ impl Engine {
             meta: Vec::new(),
             overview: OnceCell::new(),
             what_ifs: Default::default(),
+            pending_what_ifs: Default::default(),
             device_memory: Default::default(),
         })
     }
@@ -291,6 +296,11 @@ impl Engine {
         let ov = self.overview()?.devices.iter().find(|d| d.device == device).cloned().ok_or_else(|| Error::no_device(device))?;
         let event = self.resolve(device, at)?;
         let has_events = ov.events > 0;
+        let simulated = has_events && self.loaded.as_ref().is_some_and(|l| l.snapshot.host_device != Some(device));
+        if simulated {
+            // Two simulations: natively on a thread of their own while the analyses below run.
+            self.start_what_if(device);
+        }
         // Without events the state before the first one is the dump's: attribute that.
         let peak = Some(self.peak_at(device, event)?);
         let fragment = self.fragment(device)?;
@@ -300,7 +310,6 @@ impl Engine {
         // A dump-only file gets its steps answer too: it says the program kind (`dump_only`).
         let steps = if self.loaded.is_some() { Some(self.steps(device)?) } else { None };
         let streams = if has_events && self.loaded.is_some() { Some(self.streams(device)?) } else { None };
-        let simulated = has_events && self.loaded.as_ref().is_some_and(|l| l.snapshot.host_device != Some(device));
         let what_if = if simulated { Some(self.what_if(device, &oom)?) } else { None };
         let held = self.held_gradients(device)?;
         let findings = findings::findings(
@@ -375,21 +384,6 @@ impl Engine {
         }
     }
 
-    /// The recording with expandable segments toggled, for the findings and the OOM view.
-    fn what_if(&self, device: i64, oom: &oom::OomAnalysis) -> Result<crate::simulate::WhatIf> {
-        if let Some(w) = self.what_ifs.borrow().get(&device) {
-            return Ok(w.clone());
-        }
-        let conf = crate::simulate::WhatIf::toggle_conf(&self.recorded_settings(device)?);
-        let memory = self.device_memory.get();
-        let sim = self.simulate(device, Some(conf), memory)?;
-        let baseline = self.simulate(device, None, memory)?;
-        let recorded: Vec<u32> = oom.ooms.iter().map(|o| o.event as u32).collect();
-        let w = crate::simulate::WhatIf::from_simulation(conf, &sim, &baseline, &recorded);
-        self.what_ifs.borrow_mut().insert(device, w.clone());
-        Ok(w)
-    }
-
     fn leaks(&self, device: i64) -> Result<leak::LeakAnalysis> {
         match self.replayed(device)? {
             Some((l, pos)) => Ok(leak::leak(l, pos, 10)),
@@ -445,8 +439,10 @@ impl Engine {
             Some(t) => crate::semantics::RuleSet::from_user(t)?,
             None => crate::semantics::RuleSet::defaults(),
         };
+        // The SnapshotDB's virtual tables and the background simulations hold the replay: let
+        // go of them first.
+        self.drop_pending_what_ifs();
         let arc = self.loaded.as_mut().ok_or_else(|| Error::needs_snapshot("category rules"))?;
-        // The SnapshotDB's virtual tables hold the replay: let go of them first.
         self.db = OnceCell::new();
         let loaded = Arc::get_mut(arc)
             .ok_or_else(|| Error::new("BUSY", "the snapshot is shared with another view", "close the comparison, then change the rules"))?;
@@ -456,6 +452,7 @@ impl Engine {
 
     /// The device capacity the analyses' simulations assume (`analyze --device-memory`).
     pub fn set_device_memory(&self, bytes: Option<u64>) {
+        self.drop_pending_what_ifs();
         self.device_memory.set(bytes);
         self.what_ifs.borrow_mut().clear();
     }

@@ -7,7 +7,7 @@
 use super::addresses::AddressSource;
 use super::settings::Settings;
 use crate::replay::rules::MIB;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 pub(crate) const NIL: u32 = u32::MAX;
 
@@ -90,8 +90,6 @@ pub(crate) struct Allocator {
     free: [BTreeSet<(u64, u64, u64, u32)>; 2],
     /// Unmapped expandable blocks per pool: (stream, addr, id).
     unmapped: [BTreeSet<(u64, u64, u32)>; 2],
-    /// Every free mapped block's size (a multiset), for the largest free block.
-    free_sizes: BTreeMap<u64, u32>,
     pub regions: Vec<Region>,
     pub addresses: AddressSource,
     free_calls: [u64; 2],
@@ -116,7 +114,6 @@ impl Allocator {
             spare: Vec::new(),
             free: [BTreeSet::new(), BTreeSet::new()],
             unmapped: [BTreeSet::new(), BTreeSet::new()],
-            free_sizes: BTreeMap::new(),
             regions: Vec::new(),
             addresses,
             free_calls: [0; 2],
@@ -139,8 +136,18 @@ impl Allocator {
         }
     }
 
+    /// The largest free mapped block: the last of each stream's run in the free sets (asked at
+    /// each new reserved peak; a multiset of sizes kept on every insert and removal cost more).
     pub fn largest_free(&self) -> u64 {
-        self.free_sizes.keys().next_back().copied().unwrap_or(0)
+        let mut largest = 0;
+        for set in &self.free {
+            let mut last = set.iter().next_back();
+            while let Some(&(stream, size, _, _)) = last {
+                largest = largest.max(size);
+                last = if stream == 0 { None } else { set.range(..(stream, 0, 0, 0)).next_back() };
+            }
+        }
+        largest
     }
 
     fn new_block(&mut self, b: Block) -> u32 {
@@ -167,18 +174,11 @@ impl Allocator {
         b.state = State::Free;
         b.gc_base = self.free_calls[pool_index(b.small)];
         self.free[pool_index(b.small)].insert((b.stream, b.size, b.addr, id));
-        *self.free_sizes.entry(b.size).or_insert(0) += 1;
     }
 
     fn remove_free(&mut self, id: u32) {
         let b = &self.blocks[id as usize];
         self.free[pool_index(b.small)].remove(&(b.stream, b.size, b.addr, id));
-        if let Some(n) = self.free_sizes.get_mut(&b.size) {
-            *n -= 1;
-            if *n == 0 {
-                self.free_sizes.remove(&b.size);
-            }
-        }
     }
 
     fn insert_unmapped(&mut self, id: u32) {

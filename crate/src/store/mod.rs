@@ -37,6 +37,9 @@ CREATE INDEX blocks_by_segment ON blocks(segment_id);
 CREATE INDEX segments_by_device ON segments(device_id);
 ";
 
+/// Rows of `stack_frames` per INSERT statement while loading.
+const STACK_FRAME_BATCH: usize = 256;
+
 /// Is this an SQLite database file rather than a snapshot?
 pub fn is_sqlite(head: &[u8]) -> bool {
     head.starts_with(b"SQLite format 3\0")
@@ -333,6 +336,10 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         }
         let mut cs = tx.prepare(&CALL_STACKS.insert_sql())?;
         let mut sf = tx.prepare(&STACK_FRAMES.insert_sql())?;
+        // `stack_frames` has a row per frame of every stack (150,000 for 5,000 stacks of 30):
+        // inserted many rows to a statement, the per-statement cost is paid once per batch.
+        let mut sf_batch = tx.prepare(&STACK_FRAMES.insert_sql_rows(STACK_FRAME_BATCH))?;
+        let mut sf_rows: Vec<i64> = Vec::with_capacity(3 * STACK_FRAME_BATCH);
         let mut stack_kinds = Vec::new();
         let (mut json, mut text) = (String::new(), String::new());
         for (i, st) in s.interner.stacks.iter().enumerate() {
@@ -371,8 +378,14 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
                 caller
             ])?;
             for (pos, &fid) in st.iter().enumerate() {
-                sf.execute(params![i as i64, pos as i64, fid as i64])?;
+                sf_rows.extend([i as i64, pos as i64, fid as i64]);
+                if sf_rows.len() == 3 * STACK_FRAME_BATCH {
+                    sf_batch.execute(rusqlite::params_from_iter(sf_rows.drain(..)))?;
+                }
             }
+        }
+        for row in sf_rows.chunks(3) {
+            sf.execute(rusqlite::params_from_iter(row))?;
         }
 
         let mut dev = tx.prepare(&DEVICES.insert_sql())?;

@@ -89,6 +89,14 @@ impl<C> Table<C> {
         format!("INSERT INTO {} ({}) VALUES ({})", self.name, names.join(", "), slots.join(", "))
     }
 
+    /// `insert_sql` for `rows` rows in one statement, their values one row after another.
+    pub fn insert_sql_rows(&self, rows: usize) -> String {
+        let cols = self.inserted();
+        let names: Vec<&str> = cols.iter().map(|c| c.name).collect();
+        let row = |r: usize| format!("({})", (1..=cols.len()).map(|i| format!("?{}", r * cols.len() + i)).collect::<Vec<_>>().join(", "));
+        format!("INSERT INTO {} ({}) VALUES {}", self.name, names.join(", "), (0..rows).map(row).collect::<Vec<_>>().join(", "))
+    }
+
     /// `CREATE TABLE x(...)` as a virtual table declares itself: names and types only.
     pub fn vtab_declaration(&self) -> std::ffi::CString {
         let cols: Vec<String> =
