@@ -289,6 +289,12 @@ impl WasmEngine {
         answer(self.engine()?.compare_side())
     }
 
+    /// Kept, freed, born and transient memory between two events of one device (< 0 = the window start).
+    #[wasm_bindgen(js_name = diffMoments)]
+    pub fn diff_moments(&self, device: i32, a: i32, b: i32) -> Result<String, JsValue> {
+        answer(self.engine()?.diff_moments(device as i64, index(a), index(b)))
+    }
+
     /// This snapshot (a) against another's `compareSide()` (b): figures, deltas and stacks.
     #[wasm_bindgen(js_name = compareWith)]
     pub fn compare_with(&self, other: String) -> Result<String, JsValue> {

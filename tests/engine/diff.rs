@@ -128,3 +128,23 @@ fn diff_cli_answers_in_text_and_json() {
     assert_eq!(rc, 0);
     assert!(serde_json::from_str::<Value>(&out).unwrap()["answer_schemas"]["commands"]["diff"]["allOf"].is_array());
 }
+
+#[test]
+fn a_dump_without_stacks_is_out_for_its_stacks_and_a_dump_with_stacks_takes_part() {
+    let a = common::open(&fixture("program_steps_stable.pickle"));
+    // segments_only: a dump (no trace events) whose blocks carry stacks: compared at its dump.
+    let b = common::open(&fixture("segments_only.pickle"));
+    let d = &a.compare_with(&b.compare_side().unwrap()).unwrap().devices[0];
+    assert_eq!((d.a_lacks.as_deref(), d.b_lacks.as_deref()), (None, None));
+    let Some(root) = common::corpus() else { return };
+    let dump = root.join("cuda/kkaitlyn111__cs336-a2-systems/memory_snapshot.pickle");
+    if !dump.exists() {
+        return;
+    }
+    let c = a.compare_with(&common::open(&dump).compare_side().unwrap()).unwrap();
+    assert!(
+        c.devices.iter().any(|d| d.b_lacks.as_deref() == Some("stacks")),
+        "{:?}",
+        c.devices.iter().map(|d| &d.b_lacks).collect::<Vec<_>>()
+    );
+}

@@ -27,6 +27,7 @@ export type EngineMethod =
   | 'report'
   | 'compareSide'
   | 'compareWith'
+  | 'diffMoments'
   | 'bands'
   | 'categories'
   | 'steps'

@@ -374,8 +374,19 @@ export interface PeakSet {
 export interface StackDelta {
   label: string;
   detail: string | null;
-  /** The full stack text the two files are matched by. */
+  /** The whole stack (a's largest; b's for a new site). */
   stack: string;
+  /** b's largest stack when it differs (matched by code or function). */
+  stack_b: string | null;
+  /** The naming frame (`path:line name`) in a and in b. */
+  site_a: string | null;
+  site_b: string | null;
+  /** "model.py:20 → 23" when the naming line moved. */
+  line_change: string | null;
+  /** stack | code (lines moved) | function (other callers); null for new and vanished sites. */
+  matched_by: 'stack' | 'code' | 'function' | null;
+  stacks_a: number;
+  stacks_b: number;
   bytes_a: number;
   bytes_b: number;
   delta: number;
@@ -399,12 +410,41 @@ export interface DeviceComparison {
   stacks: StackDelta[];
   /** Each category's bytes at the allocated peaks of a and b. */
   categories: CategoryDelta[];
+  /** What keeps a (b) out of the comparison by site and category: the device, or stacks. */
+  a_lacks: 'device' | 'stacks' | null;
+  b_lacks: 'device' | 'stacks' | null;
 }
 export interface CategoryDelta {
   category: string;
   bytes_a: number;
   bytes_b: number;
   delta: number;
+}
+/** Bytes of one row between two moments of one run. */
+export interface Moved {
+  kept: number;
+  freed: number;
+  born: number;
+  transient: number;
+  /** born − freed */
+  delta: number;
+}
+/** The engine's `diffMoments`: live memory after event a against after event b. */
+export interface MomentsDiff {
+  device: number;
+  event_a: number | null;
+  event_b: number | null;
+  live_a: number;
+  live_b: number;
+  total: Moved;
+  by_category: (Moved & { category: string })[];
+  by_site: (Moved & {
+    label: string;
+    detail: string | null;
+    site: string | null;
+    stack: string | null;
+    stack_id: number | null;
+  })[];
 }
 /** The engine's `compareWith`: a = the file whose view is open, b = the other; deltas are b − a. */
 export interface Comparison {

@@ -66,6 +66,11 @@ pub struct DeviceComparison {
     pub stacks: Vec<StackDelta>,
     /// Categories at the allocated peaks, largest change first.
     pub categories: Vec<CategoryDelta>,
+    /// What keeps A (B) out of a comparison by site and category: `device` (the file lacks
+    /// the device) or `stacks` (its live blocks carry no stack: recorded without history). None
+    /// when it takes part (a file without trace events at its dump).
+    pub a_lacks: Option<String>,
+    pub b_lacks: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -101,6 +106,13 @@ pub struct DeviceSide {
     pub event: Option<i64>,
     /// Live bytes per category at the same event.
     pub categories: BTreeMap<String, i64>,
+}
+
+impl DeviceSide {
+    /// Live bytes at the side's event.
+    pub fn live_bytes(&self) -> i64 {
+        self.stacks.values().sum()
+    }
 }
 
 /// One category's bytes in A and B at their allocated peaks.
@@ -244,7 +256,14 @@ pub fn compare(a: &Side, b: &Side, top: usize) -> Comparison {
             let (pa, pb) = (find(a, d), find(b, d));
             let stacks = diff_stacks(pa.as_ref(), pb.as_ref(), top);
             let categories = diff_categories(pa.as_ref(), pb.as_ref());
+            let lacks = |x: &Option<DeviceSide>| match x {
+                None => Some("device".to_string()),
+                Some(x) if x.live_bytes() > 0 && x.sites.is_empty() => Some("stacks".to_string()),
+                Some(_) => None,
+            };
             DeviceComparison {
+                a_lacks: lacks(&pa),
+                b_lacks: lacks(&pb),
                 device: d,
                 allocated_peak_delta: pa
                     .as_ref()
