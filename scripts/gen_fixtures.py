@@ -8,6 +8,7 @@ states its block size, so the expected counters and peaks are computed here, ind
 the engine. The dump (`segments`) is derived from the same bookkeeping, as PyTorch derives it
 from the allocator. Output: one file per fixture plus `expected.json`.
 """
+import copy
 import gzip
 import io
 import json
@@ -293,6 +294,8 @@ class Program:
         self.tags = {}
         self.by_event = []
         self.places = {}
+        self.lives = []  # [tag, size, alloc event, free-completed event or None], in order
+        self.open = {}  # addr -> index into lives
 
     def note(self):
         sums = {}
@@ -311,12 +314,29 @@ class Program:
         self.tags[addr] = tag
         self.t.malloc(addr, size, size, frames)
         self.note()
+        self.open[addr] = len(self.lives)
+        self.lives.append([tag, size, len(self.t.series) - 1, None])
         return addr
 
     def free(self, addr, frames=None):
         self.t.free(addr, frames)
         self.note()
         self.note()
+        self.lives[self.open.pop(addr)][3] = len(self.t.series) - 1
+
+    def moments(self, a, b):
+        """Kept, freed, born and transient bytes by category between events a and b (a < b):
+        live after an event = allocated at or before it and not freed by it."""
+        out = {}
+        for tag, size, born, freed in self.lives:
+            at_a = born <= a and (freed is None or freed > a)
+            at_b = born <= b and (freed is None or freed > b)
+            if born > b or (freed is not None and freed <= a):
+                continue
+            kind = "kept" if at_a and at_b else "freed" if at_a else "born" if at_b else "transient"
+            row = out.setdefault(tag, {"kept": 0, "freed": 0, "born": 0, "transient": 0})
+            row[kind] += size
+        return {"a": a, "b": b, "by_category": out}
 
     def expected(self, kind, training_steps, leak):
         ser = self.t.series
@@ -405,7 +425,11 @@ def program_fixtures():
         grads, state, kept = [], [], [] if leak else None
         for n in range(1, steps + 1):
             grads = step(p, n, grads, state, kept=kept)
-        out.append((name, p, p.expected("training_steps", steps, leak)))
+        exp = p.expected("training_steps", steps, leak)
+        # Pairs of moments: a third of the way in and the allocated peak; the peak and the end.
+        peak, last = exp["program"]["peak_allocated_event"], len(p.t.series) - 1
+        exp["program"]["moments"] = [p.moments(len(p.t.series) // 3, peak), p.moments(peak, last)]
+        out.append((name, p, exp))
 
     p = Program()
     model(p)
@@ -424,6 +448,19 @@ def program_fixtures():
         grads = step(p, n, grads, state, own=True)
     out.append(("program_own_optimizer.pickle", p, p.expected("training_steps", 3, False)))
     return [(name, {"segments": p.t.dump_segments(), "device_traces": [p.t.events]}, exp) for name, p, exp in out]
+
+
+def shifted(snap, path, by):
+    """`snap` with every frame of `path` `by` lines further down (each shared frame once)."""
+    snap = copy.deepcopy(snap)
+    seen = set()
+    frames = [f for e in snap["device_traces"][0] for f in e.get("frames", [])]
+    frames += [f for s in snap["segments"] for b in s["blocks"] for f in b.get("frames", [])]
+    for f in frames:
+        if f["filename"] == path and id(f) not in seen:
+            seen.add(id(f))
+            f["line"] += by
+    return snap
 
 
 def write(name, obj, expected, protocol=4, raw=None):
@@ -531,6 +568,10 @@ def main():
     #     leak, the program's own optimizer) with what each block is.
     for name, snap, exp in program_fixtures():
         write(name, snap, exp)
+        if name == "program_steps_stable.pickle":
+            # 8c. The same program after an edit that moved model.py's lines down by three: a
+            #     comparison matches every site across the move and names the line change.
+            write("program_steps_moved.pickle", shifted(snap, "/work/prog/model.py", 3), dict(exp, moved_from={"file": name, "path": "/work/prog/model.py", "lines": 3}))
 
     # 9a. A compiled model's trace: thousands of dynamo / inductor / AOT ranges around three
     #     ProfilerStep ranges. The framework ranges are grouped and hidden by default.

@@ -259,6 +259,14 @@ impl WasmEngine {
         answer(self.engine()?.compare_side())
     }
 
+    /// Kept, freed, born and transient memory between two events of one device (< 0 = the window start).
+    #[wasm_bindgen(js_name = diffMoments)]
+    pub fn diff_moments(&self, device: i32, a: String, b: String) -> Result<String, JsValue> {
+        let e = self.engine()?;
+        let at = |t: &str| At::parse_json(t).and_then(|at| e.resolve(device as i64, at)).map_err(err);
+        answer(e.diff_moments(device as i64, at(&a)?, at(&b)?))
+    }
+
     /// This snapshot (a) against another's `compareSide()` (b): figures, deltas and stacks.
     #[wasm_bindgen(js_name = compareWith)]
     pub fn compare_with(&self, other: String) -> Result<String, JsValue> {

@@ -284,7 +284,7 @@ test("compare shows two snapshots side by side", async () => {
   await page.click("[data-view=compare]");
   await page.waitForSelector("table.grid");
   assert.match(await page.textContent("main"), /difference/);
-  await page.waitForSelector("text=by stack (largest change first)");
+  await page.waitForSelector("text=by site (largest change first)");
   await shot(page, "07-compare");
 });
 

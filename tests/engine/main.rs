@@ -10,6 +10,7 @@ mod answers;
 mod bad_inputs;
 mod cli;
 mod corpus;
+mod diff;
 mod fixtures;
 mod hostile;
 mod layers;

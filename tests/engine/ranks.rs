@@ -50,6 +50,7 @@ fn the_outlier_rank_its_excess_and_the_site_behind_it() {
     let site = &w["top_sites"][0];
     assert!(site["label"].as_str().unwrap().contains(want["site"].as_str().unwrap()), "{site}");
     assert_eq!(site["delta"], want["site_bytes"]);
+    assert_rows_sum_to_the_excess(w);
     let outliers: Vec<i64> = s["outliers"].as_array().unwrap().iter().map(|o| o["rank"].as_i64().unwrap()).collect();
     assert_eq!(serde_json::json!(outliers), want["outliers"]);
     let imbalance = s["imbalance"]["allocated"].as_f64().unwrap();
@@ -84,6 +85,23 @@ fn every_corpus_file_shows_the_peaks_of_overview() {
             let o = ov["devices"].as_array().unwrap().iter().find(|o| o["device"] == d["device"]).unwrap();
             assert_eq!(d["peaks"]["allocated"], o["peaks"]["allocated"], "{}", f["file"]);
             assert_eq!(d["peaks"]["reserved"], o["peaks"]["reserved"], "{}", f["file"]);
+        }
+    }
+    // The worst of the whole corpus against its median: ranks running different programs, so
+    // sites differ both ways; the rows still add up.
+    assert_rows_sum_to_the_excess(&v["summary"]["worst"]);
+}
+
+/// "Why the worst differs": its site rows and its category rows each sum to worst − median,
+/// rows of both signs kept.
+fn assert_rows_sum_to_the_excess(w: &Value) {
+    let excess = w["excess_bytes"].as_i64().unwrap();
+    for part in ["top_sites", "categories"] {
+        let rows = w[part].as_array().unwrap();
+        let sum: i64 = rows.iter().map(|r| r["delta"].as_i64().unwrap()).sum();
+        assert_eq!(sum, excess, "{part} rows {rows:?} sum to the headline difference");
+        for r in rows {
+            assert_eq!(r["delta"].as_i64().unwrap(), r["worst"].as_i64().unwrap() - r["median"].as_i64().unwrap(), "{r}");
         }
     }
 }

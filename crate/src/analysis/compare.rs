@@ -1,7 +1,9 @@
 //! Two snapshots side by side (before/after a change, rank against rank): peaks per device, and
-//! live bytes at each allocated peak per stack, with stacks that appeared or vanished.
+//! live bytes at each allocated peak per site, sites matched by meaning (`compare_match`): a line
+//! moved by an edit is one site with its line change, not a vanished and a new one.
 
 use super::basis::{live_groups, peak_set, PeakSet};
+use super::compare_match::{line_change, pair, Sites};
 use super::overview::{DeviceOverview, Overview};
 use crate::error::Result;
 use rusqlite::Connection;
@@ -15,8 +17,22 @@ pub struct StackDelta {
     pub label: String,
     /// The calling Python frame (tells apart stacks that end in the same line).
     pub detail: Option<String>,
-    /// The whole stack, outermost first: what the two snapshots are matched by.
+    /// The whole stack, outermost first (A's largest; B's for a new site).
     pub stack: String,
+    /// B's largest stack when it is not `stack` (the site matched by code or function).
+    pub stack_b: Option<String>,
+    /// The naming frame (`path:line name`) in A and in B.
+    pub site_a: Option<String>,
+    pub site_b: Option<String>,
+    /// The naming line's move, "model.py:20 → 23", when it moved.
+    pub line_change: Option<String>,
+    /// How A's and B's stacks were matched: stack (the same), code (the same functions in the
+    /// same files, lines moved), function (the same naming function, other callers); None for
+    /// new and vanished sites.
+    pub matched_by: Option<String>,
+    /// Stacks of A and of B in this row.
+    pub stacks_a: i64,
+    pub stacks_b: i64,
     pub bytes_a: i64,
     pub bytes_b: i64,
     pub delta: i64,
@@ -50,6 +66,11 @@ pub struct DeviceComparison {
     pub stacks: Vec<StackDelta>,
     /// Categories at the allocated peaks, largest change first.
     pub categories: Vec<CategoryDelta>,
+    /// What keeps A (B) out of a comparison by site and category: `device` (the file lacks
+    /// the device) or `stacks` (its live blocks carry no stack: recorded without history). None
+    /// when it takes part (a file without trace events at its dump).
+    pub a_lacks: Option<String>,
+    pub b_lacks: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -77,8 +98,21 @@ pub struct DeviceSide {
     pub stacks: BTreeMap<String, i64>,
     /// How each stack of `stacks` is shown: (label, detail).
     pub labels: BTreeMap<String, (String, Option<String>)>,
+    /// The naming frame (`path:line name`) of each stack of `stacks` that has one.
+    #[serde(default)]
+    pub sites: BTreeMap<String, String>,
+    /// The event the stacks and categories are at (None = the window start or the dump).
+    #[serde(default)]
+    pub event: Option<i64>,
     /// Live bytes per category at the same event.
     pub categories: BTreeMap<String, i64>,
+}
+
+impl DeviceSide {
+    /// Live bytes at the side's event.
+    pub fn live_bytes(&self) -> i64 {
+        self.stacks.values().sum()
+    }
 }
 
 /// One category's bytes in A and B at their allocated peaks.
@@ -91,68 +125,87 @@ pub struct CategoryDelta {
     pub delta: i64,
 }
 
-/// This snapshot's side: `overview` lists its devices.
+/// This snapshot's side at each device's allocated peak: `overview` lists its devices.
 pub fn side(conn: &Connection, overview: &Overview) -> Result<Side> {
     let mut devices = Vec::new();
     for d in &overview.devices {
         let peaks = peak_set(conn, d.device)?;
-        let (mut stacks, mut labels) = (BTreeMap::new(), BTreeMap::new());
-        let (groups, _, _) = live_groups(conn, d.device, peaks.allocated.event.map(i64::from), "stack", usize::MAX)?;
-        for g in groups {
-            // Memory known only by its free stays apart from the same stack's allocations.
-            let key = match (&g.stack, g.origin.as_str()) {
-                (Some(text), "before_window") => format!("{}\n{text}", g.label),
-                (Some(text), _) => text.clone(),
-                (None, _) => g.label.clone(),
-            };
-            *stacks.entry(key.clone()).or_insert(0) += g.bytes;
-            labels.insert(key, (g.label, g.detail));
-        }
-        let categories = super::categories::totals(conn, d.device, peaks.allocated.event.map(i64::from))?
-            .into_iter()
-            .map(|c| (c.category, c.bytes))
-            .collect();
-        devices.push(DeviceSide { overview: d.clone(), peaks, stacks, labels, categories });
+        let at = peaks.allocated.event.map(i64::from);
+        devices.push(device_side(conn, d, peaks, at)?);
     }
     Ok(Side { devices })
 }
 
-/// Stacks of A and B by live bytes: new, vanished, changed, largest change first.
-fn diff_stacks(a: Option<&DeviceSide>, b: Option<&DeviceSide>, top: usize) -> Vec<StackDelta> {
-    let empty = BTreeMap::new();
-    let (ma, mb) = (a.map_or(&empty, |x| &x.stacks), b.map_or(&empty, |x| &x.stacks));
-    let shown = |k: &String| a.and_then(|x| x.labels.get(k)).or_else(|| b.and_then(|x| x.labels.get(k))).cloned();
-    let mut stacks: Vec<StackDelta> = ma
-        .keys()
-        .chain(mb.keys())
-        .collect::<std::collections::BTreeSet<_>>()
+/// One device's side right after `event` (None = the window start, the dump without events).
+pub fn device_side(conn: &Connection, d: &DeviceOverview, peaks: PeakSet, event: Option<i64>) -> Result<DeviceSide> {
+    let (mut stacks, mut labels, mut sites) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    let (groups, _, _) = live_groups(conn, d.device, event, "stack", usize::MAX)?;
+    for g in groups {
+        // Memory known only by its free stays apart from the same stack's allocations.
+        let key = match (&g.stack, g.origin.as_str()) {
+            (Some(text), "before_window") => format!("{}\n{text}", g.label),
+            (Some(text), _) => text.clone(),
+            (None, _) => g.label.clone(),
+        };
+        *stacks.entry(key.clone()).or_insert(0) += g.bytes;
+        if let Some(site) = &g.site {
+            sites.insert(key.clone(), site.clone());
+        }
+        labels.insert(key, (g.label, g.detail));
+    }
+    let categories = super::categories::totals(conn, d.device, event)?.into_iter().map(|c| (c.category, c.bytes)).collect();
+    Ok(DeviceSide { overview: d.clone(), peaks, stacks, labels, sites, event, categories })
+}
+
+/// Sites of A and B by live bytes, matched by meaning: new, vanished, changed, largest change first.
+pub fn diff_stacks(a: Option<&DeviceSide>, b: Option<&DeviceSide>, top: usize) -> Vec<StackDelta> {
+    fn of(x: Option<&DeviceSide>) -> Sites<'_> {
+        x.map(|x| x.stacks.iter().map(|(k, &v)| (k.as_str(), (v, x.sites.get(k).map(String::as_str)))).collect()).unwrap_or_default()
+    }
+    fn largest<'a>(s: &Sites<'a>, keys: &[&'a str]) -> Option<&'a str> {
+        keys.iter().copied().max_by_key(|k| (s[k].0, std::cmp::Reverse(*k)))
+    }
+    let (sa, sb) = (of(a), of(b));
+    let shown = |x: Option<&DeviceSide>, k: &str| x.and_then(|x| x.labels.get(k)).cloned();
+    let mut rows: Vec<StackDelta> = pair(&sa, &sb)
         .into_iter()
-        .map(|k| {
-            let (x, y) = (ma.get(k).copied(), mb.get(k).copied());
-            let change = match (x, y) {
+        .map(|p| {
+            let (x, y): (i64, i64) = (p.a.iter().map(|k| sa[k].0).sum(), p.b.iter().map(|k| sb[k].0).sum());
+            let (ka, kb) = (largest(&sa, &p.a), largest(&sb, &p.b));
+            let change = match (ka, kb) {
                 (None, Some(_)) => "new",
                 (Some(_), None) => "vanished",
-                (Some(x), Some(y)) if x != y => "changed",
+                _ if x != y => "changed",
                 _ => "same",
             };
-            let (label, detail) = shown(k).unwrap_or_else(|| (k.clone(), None));
+            let key = ka.or(kb).unwrap_or_default();
+            let (label, detail) =
+                ka.and_then(|k| shown(a, k)).or_else(|| kb.and_then(|k| shown(b, k))).unwrap_or_else(|| (key.to_string(), None));
+            let (site_a, site_b) = (ka.and_then(|k| sa[k].1), kb.and_then(|k| sb[k].1));
             StackDelta {
                 label,
                 detail,
-                stack: k.clone(),
-                bytes_a: x.unwrap_or(0),
-                bytes_b: y.unwrap_or(0),
-                delta: y.unwrap_or(0) - x.unwrap_or(0),
+                stack: key.to_string(),
+                stack_b: kb.filter(|k| *k != key).map(str::to_string),
+                site_a: site_a.map(str::to_string),
+                site_b: site_b.map(str::to_string),
+                line_change: line_change(site_a, site_b),
+                matched_by: p.how.map(|h| h.name().to_string()),
+                stacks_a: p.a.len() as i64,
+                stacks_b: p.b.len() as i64,
+                bytes_a: x,
+                bytes_b: y,
+                delta: y - x,
                 change: change.into(),
             }
         })
         .collect();
-    stacks.sort_by_key(|s| (-s.delta.abs(), s.label.clone()));
-    stacks.truncate(top);
-    stacks
+    rows.sort_by(|p, q| (-p.delta.abs(), -p.bytes_a.max(p.bytes_b), &p.label).cmp(&(-q.delta.abs(), -q.bytes_a.max(q.bytes_b), &q.label)));
+    rows.truncate(top);
+    rows
 }
 
-fn diff_categories(a: Option<&DeviceSide>, b: Option<&DeviceSide>) -> Vec<CategoryDelta> {
+pub fn diff_categories(a: Option<&DeviceSide>, b: Option<&DeviceSide>) -> Vec<CategoryDelta> {
     let empty = BTreeMap::new();
     let (ma, mb) = (a.map_or(&empty, |x| &x.categories), b.map_or(&empty, |x| &x.categories));
     let names: std::collections::BTreeSet<&String> = ma.keys().chain(mb.keys()).collect();
@@ -203,7 +256,14 @@ pub fn compare(a: &Side, b: &Side, top: usize) -> Comparison {
             let (pa, pb) = (find(a, d), find(b, d));
             let stacks = diff_stacks(pa.as_ref(), pb.as_ref(), top);
             let categories = diff_categories(pa.as_ref(), pb.as_ref());
+            let lacks = |x: &Option<DeviceSide>| match x {
+                None => Some("device".to_string()),
+                Some(x) if x.live_bytes() > 0 && x.sites.is_empty() => Some("stacks".to_string()),
+                Some(_) => None,
+            };
             DeviceComparison {
+                a_lacks: lacks(&pa),
+                b_lacks: lacks(&pb),
                 device: d,
                 allocated_peak_delta: pa
                     .as_ref()

@@ -557,6 +557,26 @@ impl Engine {
         Ok(compare::compare(&self.compare_side()?, other, 20))
     }
 
+    /// Kept, freed and born memory between two events of one device (None = the window start).
+    pub fn diff_moments(&self, device: i64, a: Option<i64>, b: Option<i64>) -> Result<crate::analysis::diff::MomentsDiff> {
+        crate::analysis::diff::moments(self.conn()?, device, a, b, 20)
+    }
+
+    /// Each step of one device with this snapshot's side at the step's allocated peak.
+    pub fn step_sides(&self, device: i64) -> Result<Vec<crate::analysis::compare_steps::StepSide>> {
+        let d = self.overview()?.devices.iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))?;
+        let peaks = crate::analysis::basis::peak_set(self.conn()?, device)?;
+        self.steps(device)?
+            .steps
+            .iter()
+            .map(|s| {
+                let event = s.peak_allocated.event.map(i64::from);
+                let side = compare::device_side(self.conn()?, d, peaks.clone(), event)?;
+                Ok(crate::analysis::compare_steps::StepSide { step: s.step, peak_bytes: s.peak_allocated.bytes, side })
+            })
+            .collect()
+    }
+
     /// The self-contained HTML report.
     pub fn report(&self, title: &str) -> Result<String> {
         let ov = self.overview()?;

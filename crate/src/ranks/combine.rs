@@ -113,8 +113,10 @@ pub struct Worst {
     pub median_rank: i64,
     /// Peak allocated bytes above the median rank's.
     pub excess_bytes: i64,
-    /// Allocation sites by how much more the worst rank holds at its peak.
+    /// Allocation sites by how much more (or less) the worst rank holds at its peak, largest
+    /// difference first; with the last row (the rest) they sum to `excess_bytes`.
     pub top_sites: Vec<SiteDelta>,
+    /// The same by category: they sum to `excess_bytes` too.
     pub categories: Vec<SiteDelta>,
     pub sentence: String,
 }
@@ -186,9 +188,16 @@ fn deltas(worst: &[Holder], median: &[Holder]) -> Vec<SiteDelta> {
         .into_iter()
         .map(|(label, (w, md))| SiteDelta { label: label.to_string(), worst: w, median: md, delta: w as i64 - md as i64 })
         .collect();
-    v.sort_by(|a, b| b.delta.cmp(&a.delta).then_with(|| a.label.cmp(&b.label)));
+    // Both signs, largest first: the rows sum to the difference of the peaks (worst − median),
+    // the rows beyond the first `SHOWN` summed in one.
     v.retain(|d| d.delta != 0);
-    v.truncate(10);
+    v.sort_by(|a, b| b.delta.abs().cmp(&a.delta.abs()).then_with(|| b.delta.cmp(&a.delta)).then_with(|| a.label.cmp(&b.label)));
+    const SHOWN: usize = 10;
+    if v.len() > SHOWN {
+        let rest = v.split_off(SHOWN - 1);
+        let (w, md) = (rest.iter().map(|d| d.worst).sum(), rest.iter().map(|d| d.median).sum());
+        v.push(SiteDelta { label: format!("[{} other differences]", rest.len()), worst: w, median: md, delta: w as i64 - md as i64 });
+    }
     v
 }
 
@@ -248,7 +257,7 @@ pub fn combine(summaries: &[FileSummary], errors: Vec<FileError>) -> RanksReport
             let categories = deltas(&wd.categories, &md.categories);
             // "of it" only when the site's difference fits in the excess; ranks running other
             // code can differ by more at one site than in total.
-            let behind = match top_sites.first().filter(|s| s.delta > 0) {
+            let behind = match top_sites.iter().filter(|s| !s.label.starts_with('[')).max_by_key(|s| s.delta).filter(|s| s.delta > 0) {
                 Some(s) if s.delta <= excess => format!(", {} of it from {}", bytes(s.delta), s.label),
                 Some(s) => format!("; the largest difference by site is {} more at {}", bytes(s.delta), s.label),
                 None => String::new(),

@@ -75,10 +75,21 @@ fn allocated_after(l: &Lifetime, e: u32) -> bool {
     born && !freed
 }
 
+/// The label of a summary's memory beyond its `TOP` largest rows: the rows still sum to the
+/// allocated peak, so the ranks' differences do too.
+pub const OTHER_HOLDERS: &str = "[the other sites]";
+
 fn top(map: FastMap<String, (u64, u64)>) -> Vec<Holder> {
     let mut v: Vec<Holder> = map.into_iter().map(|(label, (bytes, blocks))| Holder { label, bytes, blocks }).collect();
     v.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.label.cmp(&b.label)));
-    v.truncate(TOP);
+    if v.len() > TOP {
+        let rest = v.split_off(TOP);
+        v.push(Holder {
+            label: OTHER_HOLDERS.to_string(),
+            bytes: rest.iter().map(|h| h.bytes).sum(),
+            blocks: rest.iter().map(|h| h.blocks).sum(),
+        });
+    }
     v
 }
 

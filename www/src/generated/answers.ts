@@ -184,8 +184,11 @@ export interface DeviceAnalysis {
 }
 
 export interface DeviceComparison {
+  /** What keeps A (B) out of a comparison by site and category: `device` (the file lacks the device) or `stacks` (its live blocks carry no stack: recorded without history). None when it takes part (a file without trace events at its dump). */
+  a_lacks: string | null;
   /** b − a of the allocated peak. */
   allocated_peak_delta: number | null;
+  b_lacks: string | null;
   /** Categories at the allocated peaks, largest change first. */
   categories: CategoryDelta[];
   device: number;
@@ -226,10 +229,14 @@ export interface DeviceOverview {
 export interface DeviceSide {
   /** Live bytes per category at the same event. */
   categories: Record<string, number>;
+  /** The event the stacks and categories are at (None = the window start or the dump). */
+  event: number | null;
   /** How each stack of `stacks` is shown: (label, detail). */
   labels: Record<string, [string, string | null]>;
   overview: DeviceOverview;
   peaks: PeakSet;
+  /** The naming frame (`path:line name`) of each stack of `stacks` that has one. */
+  sites: Record<string, string>;
   /** Live bytes per stack (its whole text, or a synthetic label) at the allocated peak (at the dump without events). */
   stacks: Record<string, number>;
 }
@@ -553,6 +560,72 @@ export interface MemoryTree {
   nodes: TreeNode[];
 }
 
+/** Bytes of one row (a category or a site) between the two moments. */
+export interface MomentCategory {
+  /** Allocated after A, live at B. */
+  born: number;
+  category: string;
+  /** born − freed: live(B) − live(A). */
+  delta: number;
+  /** Live at A, freed by B. */
+  freed: number;
+  /** Live at A and at B. */
+  kept: number;
+  /** Allocated after A and freed by B: never seen at either moment. */
+  transient: number;
+}
+
+/** Bytes of one row (a category or a site) between the two moments. */
+export interface MomentSite {
+  /** Allocated after A, live at B. */
+  born: number;
+  /** born − freed: live(B) − live(A). */
+  delta: number;
+  detail: string | null;
+  /** Live at A, freed by B. */
+  freed: number;
+  /** Live at A and at B. */
+  kept: number;
+  /** The frame that names the stack, or a synthetic label. */
+  label: string;
+  /** The naming frame, `path:line name`. */
+  site: string | null;
+  stack: string | null;
+  stack_id: number | null;
+  /** Allocated after A and freed by B: never seen at either moment. */
+  transient: number;
+}
+
+export interface MomentsDiff {
+  /** Largest change first. */
+  by_category: MomentCategory[];
+  /** Largest change first, then the most bytes moved; `top` rows, the rest summed in one. */
+  by_site: MomentSite[];
+  device: number;
+  /** The earlier moment (None = the window start) and the later one. */
+  event_a: number | null;
+  event_b: number | null;
+  /** Live bytes after each moment (the blocks the replay knows). */
+  live_a: number;
+  live_b: number;
+  /** The whole device: kept + freed = live_a, kept + born = live_b. */
+  total: Moved;
+}
+
+/** Bytes of one row (a category or a site) between the two moments. */
+export interface Moved {
+  /** Allocated after A, live at B. */
+  born: number;
+  /** born − freed: live(B) − live(A). */
+  delta: number;
+  /** Live at A, freed by B. */
+  freed: number;
+  /** Live at A and at B. */
+  kept: number;
+  /** Allocated after A and freed by B: never seen at either moment. */
+  transient: number;
+}
+
 export interface OomAnalysis {
   /** Without an OOM event: what the dump says about the room left (a dump taken after an OOM has no `oom` action, only this). */
   at_dump: DumpRoom | null;
@@ -865,8 +938,20 @@ export interface StackDelta {
   detail: string | null;
   /** The frame that names the stack, as shown. */
   label: string;
-  /** The whole stack, outermost first: what the two snapshots are matched by. */
+  /** The naming line's move, "model.py:20 → 23", when it moved. */
+  line_change: string | null;
+  /** How A's and B's stacks were matched: stack (the same), code (the same functions in the same files, lines moved), function (the same naming function, other callers); None for new and vanished sites. */
+  matched_by: string | null;
+  /** The naming frame (`path:line name`) in A and in B. */
+  site_a: string | null;
+  site_b: string | null;
+  /** The whole stack, outermost first (A's largest; B's for a new site). */
   stack: string;
+  /** B's largest stack when it is not `stack` (the site matched by code or function). */
+  stack_b: string | null;
+  /** Stacks of A and of B in this row. */
+  stacks_a: number;
+  stacks_b: number;
 }
 
 /** A stack as a hover shows it. */
@@ -1100,6 +1185,7 @@ export interface Window {
 }
 
 export interface Worst {
+  /** The same by category: they sum to `excess_bytes` too. */
   categories: SiteDelta[];
   device: number;
   /** Peak allocated bytes above the median rank's. */
@@ -1109,7 +1195,7 @@ export interface Worst {
   median_rank: number;
   rank: number;
   sentence: string;
-  /** Allocation sites by how much more the worst rank holds at its peak. */
+  /** Allocation sites by how much more (or less) the worst rank holds at its peak, largest difference first; with the last row (the rest) they sum to `excess_bytes`. */
   top_sites: SiteDelta[];
 }
 
@@ -1122,6 +1208,7 @@ export interface EngineAnswers {
   combineRanks: RanksReport;
   compareSide: Side;
   compareWith: Comparison;
+  diffMoments: MomentsDiff;
   event: EventDetail;
   overview: {
     ok: boolean;

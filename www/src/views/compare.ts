@@ -2,9 +2,19 @@
 // engine computes everything: the other file's engine answers its side (`compareSide`), this
 // file's engine compares with it (`compareWith`): figures and stacks of a (this file) and b (the
 // other) with b − a: the figures, what the memory is by category (the largest change in one
-// line), and the stacks. The page only lays the answer out.
+// line), and the sites (matched by meaning: a moved line is one site with its line change).
+// Below, two moments of this file (`diffMoments`): kept, freed, born between two events. The
+// page only lays the answers out.
 import type { ViewContext } from '../app-types';
-import type { CategoryDelta, Comparison, DeviceComparison, Figure, StackDelta } from '../generated/answers';
+import type {
+  CategoryDelta,
+  Comparison,
+  DeviceComparison,
+  Figure,
+  MomentsDiff,
+  Moved,
+  StackDelta,
+} from '../generated/answers';
 import { bytes, bytesSpan, clip, clipLines, distinctNames, el, exact, gridTable, int } from '../ui/format';
 import { categoryColor } from '../ui/categories-palette';
 import { largestChange } from './categories-layout';
@@ -29,25 +39,38 @@ function figureRow(f: Figure) {
   return el('tr', {}, el('th', { text: f.label }), cell(f.a), cell(f.b), deltaCell(f.delta, f.unit));
 }
 
+/** How a row's two sides were matched, in words. */
+const MATCHED: Record<string, string> = {
+  stack: 'the same stack',
+  code: 'the same functions and callers; lines moved',
+  function: 'the same function, other callers',
+};
+
 function stackRow(s: StackDelta) {
+  const hover = [s.stack, s.stack_b ? `in b:\n${s.stack_b}` : ''].filter(Boolean).join('\n\n');
   return el(
     'tr',
-    {},
-    el('td', { text: s.change }),
+    { 'data-change': s.change, 'data-matched': s.matched_by ?? '' },
+    el('td', { text: s.change, title: s.matched_by ? `matched by ${MATCHED[s.matched_by]}` : undefined }),
     el('td', { class: 'num' }, bytesSpan(s.bytes_a)),
     el('td', { class: 'num' }, bytesSpan(s.bytes_b)),
     deltaCell(s.delta, 'bytes'),
     el(
       'td',
-      { class: 'stack-cell', title: s.stack === null ? undefined : clipLines(s.stack, 60) },
+      { class: 'line-change', title: s.site_a && s.site_b ? `${s.site_a} → ${s.site_b}` : undefined },
+      s.line_change ?? (s.matched_by === 'function' ? 'other callers' : ''),
+    ),
+    el(
+      'td',
+      { class: 'stack-cell', title: clipLines(hover, 60) },
       el('span', { class: 'label', text: clip(s.label) }),
       s.detail ? el('span', { class: 'detail', text: clip(s.detail) }) : '',
     ),
   );
 }
 
-/** Both files traced this device: its peaks (and the stacks holding them) mean something. */
-const traced = (d: DeviceComparison) => d.figures.some((f) => f.label === 'events' && !!f.a && !!f.b);
+/** Both files take part in the comparison by site and category on this device. */
+const traced = (d: DeviceComparison) => !d.a_lacks && !d.b_lacks;
 
 /** "optimizer state +2.10 GiB between the runs": the engine's largest category change, in words. */
 function categorySummary(rows: CategoryDelta[], a: string, b: string): HTMLElement {
@@ -116,27 +139,147 @@ function render(cmp: Comparison, a: string, b: string): HTMLElement[] {
     ),
   );
   const categories = cmp.devices.flatMap((d) => categorySection(d, a, b));
-  const stacks = cmp.devices
-    .filter(traced)
-    .flatMap((d) => [
-      el('h4', { text: `device ${d.device}: live memory at the allocated peak, by stack (largest change first)` }),
-      gridTable(
-        ['change', a, b, 'difference', 'stack (named by its innermost user frame; hover for all frames)'],
-        d.stacks.map(stackRow),
-        'grid compact',
-      ),
-    ]);
+  const stacks = cmp.devices.filter(traced).flatMap((d) => [
+    el('h4', {
+      text: `device ${d.device}: live memory at each file's allocated peak (the dump without trace events), by site (largest change first)`,
+    }),
+    el('p', {
+      class: 'muted',
+      text: 'Sites are matched by function and file, then by their callers; a line moved by an edit is the same site, its move in the line column.',
+    }),
+    gridTable(
+      ['change', a, b, 'difference', 'line', 'site (named by its innermost user frame; hover for all frames)'],
+      d.stacks.map(stackRow),
+      'grid compact compare-sites',
+    ),
+  ]);
   const why = cmp.devices
     .filter((d) => !traced(d))
     .map((d) => {
-      const ev = d.figures.find((f) => f.label === 'events');
-      const missing = !ev?.a && !ev?.b ? 'neither file has' : !ev?.a ? `${a} has no` : `${b} has no`;
+      const reason = (lacks: string | null, name: string) =>
+        lacks === 'device'
+          ? `${name} has no device ${d.device}`
+          : lacks === 'stacks'
+            ? `${name}'s blocks carry no stacks (recorded without torch.cuda.memory._record_memory_history)`
+            : null;
+      const reasons = [reason(d.a_lacks, a), reason(d.b_lacks, b)].filter(Boolean).join('; ');
       return el('p', {
         class: 'muted no-stacks',
-        text: `device ${d.device}: no comparison by category or by stack: ${missing} trace events (the peak, its stacks and the categories they decide need both traced with torch.cuda.memory._record_memory_history).`,
+        text: `device ${d.device}: no comparison by category or by site: ${reasons}.`,
       });
     });
   return [...figures, ...categories, ...stacks, ...why];
+}
+
+const MOVED_HEADERS = ['kept', 'freed', 'born', 'born and freed between', 'change (born − freed)'];
+
+function movedCells(m: Moved) {
+  const cell = (v: number) => el('td', { class: 'num' }, bytesSpan(v));
+  return [cell(m.kept), cell(m.freed), cell(m.born), cell(m.transient), deltaCell(m.delta, 'bytes')];
+}
+
+/** Kept, freed and born memory between two moments of this file, by category and by site. */
+function renderMoments(m: MomentsDiff): HTMLElement[] {
+  const at = (e: number | null) => (e === null ? 'the window start' : `event ${int(e)}`);
+  return [
+    el(
+      'p',
+      { class: 'moments-summary' },
+      `After ${at(m.event_a)}: `,
+      bytesSpan(m.live_a),
+      ` live; after ${at(m.event_b)}: `,
+      bytesSpan(m.live_b),
+      '. Kept ',
+      bytesSpan(m.total.kept),
+      ', freed ',
+      bytesSpan(m.total.freed),
+      ', born ',
+      bytesSpan(m.total.born),
+      ' (and ',
+      bytesSpan(m.total.transient),
+      ' born and freed in between).',
+    ),
+    gridTable(
+      ['category', ...MOVED_HEADERS],
+      m.by_category.map((x) =>
+        el(
+          'tr',
+          { 'data-category': x.category },
+          el(
+            'td',
+            { class: 'cat' },
+            el('i', { class: 'swatch', style: `background:${categoryColor(x.category)}` }),
+            x.category,
+          ),
+          ...movedCells(x),
+        ),
+      ),
+      'grid compact moments-categories',
+    ),
+    gridTable(
+      ['site', ...MOVED_HEADERS],
+      m.by_site.map((x) =>
+        el(
+          'tr',
+          {},
+          el(
+            'td',
+            { class: 'stack-cell', title: x.stack ? clipLines(x.stack, 60) : undefined },
+            el('span', { class: 'label', text: clip(x.label) }),
+            x.detail ? el('span', { class: 'detail', text: clip(x.detail) }) : '',
+          ),
+          ...movedCells(x),
+        ),
+      ),
+      'grid compact moments-sites',
+    ),
+  ];
+}
+
+/** Two moments of the open file: from the window start (or the selection) to the allocated peak. */
+function momentsSection(c: ViewContext): HTMLElement {
+  const d = c.deviceOverview;
+  const events = d?.events ?? 0;
+  const box = el(
+    'section',
+    { class: 'compare-moments' },
+    el('h3', { text: `Two moments of this file (device ${c.device})` }),
+  );
+  if (!events) {
+    box.append(
+      el('p', {
+        class: 'muted',
+        text: 'This file has no trace events: its one moment is the dump. Compare it with another file above.',
+      }),
+    );
+    return box;
+  }
+  const peak = d?.peaks.allocated.event ?? events - 1;
+  const first = c.event !== null && c.event !== peak ? Math.min(c.event, peak) : 0;
+  const second = c.event !== null && c.event !== peak ? Math.max(c.event, peak) : peak;
+  const input = (v: number, name: string) =>
+    el('input', { type: 'number', min: 0, max: events - 1, value: v, 'aria-label': name, class: `moment-${name}` });
+  const ia = input(first, 'a');
+  const ib = input(second, 'b');
+  const go = el('button', { text: 'Compare the moments' });
+  const out = el('div', { class: 'moments-out' });
+  const draw = async () => {
+    const at = (i: HTMLInputElement) => JSON.stringify({ event: Number(i.value) });
+    const m = await c.file.client.call('diffMoments', c.device, at(ia), at(ib));
+    out.replaceChildren(...renderMoments(m));
+  };
+  go.addEventListener('click', () => void draw());
+  box.append(
+    el(
+      'p',
+      { class: 'muted' },
+      'What was kept (live at both), freed and born between two events, by category and by site (defaults: the selected event or the first, and the allocated peak; the same as snapscope diff FILE --at A --at B).',
+    ),
+    el('div', { class: 'toolbar' }, 'after event ', ia, ' against after event ', ib, ' ', go),
+    out,
+  );
+  void draw();
+  return box;
 }
 
 export async function renderCompare(c: ViewContext) {
@@ -149,6 +292,7 @@ export async function renderCompare(c: ViewContext) {
         el('strong', { text: 'Open a second snapshot to compare. ' }),
         'Drop another file on the page (or use Open…): this view then shows both side by side, device by device, with the differences.',
       ),
+      momentsSection(c),
     );
     return;
   }
@@ -170,6 +314,10 @@ export async function renderCompare(c: ViewContext) {
     out.replaceChildren(...render(cmp, mine, otherName));
   };
   pick.addEventListener('change', () => void draw());
-  c.root.append(el('div', { class: 'toolbar' }, el('b', { text: `${mine} compared with ` }), pick), out);
+  c.root.append(
+    el('div', { class: 'toolbar' }, el('b', { text: `${mine} compared with ` }), pick),
+    out,
+    momentsSection(c),
+  );
   await draw();
 }

@@ -190,7 +190,7 @@ function worstSection(c: RanksContext, units: RankUnit[]): { box: HTMLElement[];
     el('h3', { text: `Why rank ${w.rank} differs from the median rank ${w.median_rank}` }),
     el('p', {
       class: 'muted',
-      text: "Memory held at each rank's allocated peak, largest difference first (from each rank's 25 largest allocation sites and categories).",
+      text: `Memory held at each rank's allocated peak, largest difference first, more and less: the rows sum to the difference of the peaks (${signedBytes(w.excess_bytes)}).`,
     }),
   );
   out.push(

@@ -67,6 +67,9 @@ enum Cmd {
     /// What if: replay the allocator on the recorded requests under other settings
     /// (--alloc-conf "expandable_segments:True"); without settings, check it reproduces the recording.
     Simulate(cmd::simulate::Args),
+    /// Two runs by category and by site (sites matched by function and file, lines moved shown),
+    /// step by step (--steps), or two moments of one run (--at A --at B: kept, freed, born).
+    Diff(cmd::diff::Args),
     /// A whole distributed run: every rank's snapshot read in parallel, the spread of the peaks,
     /// outlier ranks, and why the worst rank differs from the median one.
     Ranks(cmd::ranks::Args),
@@ -115,6 +118,7 @@ fn dispatch(cmd: Cmd, out: Out) -> snapscope::Result<()> {
         Cmd::Sql(a) => cmd::sql::run(a, out),
         Cmd::Simulate(a) => cmd::simulate::run(a, out),
         Cmd::Ranks(a) => cmd::ranks::run(a, out),
+        Cmd::Diff(a) => cmd::diff::run(a, out),
         Cmd::Mcp(a) => cmd::mcp::run(a),
     }
 }

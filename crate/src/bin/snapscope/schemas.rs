@@ -162,7 +162,23 @@ pub fn capabilities() -> Value {
         let body = template_body(Some(&t), &mut g);
         tpl.insert(t.name.to_string(), answer(body, json!({}), g));
     }
-    json!({"analyses": modes, "templates": tpl})
+    json!({"analyses": modes, "templates": tpl, "commands": {"diff": diff_answer()}})
+}
+
+/// `diff --json`: two files (`files`), step by step (`steps`) or two moments of one (`moments`).
+pub fn diff_answer() -> Value {
+    use snapscope::analysis::{compare_steps, diff};
+    let mut g = Gen::default();
+    let path = json!({"type": "string"});
+    let bodies = [
+        json!({"mode": {"const": "files"}, "a": path, "b": path, "comparison": g.of::<compare::Comparison>()}),
+        json!({"mode": {"const": "steps"}, "a": path, "b": path, "devices": g.of::<Vec<compare_steps::DeviceSteps>>()}),
+        json!({"mode": {"const": "moments"}, "file": path, "devices": g.of::<Vec<diff::MomentsDiff>>()}),
+    ];
+    let one_of: Vec<Value> = bodies.into_iter().map(|b| json!({"type": "object", "properties": b, "required": ["mode"]})).collect();
+    let mut s = json!({"type": "object", "properties": {"ok": {"type": "boolean"}, "schema_version": {"type": "integer"}}, "required": ["ok", "schema_version"], "allOf": [{"anyOf": one_of}]});
+    s = g.root(s);
+    s
 }
 
 /// The page's engine protocol as TypeScript (`capabilities --typescript`): every answer type, a
@@ -192,6 +208,7 @@ pub fn typescript() -> String {
         ("sql", envelope(with_rows(g.of::<sql::Rows>()))),
         ("compareSide", g.of::<compare::Side>()),
         ("compareWith", g.of::<compare::Comparison>()),
+        ("diffMoments", g.of::<snapscope::analysis::diff::MomentsDiff>()),
         ("report", json!({"type": "string"})),
         ("catalogue", g.of::<Vec<catalogue::Template>>()),
         ("schema", g.of::<Vec<snapscope::store::tables::TableDoc>>()),

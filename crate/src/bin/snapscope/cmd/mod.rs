@@ -2,6 +2,7 @@
 
 pub mod analyze;
 pub mod capabilities;
+pub mod diff;
 pub mod export;
 pub mod focus;
 pub mod import;
