@@ -4,7 +4,7 @@
 
 use super::basis::dev_id;
 use crate::error::Result;
-use crate::model::{Action, Pool};
+use crate::model::{Action, BlockState, Pool};
 use crate::replay::ranges::{Range, RangeSet};
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
@@ -15,8 +15,7 @@ pub struct StateBlock {
     pub address: i64,
     pub size: i64,
     pub requested: i64,
-    /// active_allocated | active_pending_free | inactive
-    pub state: String,
+    pub state: BlockState,
     pub stack_id: Option<i64>,
     pub lifetime_id: Option<i64>,
 }
@@ -27,7 +26,7 @@ pub struct StateSegment {
     pub address: i64,
     pub size: i64,
     pub stream: i64,
-    pub segment_type: String,
+    pub segment_type: Pool,
     pub is_expandable: bool,
     pub blocks: Vec<StateBlock>,
     pub free_bytes: i64,
@@ -63,7 +62,7 @@ pub fn ranges_at(conn: &Connection, device: i64, event: Option<i64>) -> Result<V
         Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?, r.get::<_, bool>(4)?))
     })? {
         let (a, size, stream, ty, expandable) = r?;
-        let pool = if ty == "small" { Pool::Small } else { Pool::Large };
+        let pool = if ty == Pool::Small.name() { Pool::Small } else { Pool::Large };
         let _ = set.insert_separate(Range { start: a as u64, size: size as u64, stream: stream as u64, pool, expandable });
     }
     // One plain equality per action (not IN): the virtual `traces` table answers each from its
@@ -94,7 +93,7 @@ pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Re
             address: r.start as i64,
             size: r.size as i64,
             stream: r.stream as i64,
-            segment_type: if r.pool == Pool::Small { "small".into() } else { "large".into() },
+            segment_type: r.pool,
             is_expandable: r.expandable,
             blocks: vec![],
             free_bytes: 0,
@@ -149,12 +148,12 @@ pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Re
             s.blocks.push(free_block(cursor, end - cursor));
         }
         for b in &s.blocks {
-            match b.state.as_str() {
-                "inactive" => {
+            match b.state {
+                BlockState::Inactive => {
                     s.free_bytes += b.size;
                     s.largest_free = s.largest_free.max(b.size);
                 }
-                "active_allocated" => {
+                BlockState::ActiveAllocated => {
                     st.allocated += b.size;
                     st.active += b.size;
                 }
@@ -181,5 +180,5 @@ pub fn share(part: i64, whole: i64) -> f64 {
 }
 
 fn free_block(address: i64, size: i64) -> StateBlock {
-    StateBlock { address, size, requested: 0, state: "inactive".into(), stack_id: None, lifetime_id: None }
+    StateBlock { address, size, requested: 0, state: BlockState::Inactive, stack_id: None, lifetime_id: None }
 }
