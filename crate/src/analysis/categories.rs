@@ -3,7 +3,7 @@
 //! what to do about the largest share. The categories of the blocks come from the SnapshotDB's
 //! `lifetimes.category` (crate::semantics), so a .db file answers the same.
 
-use super::basis::{counters_at, dev_id, live_lifetimes_sql};
+use super::basis::{counters_at, dev_id, with_live};
 use crate::error::Result;
 use crate::format;
 use rusqlite::{params, Connection};
@@ -111,15 +111,12 @@ pub const UNACCOUNTED: &str = "unaccounted";
 
 pub fn categories_at(conn: &Connection, device: i64, event: Option<i64>) -> Result<CategoryBreakdown> {
     let dev = dev_id(conn, device)?;
-    let live = live_lifetimes_sql("?1", "?2");
     let at = event.unwrap_or(-1);
     let why: std::collections::HashMap<String, String> = conn
         .prepare("SELECT name, why FROM category_rules")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    let mut stmt = conn.prepare(&format!(
-        "SELECT category, category_rule, COUNT(*), SUM(size) FROM {live} GROUP BY category, category_rule ORDER BY 4 DESC, 1, 2"
-    ))?;
+    let mut stmt = conn.prepare(&with_live(include_str!("../../sql/analysis/categories_at.sql"), "?1", "?2"))?;
     let rows = stmt
         .query_map(params![dev, at], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?)))?;
     let mut cats: Vec<CategoryShare> = Vec::new();
@@ -138,16 +135,12 @@ pub fn categories_at(conn: &Connection, device: i64, event: Option<i64>) -> Resu
     }
     let traced: bool = conn.query_row("SELECT events > 0 FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
     let before = if traced { super::basis::BEFORE_WINDOW_NO_STACK } else { "[in the dump, no stack]" };
-    let mut sites = conn.prepare(&format!(
-        "SELECT COALESCE(cs.label, CASE WHEN l.alloc_event IS NULL THEN '{before}' ELSE '{no_stack}' END),
-                COUNT(*), SUM(l.size)
-         FROM {live} l LEFT JOIN call_stacks cs ON cs.id = l.stack_id AND l.stack_source != 'free'
-         WHERE l.category = ?3 GROUP BY 1 ORDER BY 3 DESC, 1 LIMIT 3",
-        no_stack = super::basis::NO_STACK
-    ))?;
+    let mut sites = conn.prepare(&with_live(include_str!("../../sql/analysis/category_top_sites.sql"), "?1", "?2"))?;
     for c in &mut cats {
         c.top_sites = sites
-            .query_map(params![dev, at, c.category], |r| Ok(SiteShare { label: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? }))?
+            .query_map(params![dev, at, c.category, before, super::basis::NO_STACK], |r| {
+                Ok(SiteShare { label: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? })
+            })?
             .collect::<rusqlite::Result<_>>()?;
     }
     cats.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.category.cmp(&b.category)));

@@ -56,8 +56,7 @@ pub struct AllocatorState {
 pub fn ranges_at(conn: &Connection, device: i64, event: Option<i64>) -> Result<Vec<Range>> {
     let dev = dev_id(conn, device)?;
     let mut set = RangeSet::default();
-    let mut stmt =
-        conn.prepare_cached("SELECT address, size, stream, segment_type, is_expandable FROM start_ranges WHERE device_id = ?1")?;
+    let mut stmt = conn.prepare_cached(include_str!("../../sql/analysis/start_ranges.sql"))?;
     for r in stmt.query_map([dev], |r| {
         Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?, r.get::<_, bool>(4)?))
     })? {
@@ -65,16 +64,7 @@ pub fn ranges_at(conn: &Connection, device: i64, event: Option<i64>) -> Result<V
         let pool = if ty == Pool::Small.name() { Pool::Small } else { Pool::Large };
         let _ = set.insert_separate(Range { start: a as u64, size: size as u64, stream: stream as u64, pool, expandable });
     }
-    // One plain equality per action (not IN): the virtual `traces` table answers each from its
-    // list of segment events instead of reading every event.
-    let sql = ["segment_alloc", "segment_free", "segment_map", "segment_unmap"]
-        .map(|a| {
-            format!(
-                "SELECT trace_index, action, addr, size, stream FROM traces WHERE device_id = ?1 AND trace_index <= ?2 AND action = '{a}'"
-            )
-        })
-        .join(" UNION ALL ");
-    let mut stmt = conn.prepare_cached(&format!("SELECT action, addr, size, stream FROM ({sql}) ORDER BY trace_index"))?;
+    let mut stmt = conn.prepare_cached(include_str!("../../sql/analysis/state_segment_events.sql"))?;
     for r in stmt.query_map(params![dev, event.unwrap_or(-1)], |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?))
     })? {
@@ -101,18 +91,20 @@ pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Re
         })
         .collect();
     let blocks: Vec<StateBlock> = conn
-        .prepare_cached(&format!(
-            "SELECT l.address, l.size, l.requested_size,
-                    CASE WHEN l.free_requested_event IS NOT NULL AND l.free_requested_event <= ?2 THEN 'active_pending_free'
-                         WHEN l.alloc_event IS NULL AND l.free_requested_event IS NULL AND l.free_completed_event IS NOT NULL THEN 'active_pending_free'
-                         WHEN l.alloc_event IS NULL AND l.free_completed_event IS NULL AND l.state_at_dump = 'active_pending_free' AND l.free_requested_event IS NULL THEN 'active_pending_free'
-                         ELSE 'active_allocated' END,
-                    l.stack_id, l.id
-             FROM {} l ORDER BY l.address",
-            super::basis::live_lifetimes_sql("(SELECT id FROM devices WHERE device_index = ?1)", "?2")
+        .prepare_cached(&super::basis::with_live(
+            include_str!("../../sql/analysis/state_blocks.sql"),
+            "(SELECT id FROM devices WHERE device_index = ?1)",
+            "?2",
         ))?
         .query_map(params![device, e], |r| {
-            Ok(StateBlock { address: r.get(0)?, size: r.get(1)?, requested: r.get(2)?, state: r.get(3)?, stack_id: r.get(4)?, lifetime_id: r.get(5)? })
+            Ok(StateBlock {
+                address: r.get(0)?,
+                size: r.get(1)?,
+                requested: r.get(2)?,
+                state: r.get(3)?,
+                stack_id: r.get(4)?,
+                lifetime_id: r.get(5)?,
+            })
         })?
         .collect::<std::result::Result<_, _>>()?;
     let mut st = AllocatorState {
