@@ -373,3 +373,13 @@ pub fn combine_ranks(summaries: String) -> Result<String, JsValue> {
     })?;
     answer(Ok(crate::ranks::combine(&list, Vec::new())))
 }
+
+/// The run order of files named `names` (a JSON array of paths): a JSON array of their indices,
+/// the order `snapscope ranks` reads them in (`ranks::run_order`).
+#[wasm_bindgen(js_name = orderRunFiles)]
+pub fn order_run_files(names: String) -> Result<String, JsValue> {
+    let list: Vec<String> = serde_json::from_str(&names).map_err(|e| {
+        err(Error::new(ErrorCode::InvalidParameter, format!("file names: {e}"), "pass the files' paths as a JSON array of strings"))
+    })?;
+    Ok(json(&crate::ranks::run_order(&list)))
+}

@@ -178,6 +178,13 @@ export class EngineClient {
     return r.kind === 'ok' ? (r.json ?? 'null') : 'null';
   }
 
+  /** The indices of a run's file names in the engine's run order (the CLI's). */
+  async orderRunFiles(names: string[]): Promise<number[]> {
+    await this.ready;
+    const r = await this.send({ op: 'orderRunFiles', names: JSON.stringify(names) });
+    return JSON.parse(r.kind === 'ok' ? (r.json ?? '[]') : '[]') as number[];
+  }
+
   async call<T>(method: EngineMethod, ...args: (string | number)[]): Promise<T> {
     const r = await this.send({ op: 'call', key: 'main', method, args });
     // An answer the worker parsed already (large arrays as typed arrays, see the worker).

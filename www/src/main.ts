@@ -7,14 +7,7 @@ import type { OpenFile, PageName, RankSource, RanksRun, Route, ViewContext, View
 import { bytes, download, el, int, plural } from './ui/format';
 import { VIEWS, isView } from './views';
 import { renderRanks } from './views/ranks';
-import {
-  SNAPSHOT_EXTENSIONS,
-  folderSnapshots,
-  isSnapshotName,
-  poolSize,
-  runOrder,
-  uniqueNames,
-} from './views/ranks-layout';
+import { SNAPSHOT_EXTENSIONS, folderSnapshots, isSnapshotName, poolSize, uniqueNames } from './views/ranks-layout';
 import { computing } from './ui/busy';
 import { fetchSnapshot } from './fetch-snapshot';
 
@@ -132,8 +125,15 @@ class App {
         message: 'no snapshot files given',
         hint: 'loadMany([file0, file1, ...]): one snapshot per rank',
       });
-    // The CLI's order: by the rank in the name, then by name (files without a rank are numbered so).
-    const ordered = runOrder(given);
+    // The CLI's order, asked of the engine (files without a rank are numbered by it).
+    const b = await boot();
+    const orderer = takeEngine(b);
+    let ordered: RankSource[];
+    try {
+      ordered = (await orderer.orderRunFiles(given.map((s) => s.name))).map((i) => given[i]);
+    } finally {
+      releaseEngine(orderer);
+    }
     const names = uniqueNames(ordered.map((s) => s.name));
     const sources = ordered.map((s, i) => ({ ...s, name: names[i] }));
     const total = sources.length;
@@ -159,7 +159,6 @@ class App {
         done / total,
       );
     progress();
-    const b = await boot();
     const worker = async () => {
       while (!cancelled && next < total) {
         const i = next++;

@@ -37,9 +37,9 @@ fn expand(inputs: &[PathBuf], keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBu
         // never through a link out of the folder, each file once (the one path policy).
         files.extend(snapscope::engine::folder_files(p, &keep)?);
     }
-    // By rank, then by file name (as the page orders a dropped folder), then by path.
-    let base = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    files.sort_by_key(|p| (snapscope::ranks::rank_from_name(&p.to_string_lossy()).unwrap_or(i64::MAX), base(p), p.clone()));
+    // The engine's run order, the page's too.
+    let names: Vec<String> = files.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let files: Vec<PathBuf> = snapscope::ranks::run_order(&names).into_iter().map(|i| files[i].clone()).collect();
     if files.is_empty() {
         return Err(Error::new(
             ErrorCode::InvalidParameter,
