@@ -80,25 +80,13 @@ pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>)
     let one = |sql: &str| -> Result<(i64, i64)> {
         Ok(conn.query_row(sql, params![dev, events], |r| Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.unwrap_or(0))))?)
     };
-    let (candidates, candidate_bytes) = one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NOT NULL AND state_at_dump = 'active_allocated'")?;
-    let (pending_free_blocks, pending_free_bytes) = one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND state_at_dump = 'active_pending_free'")?;
-    let (before_window_blocks, before_window_bytes) =
-        one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NULL AND free_completed_event IS NULL")?;
-    let (_, before_window_stackless_bytes) =
-        one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NULL AND free_completed_event IS NULL AND stack_id IS NULL")?;
-    // Alive for at least half the window: never freed, or freed that long after. The bounds on
-    // single columns follow from the condition (events are 0..n) and let the virtual table skip
-    // most rows itself.
-    let (long_lived_blocks, long_lived_bytes) = one("SELECT COUNT(*), SUM(size) FROM (
-           SELECT size FROM lifetimes WHERE device_id = ?1 AND orphan = 0 AND free_completed_event IS NULL AND alloc_event <= ?2 - ?2 / 2
-           UNION ALL SELECT size FROM lifetimes WHERE device_id = ?1 AND orphan = 0 AND alloc_event <= ?2 - ?2 / 2
-             AND free_completed_event >= ?2 / 2 AND free_completed_event - alloc_event >= ?2 / 2)")?;
-    let mut stmt = conn.prepare(
-        "SELECT l.stack_id, COALESCE(cs.label, ?2), COUNT(*), SUM(l.size), MIN(l.alloc_event), MAX(l.alloc_event), cs.site, cs.caller, cs.text
-         FROM lifetimes l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
-         WHERE l.device_id = ?1 AND l.orphan = 0 AND l.alloc_event IS NOT NULL AND l.state_at_dump = 'active_allocated'
-         GROUP BY l.stack_id ORDER BY SUM(l.size) DESC LIMIT ?3",
-    )?;
+    let (candidates, candidate_bytes) = one(include_str!("../../sql/analysis/leak_candidates.sql"))?;
+    let (pending_free_blocks, pending_free_bytes) = one(include_str!("../../sql/analysis/leak_pending_free.sql"))?;
+    let (before_window_blocks, before_window_bytes) = one(include_str!("../../sql/analysis/leak_before_window.sql"))?;
+    let (_, before_window_stackless_bytes) = one(include_str!("../../sql/analysis/leak_before_window_stackless.sql"))?;
+    // Alive for at least half the window: never freed, or freed that long after.
+    let (long_lived_blocks, long_lived_bytes) = one(include_str!("../../sql/analysis/leak_long_lived.sql"))?;
+    let mut stmt = conn.prepare(include_str!("../../sql/analysis/leak_candidates_by_stack.sql"))?;
     let candidates_by_stack = stmt
         .query_map(params![dev, NO_STACK, top as i64], |r| {
             Ok(StackBytes {
@@ -116,22 +104,16 @@ pub fn leak(conn: &Connection, device: i64, top: usize, floor: Option<Vec<i64>>)
         .collect::<std::result::Result<Vec<_>, _>>()?;
     let mut candidates_by_stack = candidates_by_stack;
     let candidates_by_category = conn
-        .prepare(
-            "SELECT category, COUNT(*), SUM(size) FROM lifetimes
-             WHERE device_id = ?1 AND orphan = 0 AND alloc_event IS NOT NULL AND state_at_dump = 'active_allocated'
-             GROUP BY category ORDER BY 3 DESC, 1",
-        )?
+        .prepare(include_str!("../../sql/analysis/leak_candidates_by_category.sql"))?
         .query_map([dev], |r| Ok(super::categories::CategoryTotal { category: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? }))?
         .collect::<std::result::Result<Vec<_>, _>>()?;
     super::basis::disambiguate(&mut candidates_by_stack);
     let floor: Vec<i64> = if let Some(f) = floor {
         f
     } else if events >= 10 {
-        conn.prepare(
-            "SELECT MIN(allocated) FROM traces WHERE device_id = ?1 GROUP BY (trace_index * 10) / ?2 ORDER BY (trace_index * 10) / ?2",
-        )?
-        .query_map(params![dev, events], |r| r.get(0))?
-        .collect::<std::result::Result<_, _>>()?
+        conn.prepare(include_str!("../../sql/analysis/leak_tenth_floors.sql"))?
+            .query_map(params![dev, events], |r| r.get(0))?
+            .collect::<std::result::Result<_, _>>()?
     } else {
         vec![]
     };
