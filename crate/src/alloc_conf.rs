@@ -5,6 +5,7 @@
 //! recorded `large_segment_size_mb:0`, or `2^44` MiB wrapping to 0, divided by zero in the
 //! simulator). An error names the setting and what it takes.
 
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 
 const MIB: u64 = 1 << 20;
@@ -70,7 +71,7 @@ pub fn pairs(conf: &str) -> Result<Vec<(String, String)>> {
     let out = split_pairs(conf);
     if let Some((key, _)) = out.iter().find(|(k, v)| v.is_empty() || k.contains('=')) {
         return Err(Error::new(
-            "ALLOC_CONF_INVALID",
+            ErrorCode::AllocConfInvalid,
             format!("`{key}` is not a key:value pair"),
             "write the settings as PYTORCH_CUDA_ALLOC_CONF does: key:value pairs separated by commas, e.g. expandable_segments:True,max_split_size_mb:512",
         ));
@@ -119,7 +120,7 @@ pub fn parse(key: &str, value: &str) -> Result<Setting> {
             "native" => Setting::NoEffect,
             "cudaMallocAsync" => {
                 return Err(Error::new(
-                    "ALLOC_CONF_INVALID",
+                    ErrorCode::AllocConfInvalid,
                     "backend:cudaMallocAsync has no segments or blocks to simulate",
                     "simulate the native caching allocator (leave `backend` out)",
                 ))
@@ -129,7 +130,7 @@ pub fn parse(key: &str, value: &str) -> Result<Setting> {
         k if IGNORED_KEYS.contains(&k) => Setting::NoEffect,
         _ => {
             return Err(Error::new(
-                "ALLOC_CONF_INVALID",
+                ErrorCode::AllocConfInvalid,
                 format!("unknown allocator setting `{key}`"),
                 format!("accepted keys: {}", accepted_keys().join(", ")),
             ))
@@ -164,7 +165,7 @@ fn mib(mb: u64) -> Option<u64> {
 }
 
 fn invalid(key: &str, value: &str, accepted: &str) -> Error {
-    Error::new("ALLOC_CONF_INVALID", format!("`{key}:{value}` is not a valid value for {key}"), format!("{key} takes {accepted}"))
+    Error::new(ErrorCode::AllocConfInvalid, format!("`{key}:{value}` is not a valid value for {key}"), format!("{key} takes {accepted}"))
 }
 
 /// `key:value` pairs separated by commas; a value in brackets may hold commas itself. Unchecked:
@@ -273,7 +274,7 @@ mod tests {
             ("base_addr_aligned_kb", "99999999999999999999"),
         ] {
             let e = parse(k, v).unwrap_err();
-            assert_eq!(e.code, "ALLOC_CONF_INVALID");
+            assert_eq!(e.code, ErrorCode::AllocConfInvalid);
             assert!(e.message.contains(k) && e.hint.contains(k), "{k}:{v} named: {e}");
         }
         assert_eq!(parse("max_split_size_mb", "1048576").unwrap(), Setting::MaxSplitSize(1 << 40));

@@ -6,6 +6,7 @@
 //! The limits are process-wide (one CLI invocation reads its inputs under one set of budgets);
 //! nothing but the CLI's argument parsing changes them.
 
+use crate::codes::ErrorCode;
 use crate::error::Error;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -102,7 +103,7 @@ impl Budget {
     /// default depends on the input), saying what exceeded it.
     pub fn exceeded(&self, limit: u64, what: impl std::fmt::Display) -> Error {
         Error::new(
-            "BUDGET_EXCEEDED",
+            ErrorCode::BudgetExceeded,
             format!("budget {} exceeded: {what} (limit {limit} {}; {})", self.name, self.unit, self.what),
             format!("if the input is genuine, raise it with `--budget {}=N` (N in {}) on the command line", self.name, self.unit),
         )
@@ -114,14 +115,14 @@ pub fn set(spec: &str) -> Result<(), Error> {
     let names = || BUDGETS.iter().map(|b| b.name).collect::<Vec<_>>().join(", ");
     let (name, value) = spec
         .split_once('=')
-        .ok_or_else(|| Error::new("USAGE", format!("`--budget {spec}` is not NAME=N"), format!("budgets: {}", names())))?;
+        .ok_or_else(|| Error::new(ErrorCode::Usage, format!("`--budget {spec}` is not NAME=N"), format!("budgets: {}", names())))?;
     let b = BUDGETS
         .iter()
         .find(|b| b.name == name.trim())
-        .ok_or_else(|| Error::new("USAGE", format!("unknown budget `{name}`"), format!("budgets: {}", names())))?;
+        .ok_or_else(|| Error::new(ErrorCode::Usage, format!("unknown budget `{name}`"), format!("budgets: {}", names())))?;
     let n = parse_amount(value.trim()).ok_or_else(|| {
         Error::new(
-            "USAGE",
+            ErrorCode::Usage,
             format!("`{value}` is not a limit for budget {name}"),
             "give a whole number, optionally with K, M or G (e.g. 512M)",
         )
@@ -158,7 +159,7 @@ mod tests {
     #[test]
     fn the_error_names_budget_limit_and_flag() {
         let e = RULES_BYTES.exceeded(1 << 20, "the rules file has 5000000 bytes");
-        assert_eq!(e.code, "BUDGET_EXCEEDED");
+        assert_eq!(e.code, ErrorCode::BudgetExceeded);
         assert!(e.message.contains("rules_bytes") && e.message.contains("1048576"), "{}", e.message);
         assert!(e.hint.contains("--budget rules_bytes="), "{}", e.hint);
     }

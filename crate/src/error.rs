@@ -1,12 +1,13 @@
 //! One error type for every stage: a stable code for scripts, a message that says what and
 //! where (byte offset or event index), and a hint that says what to do.
 
+use crate::codes::ErrorCode;
 use serde::Serialize;
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Error {
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     pub hint: String,
 }
@@ -14,14 +15,14 @@ pub struct Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    pub fn new(code: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>, hint: impl Into<String>) -> Self {
         Error { code, message: message.into(), hint: hint.into() }
     }
 
     /// A malformed or hostile pickle, located by byte offset.
     pub fn pickle(offset: usize, message: impl fmt::Display) -> Self {
         Error::new(
-            "PICKLE_INVALID",
+            ErrorCode::PickleInvalid,
             format!("byte {offset}: {message}"),
             "the file is not a readable snapshot pickle; re-dump it with torch.cuda.memory._dump_snapshot() or check that the download is complete",
         )
@@ -30,32 +31,32 @@ impl Error {
     /// Well-formed data that is not shaped like a memory snapshot.
     pub fn snapshot(message: impl Into<String>) -> Self {
         Error::new(
-            "SNAPSHOT_INVALID",
+            ErrorCode::SnapshotInvalid,
             message,
             "expected the output of torch.cuda.memory._dump_snapshot() (a dict with 'segments' and 'device_traces') or torch.cuda.memory_snapshot()",
         )
     }
 
     pub fn io(path: &str, e: impl fmt::Display) -> Self {
-        Error::new("IO_ERROR", format!("{path}: {e}"), "check the path and its permissions")
+        Error::new(ErrorCode::IoError, format!("{path}: {e}"), "check the path and its permissions")
     }
 
     pub fn no_device(device: i64) -> Self {
-        Error::new("DEVICE_NOT_FOUND", format!("device {device} is not in this snapshot"), "see `overview` for the devices it has")
+        Error::new(ErrorCode::DeviceNotFound, format!("device {device} is not in this snapshot"), "see `overview` for the devices it has")
     }
 
     /// A call that needs the snapshot itself (the replay in memory), made on a SnapshotDB.
     pub fn needs_snapshot(what: &str) -> Self {
-        Error::new("UNSUPPORTED", format!("{what} needs the snapshot itself"), "open the snapshot pickle, not the SnapshotDB")
+        Error::new(ErrorCode::Unsupported, format!("{what} needs the snapshot itself"), "open the snapshot pickle, not the SnapshotDB")
     }
 
     /// A category rules file that cannot be used.
     pub fn rules(message: impl Into<String>) -> Self {
-        Error::new("RULES_INVALID", message, "fix the rules file (docs/categories.md shows the format and the default rules)")
+        Error::new(ErrorCode::RulesInvalid, message, "fix the rules file (docs/categories.md shows the format and the default rules)")
     }
 
     pub fn sql(e: impl fmt::Display) -> Self {
-        Error::new("QUERY_FAILED", e.to_string(), "check the SQL against docs/schema.md")
+        Error::new(ErrorCode::QueryFailed, e.to_string(), "check the SQL against docs/schema.md")
     }
 
     /// A database error while writing `path`: a full disk or a refusal is an IO error on it.
@@ -66,7 +67,7 @@ impl Error {
     /// This error happened writing `path`: an IO error names it.
     pub fn writing(mut self, path: &std::path::Path) -> Self {
         let shown = path.display().to_string();
-        if self.code == "IO_ERROR" && !self.message.starts_with(&shown) {
+        if self.code == ErrorCode::IoError && !self.message.starts_with(&shown) {
             self.message = format!("{shown}: {}", self.message);
         }
         self
@@ -88,7 +89,7 @@ impl From<rusqlite::Error> for Error {
         use rusqlite::ErrorCode::*;
         if let rusqlite::Error::SqliteFailure(f, _) = &e {
             match f.code {
-                DiskFull => return Error::new("IO_ERROR", e.to_string(), "free disk space and run it again"),
+                DiskFull => return Error::new(ErrorCode::IoError, e.to_string(), "free disk space and run it again"),
                 // The user's SQL maps its own interruptions (QUERY_TIMEOUT); any other is the
                 // statement limit on an input .db.
                 OperationInterrupted => {
@@ -97,7 +98,7 @@ impl From<rusqlite::Error> for Error {
                 }
                 CannotOpen | PermissionDenied | ReadOnly | SystemIoFailure => {
                     return Error::new(
-                        "IO_ERROR",
+                        ErrorCode::IoError,
                         e.to_string(),
                         "check the free disk space and the permissions of the file and its folder",
                     )

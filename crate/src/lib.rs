@@ -6,6 +6,7 @@
 pub mod alloc_conf;
 pub mod analysis;
 pub mod budget;
+pub mod codes;
 pub mod engine;
 pub mod error;
 pub mod export;

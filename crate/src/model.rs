@@ -4,66 +4,29 @@
 use crate::fasthash::FastMap;
 use serde::{Deserialize, Serialize};
 
-/// Allocator trace actions. The names are the strings PyTorch writes; one definition serves the
-/// reader, the replay, the database and the page (see `Action::ALL`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    Alloc,
-    FreeRequested,
-    FreeCompleted,
-    /// Legacy/re-encoded single free (request and completion in one).
-    Free,
-    SegmentAlloc,
-    SegmentFree,
-    SegmentMap,
-    SegmentUnmap,
-    Snapshot,
-    Oom,
-    Annotate,
-    WorkspaceSnapshot,
-    /// Any other action string; the name is kept in the event's extras.
-    Unknown,
+crate::codes::codes! {
+    /// Allocator trace actions. The names are the strings PyTorch writes; one definition serves
+    /// the reader, the replay, the database and the page.
+    Action, "Trace actions" {
+        Alloc = "alloc" => "a block handed out",
+        FreeRequested = "free_requested" => "a block freed by the program (its stream uses may still be pending)",
+        FreeCompleted = "free_completed" => "a freed block back in the allocator's cache",
+        Free = "free" => "a legacy or re-encoded single free (request and completion in one)",
+        SegmentAlloc = "segment_alloc" => "a segment reserved from the device (cudaMalloc)",
+        SegmentFree = "segment_free" => "a segment given back to the device (cudaFree)",
+        SegmentMap = "segment_map" => "pages mapped into an expandable segment",
+        SegmentUnmap = "segment_unmap" => "pages unmapped from an expandable segment",
+        Snapshot = "snapshot" => "the moment a snapshot was taken",
+        Oom = "oom" => "an allocation that failed: out of memory",
+        Annotate = "annotate" => "a user annotation (record_function / _record_memory_history annotations)",
+        WorkspaceSnapshot = "workspace_snapshot" => "a workspace allocator snapshot marker",
+        Unknown = "unknown" => "any other action string; the name is kept in the event's extras",
+    }
 }
 
 impl Action {
-    pub const ALL: [Action; 13] = [
-        Action::Alloc,
-        Action::FreeRequested,
-        Action::FreeCompleted,
-        Action::Free,
-        Action::SegmentAlloc,
-        Action::SegmentFree,
-        Action::SegmentMap,
-        Action::SegmentUnmap,
-        Action::Snapshot,
-        Action::Oom,
-        Action::Annotate,
-        Action::WorkspaceSnapshot,
-        Action::Unknown,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Action::Alloc => "alloc",
-            Action::FreeRequested => "free_requested",
-            Action::FreeCompleted => "free_completed",
-            Action::Free => "free",
-            Action::SegmentAlloc => "segment_alloc",
-            Action::SegmentFree => "segment_free",
-            Action::SegmentMap => "segment_map",
-            Action::SegmentUnmap => "segment_unmap",
-            Action::Snapshot => "snapshot",
-            Action::Oom => "oom",
-            Action::Annotate => "annotate",
-            Action::WorkspaceSnapshot => "workspace_snapshot",
-            Action::Unknown => "unknown",
-        }
-    }
-
     pub fn parse(s: &str) -> Action {
-        Action::ALL.iter().copied().find(|a| a.name() == s && *a != Action::Unknown).unwrap_or(Action::Unknown)
+        Action::from_name(s).unwrap_or(Action::Unknown)
     }
 
     pub fn is_segment(self) -> bool {
@@ -71,43 +34,28 @@ impl Action {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum BlockState {
-    ActiveAllocated,
-    ActivePendingFree,
-    Inactive,
+crate::codes::codes! {
+    /// A block's state, as the dump and the replay write it.
+    BlockState, "Block states" {
+        ActiveAllocated = "active_allocated" => "held by a tensor",
+        ActivePendingFree = "active_pending_free" => "freed by the program, waiting for its streams' uses to finish",
+        Inactive = "inactive" => "free space cached inside a segment",
+    }
 }
 
 impl BlockState {
-    pub const ALL: [BlockState; 3] = [BlockState::ActiveAllocated, BlockState::ActivePendingFree, BlockState::Inactive];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            BlockState::ActiveAllocated => "active_allocated",
-            BlockState::ActivePendingFree => "active_pending_free",
-            BlockState::Inactive => "inactive",
-        }
-    }
-
     pub fn parse(s: &str) -> Option<BlockState> {
-        match s {
-            "active_allocated" => Some(BlockState::ActiveAllocated),
-            // The `_snapshot` docstring names a state that is never emitted; accept it anyway.
-            "active_pending_free" | "active_awaiting_free" => Some(BlockState::ActivePendingFree),
-            "inactive" => Some(BlockState::Inactive),
-            _ => None,
-        }
+        // The `_snapshot` docstring names a state that is never emitted; accept it anyway.
+        BlockState::from_name(s).or((s == "active_awaiting_free").then_some(BlockState::ActivePendingFree))
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum Pool {
-    Small,
-    Large,
+crate::codes::codes! {
+    /// The caching allocator's pool a segment belongs to.
+    Pool, "Pools" {
+        Small = "small" => "blocks of 1 MiB or less, in 2 MiB segments",
+        Large = "large" => "blocks over 1 MiB",
+    }
 }
 
 pub type FrameId = u32;
@@ -438,7 +386,7 @@ pub enum Format {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Warning {
-    pub code: std::borrow::Cow<'static, str>,
+    pub code: crate::codes::WarningCode,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<i64>,

@@ -5,6 +5,7 @@
 //! [`remove_on_signal`] — when the process is stopped by SIGINT, SIGTERM or SIGHUP (a killed
 //! import once left up to 1.5 GB behind).
 
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use std::ffi::{c_char, CString};
 use std::fs::File;
@@ -87,7 +88,7 @@ pub fn io_error(path: &str, e: &std::io::Error) -> Error {
         Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => "write somewhere you may write (-o PATH)",
         _ => "check the path and its permissions",
     };
-    Error::new("IO_ERROR", format!("{path}: {e}"), hint)
+    Error::new(ErrorCode::IoError, format!("{path}: {e}"), hint)
 }
 
 fn register(path: &Path) -> Option<usize> {

@@ -3,6 +3,7 @@
 //! (what the CLI prints with `--json`, so 64-bit integers stay intact); errors as JSON
 //! `{code, message, hint}`.
 
+use crate::codes::ErrorCode;
 use crate::engine::{envelope, At, Engine, LoadStats, Mode};
 use crate::query::sql::{self, RowShape};
 use crate::reader::ChunkReader;
@@ -125,11 +126,11 @@ impl WasmEngine {
     }
 
     fn engine(&self) -> Result<&Engine, JsValue> {
-        self.engine.as_ref().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))
+        self.engine.as_ref().ok_or_else(|| err(Error::new(ErrorCode::NotLoaded, "no snapshot is loaded", "load a snapshot first")))
     }
 
     fn engine_mut(&mut self) -> Result<&mut Engine, JsValue> {
-        self.engine.as_mut().ok_or_else(|| err(Error::new("NOT_LOADED", "no snapshot is loaded", "load a snapshot first")))
+        self.engine.as_mut().ok_or_else(|| err(Error::new(ErrorCode::NotLoaded, "no snapshot is loaded", "load a snapshot first")))
     }
 
     /// Exactly the object `snapscope overview FILE --json` prints.
@@ -209,8 +210,9 @@ impl WasmEngine {
     /// segment_allocs, largest_free_at_reserved_peak}`) and name the one to try first.
     #[wasm_bindgen(js_name = rankTune)]
     pub fn rank_tune(&self, device: i32, rows: String) -> Result<String, JsValue> {
-        let rows: Vec<crate::simulate::tune::TuneRow> = serde_json::from_str(&rows)
-            .map_err(|e| err(Error::new("INVALID_PARAMETER", format!("tune rows: {e}"), "pass the rows the page built from simulate()")))?;
+        let rows: Vec<crate::simulate::tune::TuneRow> = serde_json::from_str(&rows).map_err(|e| {
+            err(Error::new(ErrorCode::InvalidParameter, format!("tune rows: {e}"), "pass the rows the page built from simulate()"))
+        })?;
         answer(Ok(crate::simulate::tune::rank(device as i64, rows)))
     }
 
@@ -271,7 +273,7 @@ impl WasmEngine {
     #[wasm_bindgen(js_name = compareWith)]
     pub fn compare_with(&self, other: String) -> Result<String, JsValue> {
         let side = serde_json::from_str(&other).map_err(|e| {
-            err(Error::new("INVALID_PARAMETER", format!("not a compareSide() answer: {e}"), "pass another file's compareSide()"))
+            err(Error::new(ErrorCode::InvalidParameter, format!("not a compareSide() answer: {e}"), "pass another file's compareSide()"))
         })?;
         answer(self.engine()?.compare_with(&side))
     }
@@ -295,7 +297,7 @@ impl WasmEngine {
     /// Run a template; `params` is a JSON object. Rows as arrays.
     pub fn query(&mut self, name: String, params: String) -> Result<String, JsValue> {
         let p: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&params)
-            .map_err(|e| err(Error::new("INVALID_PARAMETER", format!("params must be a JSON object: {e}"), "")))?;
+            .map_err(|e| err(Error::new(ErrorCode::InvalidParameter, format!("params must be a JSON object: {e}"), "")))?;
         let limits = sql::Limits { max_rows: 100_000, timeout_ms: 30_000 };
         let r = self.engine_mut()?.query(&name, &p, limits).map_err(err)?;
         Ok(json(&envelope(r.with_rows(RowShape::Arrays))))
@@ -322,7 +324,7 @@ fn answer<T: Serialize>(r: crate::Result<T>) -> Result<String, JsValue> {
 }
 
 fn not_loading() -> Error {
-    Error::new("NOT_LOADING", "no load in progress", "call begin() first")
+    Error::new(ErrorCode::NotLoading, "no load in progress", "call begin() first")
 }
 
 /// Wasm linear memory size in bytes (it only grows, so this is the high-water mark).
@@ -336,7 +338,17 @@ pub fn wasm_memory_bytes() -> f64 {
 #[wasm_bindgen(js_name = combineRanks)]
 pub fn combine_ranks(summaries: String) -> Result<String, JsValue> {
     let list: Vec<crate::ranks::FileSummary> = serde_json::from_str(&summaries).map_err(|e| {
-        err(Error::new("INVALID_PARAMETER", format!("rank summaries: {e}"), "pass the rankSummary() results as a JSON array"))
+        err(Error::new(ErrorCode::InvalidParameter, format!("rank summaries: {e}"), "pass the rankSummary() results as a JSON array"))
     })?;
     answer(Ok(crate::ranks::combine(&list, Vec::new())))
+}
+
+/// The run order of files named `names` (a JSON array of paths): a JSON array of their indices,
+/// the order `snapscope ranks` reads them in (`ranks::run_order`).
+#[wasm_bindgen(js_name = orderRunFiles)]
+pub fn order_run_files(names: String) -> Result<String, JsValue> {
+    let list: Vec<String> = serde_json::from_str(&names).map_err(|e| {
+        err(Error::new(ErrorCode::InvalidParameter, format!("file names: {e}"), "pass the files' paths as a JSON array of strings"))
+    })?;
+    Ok(json(&crate::ranks::run_order(&list)))
 }

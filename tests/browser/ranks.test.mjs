@@ -8,14 +8,16 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import {
+  copyFileSync,
   cpSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
   rmSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import {
   serve,
   launch,
@@ -401,6 +403,50 @@ test("several files dropped at once are a run too", async () => {
     ["rank0.pickle", "rank1.pickle", "rank7.pickle"],
   );
   assert.equal(r.summary.worst.rank, 7);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("a folder's tricky names: the page orders the run as the CLI does (the engine's order)", async () => {
+  // Same-named files in two folders, the rank in a folder's name, two files of rank 3.
+  const folder = join(tmp, "order");
+  const names = [
+    "b/memory_snapshot.pickle",
+    "zeta.pickle",
+    "run/rank10/memory_snapshot.pickle",
+    "a/memory_snapshot.pickle",
+    "rank3/ranking.pickle",
+    "run/rank3/memory_snapshot.pickle",
+    "rank2.pickle",
+  ];
+  for (const n of names) {
+    mkdirSync(dirname(join(folder, n)), { recursive: true });
+    copyFileSync(join(runDir, "rank0.pickle"), join(folder, n));
+  }
+  const { page, errors } = await freshPage();
+  assert.equal(
+    await openRun(page, folder, { folder: true }),
+    "ready",
+    await page.textContent("#error"),
+  );
+  const r = await page.evaluate(() => window.snapscope.ranks());
+  const cliOrder = cliRanks([folder]).files.map((f) => relative(tmp, f.file));
+  assert.deepEqual(
+    r.files.map((f) => f.file),
+    cliOrder,
+  );
+  assert.deepEqual(
+    cliOrder.map((f) => relative("order", f)),
+    [
+      "rank2.pickle",
+      "run/rank3/memory_snapshot.pickle",
+      "rank3/ranking.pickle",
+      "run/rank10/memory_snapshot.pickle",
+      "a/memory_snapshot.pickle",
+      "b/memory_snapshot.pickle",
+      "zeta.pickle",
+    ],
+  );
   assert.deepEqual(errors, []);
   await page.close();
 });

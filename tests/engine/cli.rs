@@ -195,29 +195,64 @@ fn sql_cannot_attach_files() {
     assert!(!target.exists(), "ATTACH created no file");
 }
 
-/// Outputs replace a symlink planted at their path; they never write through it.
+/// Every command that writes a file replaces a symlink planted at its path (the one exclusive
+/// atomic writer); none writes through it or leaves a temporary file behind.
 #[test]
 fn outputs_do_not_follow_symlinks() {
     let dir = std::env::temp_dir().join(format!("snapscope-symlink-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("out")).unwrap();
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
     let victim = dir.join("victim.txt");
     std::fs::write(&victim, "precious").unwrap();
     let snap = common::fixtures().join("cuda_training.pickle");
-    for (name, args) in [("r.html", vec!["report"]), ("s.pickle", vec!["slice", "--events", "2..9"])] {
-        let out = dir.join("out").join(name);
-        std::os::unix::fs::symlink(&victim, &out).unwrap();
-        let mut a = args.clone();
-        a.insert(1, snap.to_str().unwrap());
-        a.extend(["-o", out.to_str().unwrap()]);
+    let s = snap.to_str().unwrap();
+    let o = |name: &str| out.join(name).to_str().unwrap().to_string();
+    // `ranks --summary-out` names its file after a hash of the snapshot's full path.
+    let full = snap.canonicalize().unwrap();
+    let summary = format!("cuda_training.pickle.{}.summary.json", &snapscope::engine::sha256_hex(full.to_string_lossy().as_bytes())[..12]);
+    let cases: Vec<(String, Vec<String>)> = vec![
+        ("r.html".into(), vec!["report".into(), s.into(), "-o".into(), o("r.html")]),
+        ("s.pickle".into(), vec!["slice".into(), s.into(), "--events".into(), "2..9".into(), "-o".into(), o("s.pickle")]),
+        ("i.db".into(), vec!["import".into(), s.into(), "--no-focus".into(), "-o".into(), o("i.db")]),
+        ("e.db".into(), vec!["export".into(), s.into(), "-o".into(), o("e.db")]),
+        (summary.clone(), vec!["ranks".into(), s.into(), "--summary-out".into(), out.to_str().unwrap().into()]),
+    ];
+    for (name, args) in &cases {
+        let path = out.join(name);
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        let a: Vec<&str> = args.iter().map(String::as_str).chain(["--json"]).collect();
         let (rc, _, err) = snapscope(&a);
-        assert_eq!(rc, 0, "{err}");
+        assert_eq!(rc, 0, "{name}: {err}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "{name}: the symlink's target is untouched");
-        assert!(!std::fs::symlink_metadata(&out).unwrap().file_type().is_symlink(), "{name}: a regular file now");
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        assert!(!meta.file_type().is_symlink() && meta.len() > 0, "{name}: a regular file with the output now");
     }
-    let leftovers =
-        std::fs::read_dir(dir.join("out")).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp-")).count();
-    assert_eq!(leftovers, 0);
+    // The CLI's own files: the focus file (written by `import` and `focus`) and a skill.
+    let work = dir.join("work");
+    std::fs::create_dir_all(work.join(".snapscope")).unwrap();
+    std::fs::create_dir_all(work.join(".claude/skills/snapscope-peak")).unwrap();
+    let own = [work.join(".snapscope/focus.json"), work.join(".claude/skills/snapscope-peak/SKILL.md")];
+    for p in &own {
+        std::os::unix::fs::symlink(&victim, p).unwrap();
+    }
+    for args in
+        [vec!["import", s, "-o", "w.db", "--json"], vec!["focus", "w.db", "--json"], vec!["skill", "install", "--host", "claude", "--json"]]
+    {
+        let (rc, _, err) = common::cli_in(&work, &args);
+        assert_eq!(rc, 0, "{args:?}: {err}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "{args:?}: the symlink's target is untouched");
+    }
+    for p in &own {
+        assert!(!std::fs::symlink_metadata(p).unwrap().file_type().is_symlink(), "{}: a regular file now", p.display());
+    }
+    assert!(std::fs::read_to_string(&own[0]).unwrap().contains("w.db"));
+    for d in [out.clone(), work.clone(), work.join(".snapscope"), work.join(".claude/skills/snapscope-peak")] {
+        let leftovers =
+            std::fs::read_dir(&d).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp-")).count();
+        assert_eq!(leftovers, 0, "{}: no temporary file left", d.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

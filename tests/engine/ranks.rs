@@ -120,3 +120,52 @@ fn one_report_for_the_whole_run() {
     assert!(text.contains("fsdp/_flat_param.py:391"), "the site behind the excess");
     assert_eq!(text.matches("<tr><td class=\"n\">").count(), 64, "one row per rank");
 }
+
+/// The run order of a folder's files (the engine's `run_order`, which the page asks for too): by
+/// the rank the path names, the last one (`run/rank3/memory_snapshot.pickle` is rank 3), then by
+/// file name, then by path (same-named files in two folders), files without a rank last.
+#[test]
+fn a_runs_files_in_the_engines_order() {
+    let dir = scratch("order");
+    let names = [
+        "b/memory_snapshot.pickle",
+        "zeta.pickle",
+        "run/rank10/memory_snapshot.pickle",
+        "a/memory_snapshot.pickle",
+        "rank3/ranking.pickle",
+        "run/rank3/memory_snapshot.pickle",
+        "rank2.pickle",
+    ];
+    for n in names {
+        let p = dir.join(n);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::copy(common::fixtures().join("cuda_training.pickle"), &p).unwrap();
+    }
+    let v = snapscope(&["ranks", dir.to_str().unwrap(), "--json", "-j", "2"]);
+    let got: Vec<String> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| PathBuf::from(f["file"].as_str().unwrap()).strip_prefix(&dir).unwrap().to_string_lossy().into_owned())
+        .collect();
+    let want = [
+        "rank2.pickle",
+        "run/rank3/memory_snapshot.pickle",
+        "rank3/ranking.pickle",
+        "run/rank10/memory_snapshot.pickle",
+        "a/memory_snapshot.pickle",
+        "b/memory_snapshot.pickle",
+        "zeta.pickle",
+    ];
+    assert_eq!(got, want);
+    // Given one by one in another order, the files come in the same order.
+    let mut args: Vec<String> = vec!["ranks".into()];
+    args.extend(names.iter().rev().map(|n| dir.join(n).to_string_lossy().into_owned()));
+    args.extend(["--json".into()]);
+    let v2 = snapscope(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(v2["files"], v["files"]);
+    // The engine's function answers the same for the names alone (what the page passes).
+    let order = snapscope::ranks::run_order(&names);
+    assert_eq!(order.iter().map(|&i| names[i]).collect::<Vec<_>>(), want);
+    let _ = std::fs::remove_dir_all(&dir);
+}

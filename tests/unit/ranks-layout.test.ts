@@ -21,10 +21,8 @@ import {
   peakAt,
   placeLabels,
   poolSize,
-  rankFromName,
   rankSpans,
   rankUnits,
-  runOrder,
   signedBytes,
   uniqueNames,
   unitName,
@@ -146,38 +144,6 @@ test("a folder's snapshots in path order (as the CLI sorts), the rest skipped", 
     "run/b/rank1.pkl",
     "run/rank10.pickle",
     "run/rank2.pickle",
-  ]);
-});
-
-test("the rank in a file name, read as the engine reads it", () => {
-  assert.equal(rankFromName("rank7.pickle"), 7);
-  assert.equal(rankFromName("snapshot_rank_07.pkl"), 7);
-  assert.equal(rankFromName("mem-RANK-12.pickle"), 12);
-  assert.equal(rankFromName("rank.-_3.pickle"), 3);
-  assert.equal(rankFromName("rank3_of_rank8.pickle"), 8, "the last 'rank'");
-  assert.equal(rankFromName("memory_snapshot.pickle"), null);
-  assert.equal(rankFromName("ranking.pickle"), null);
-  assert.equal(rankFromName("rank99999999999999999999.pickle"), null);
-});
-
-test("a run in the CLI's order: by rank in the name, then name; same names keep their order", () => {
-  const got = runOrder(
-    [
-      "b/memory_snapshot.pickle",
-      "x/rank10.pickle",
-      "a/memory_snapshot.pickle",
-      "/u/rank2.pickle",
-      "snap_a.pkl",
-      "y/rank2.pickle",
-    ].map((name) => ({ name })),
-  ).map((f) => f.name);
-  assert.deepEqual(got, [
-    "/u/rank2.pickle",
-    "y/rank2.pickle",
-    "x/rank10.pickle",
-    "b/memory_snapshot.pickle",
-    "a/memory_snapshot.pickle",
-    "snap_a.pkl",
   ]);
 });
 

@@ -179,6 +179,13 @@ export class EngineClient {
     return r.kind === 'ok' ? (r.json ?? 'null') : 'null';
   }
 
+  /** The indices of a run's file names in the engine's run order (the CLI's). */
+  async orderRunFiles(names: string[]): Promise<number[]> {
+    await this.ready;
+    const r = await this.send({ op: 'orderRunFiles', names: JSON.stringify(names) });
+    return JSON.parse(r.kind === 'ok' ? (r.json ?? '[]') : '[]') as number[];
+  }
+
   /** One engine method's answer (declared in Rust, generated/answers.ts). */
   async call<M extends keyof EngineAnswers>(method: M, ...args: (string | number)[]): Promise<EngineAnswers[M]> {
     return this.answer<EngineAnswers[M]>(method, args);

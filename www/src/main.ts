@@ -1,13 +1,13 @@
 // snapscope's page: open snapshots (drop, picker, ?src=), show them through the views, and expose
 // `window.snapscope` for embedding. Every number comes from the engine worker.
-import { EngineClient, EngineFailure, boot, onLiveEngines, prepareEngine, takeEngine } from './client';
+import { EngineClient, EngineFailure, boot, onLiveEngines, prepareEngine, releaseEngine, takeEngine } from './client';
 import type { Progress } from './protocol';
 import type { Overview, RanksReport } from './generated/answers';
 import type { OpenFile, PageName, RankSource, RanksRun, Route, ViewName } from './app-types';
 import { bytes, download, el, int, plural } from './ui/format';
 import { VIEWS, isView } from './views';
 import { renderRanks } from './views/ranks';
-import { SNAPSHOT_EXTENSIONS, folderSnapshots, isSnapshotName, runOrder, uniqueNames } from './views/ranks-layout';
+import { SNAPSHOT_EXTENSIONS, folderSnapshots, isSnapshotName, uniqueNames } from './views/ranks-layout';
 import { summarizeRun } from './run-pool';
 import { installPageApi } from './page-api';
 import { changeSelection, errorInfo, renderView, viewContext } from './shell';
@@ -127,8 +127,15 @@ class App {
         message: 'no snapshot files given',
         hint: 'loadMany([file0, file1, ...]): one snapshot per rank',
       });
-    // The CLI's order: by the rank in the name, then by name (files without a rank are numbered so).
-    const ordered = runOrder(given);
+    // The CLI's order, asked of the engine (files without a rank are numbered by it).
+    const b = await boot();
+    const orderer = takeEngine(b);
+    let ordered: RankSource[];
+    try {
+      ordered = (await orderer.orderRunFiles(given.map((s) => s.name))).map((i) => given[i]);
+    } finally {
+      releaseEngine(orderer);
+    }
     const names = uniqueNames(ordered.map((s) => s.name));
     const sources = ordered.map((s, i) => ({ ...s, name: names[i] }));
     const total = sources.length;

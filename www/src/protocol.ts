@@ -10,7 +10,9 @@ export type Request =
   | { op: 'export'; key: string }
   | { op: 'drop'; key: string }
   /** Combine rank summaries (JSON array) into a RanksReport; needs no loaded snapshot. */
-  | { op: 'combineRanks'; summaries: string };
+  | { op: 'combineRanks'; summaries: string }
+  /** A run's files in the engine's order (JSON array of names → JSON array of indices). */
+  | { op: 'orderRunFiles'; names: string };
 
 /**
  * Engine methods the page may call, all answering JSON text: the wasm `Engine`'s methods, whose

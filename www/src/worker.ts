@@ -1,6 +1,6 @@
 // The engine's Web Worker: streams files into the wasm engine, answers queries. Heavy work never
 // runs on the page's thread.
-import init, { Engine, combineRanks, wasmMemoryBytes } from '../pkg/snapscope.js';
+import init, { Engine, combineRanks, orderRunFiles, wasmMemoryBytes } from '../pkg/snapscope.js';
 import type { Envelope, Reply, EngineError, Progress } from './protocol';
 
 const engines = new Map<string, Engine>();
@@ -253,6 +253,10 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
       case 'combineRanks':
         await ready;
         post({ id: m.id, kind: 'ok', json: combineRanks(m.summaries) });
+        break;
+      case 'orderRunFiles':
+        await ready;
+        post({ id: m.id, kind: 'ok', json: orderRunFiles(m.names) });
         break;
       case 'drop':
         early.delete(m.key);

@@ -85,18 +85,18 @@ pub struct Group {
 }
 
 /// SQL for the lifetimes of device row `dev` live right after event `event` (allocated or
-/// pending free; `event` -1 = the window start), as a subquery. Four plain conjunctions rather
-/// than one WHERE with ORs: the virtual `lifetimes` table checks such terms itself while
-/// scanning, and answers the NULL tests from short lists (ORs would reach it as millions of
-/// column reads).
+/// pending free; `event` -1 = the window start), as a subquery (crate/sql/analysis/live_lifetimes.sql).
+/// `dev` and `event` are parameter names or subqueries, never values.
 pub fn live_lifetimes_sql(dev: &str, event: &str) -> String {
-    let born = ["alloc_event IS NULL".to_string(), format!("alloc_event <= {event}")];
-    let alive = ["free_completed_event IS NULL".to_string(), format!("free_completed_event > {event}")];
-    let branches: Vec<String> = born
-        .iter()
-        .flat_map(|b| alive.iter().map(move |a| format!("SELECT * FROM lifetimes WHERE device_id = {dev} AND orphan = 0 AND {b} AND {a}")))
-        .collect();
-    format!("({})", branches.join(" UNION ALL "))
+    let text = include_str!("../../sql/analysis/live_lifetimes.sql");
+    let body: Vec<&str> = text.lines().filter(|l| !l.starts_with("--")).collect();
+    body.join("\n").replace("{dev}", dev).replace("{event}", event)
+}
+
+/// An analysis statement of crate/sql/analysis with `{LIVE}` the lifetimes live right after
+/// event `event` on device row `dev` (see [`live_lifetimes_sql`]).
+pub(crate) fn with_live(text: &str, dev: &str, event: &str) -> String {
+    text.replace("{LIVE}", &live_lifetimes_sql(dev, event))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -265,26 +265,12 @@ fn short_frame_text(line: &str) -> String {
 
 pub fn live_groups(conn: &Connection, device: i64, event: Option<i64>, by: &str, limit: usize) -> Result<(Vec<Group>, i64, i64)> {
     let dev = dev_id(conn, device)?;
-    // By frame: the frame that names each stack (never the unwinder's innermost frame).
-    let key = if by == "frame" { "cs.label_frame_id" } else { "l.stack_id" };
-    // A stack known only from the block's free is not where it was allocated: its own group.
-    // Texts are joined to the groups, not to the blocks: a stack's text can be long, and sorting
-    // it once per block was the cost of a hostile snapshot.
-    let (join, label, caller, site, stack) = if by == "frame" {
-        ("LEFT JOIN frames f ON f.id = g.k", "f.display", "NULL", "f.filename || ':' || f.line || ' ' || f.name", "NULL")
+    let text = if by == "frame" {
+        include_str!("../../sql/analysis/groups_by_frame.sql")
     } else {
-        ("LEFT JOIN call_stacks cs ON cs.id = g.k", "cs.label", "cs.caller", "cs.site", "cs.text")
+        include_str!("../../sql/analysis/groups_by_stack.sql")
     };
-    let sql = format!(
-        "SELECT g.k, g.before, g.freed, g.n, g.bytes, g.req, {label}, {caller}, {site}, {stack} FROM (
-           SELECT {key} AS k, (l.alloc_event IS NULL) AS before, (l.stack_source = 'free') AS freed, COUNT(*) AS n,
-                  SUM(l.size) AS bytes, SUM(l.requested_size) AS req
-           FROM {live} l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
-           GROUP BY k, freed, CASE WHEN {key} IS NULL OR l.stack_source = 'free' THEN (l.alloc_event IS NULL) ELSE 0 END) g {join}
-         ORDER BY g.bytes DESC, g.k, g.freed",
-        live = live_lifetimes_sql("?1", "?2")
-    );
-    let mut stmt = conn.prepare(&sql)?;
+    let mut stmt = conn.prepare(&with_live(text, "?1", "?2"))?;
     let rows = stmt.query_map(params![dev, event.unwrap_or(-1)], |r| {
         Ok((
             r.get::<_, Option<i64>>(0)?,

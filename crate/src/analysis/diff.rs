@@ -4,6 +4,7 @@
 //! = born − freed, row by row.
 
 use super::basis::{dev_id, freed_only_label, BEFORE_WINDOW_NO_STACK, NO_STACK};
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
@@ -83,7 +84,7 @@ pub fn moments(conn: &Connection, device: i64, a: Option<i64>, b: Option<i64>, t
     for e in [a, b].into_iter().flatten() {
         if e < 0 || e >= events {
             return Err(Error::new(
-                "INVALID_PARAMETER",
+                ErrorCode::InvalidParameter,
                 format!("event {e} is not on device {device} (it has {events} trace events)"),
                 if events == 0 {
                     "a file without trace events has one moment, the dump: compare it with another file instead"

@@ -1,6 +1,7 @@
 //! One event in full: what it did, the counters right after it, its stack, and the block
 //! lifetime it belongs to.
 
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -120,7 +121,7 @@ pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventD
         .optional()?;
     let (mut d, lifetime, stack) = row.ok_or_else(|| {
         Error::new(
-            "EVENT_NOT_FOUND",
+            ErrorCode::EventNotFound,
             format!("device {device} has no event {index}"),
             "event indices run from 0 to events-1 (see `overview`)",
         )
@@ -206,7 +207,11 @@ pub fn stack_page(conn: &Connection, stack: i64, offset: i64, limit: i64) -> Res
         )
         .optional()?;
     let (label, total) = head.ok_or_else(|| {
-        Error::new("STACK_NOT_FOUND", format!("no stack {stack}"), "take a stack_id from another answer (holders, event, query rows)")
+        Error::new(
+            ErrorCode::StackNotFound,
+            format!("no stack {stack}"),
+            "take a stack_id from another answer (holders, event, query rows)",
+        )
     })?;
     Ok(StackPage { stack_id: stack, label, total, offset, frames: frames_of(conn, stack, offset.max(0), limit.max(0))? })
 }

@@ -4,6 +4,7 @@
 
 use super::state::AllocatorState;
 use crate::error::Result;
+use crate::model::BlockState;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -56,7 +57,7 @@ fn summarize(label: &str, st: &AllocatorState) -> FragAt {
             address: s.address,
             size: s.size,
             free_bytes: s.free_bytes,
-            free_blocks: s.blocks.iter().filter(|b| b.state == "inactive").count() as i64,
+            free_blocks: s.blocks.iter().filter(|b| b.state == BlockState::Inactive).count() as i64,
             largest_free: s.largest_free,
             is_expandable: s.is_expandable,
         })
@@ -67,10 +68,10 @@ fn summarize(label: &str, st: &AllocatorState) -> FragAt {
     let blocks = st.segments.iter().flat_map(|s| s.blocks.iter());
     let (mut waste, mut pending) = (0, 0);
     for b in blocks {
-        match b.state.as_str() {
-            "active_allocated" => waste += b.size - b.requested,
-            "active_pending_free" => pending += b.size,
-            _ => {}
+        match b.state {
+            BlockState::ActiveAllocated => waste += b.size - b.requested,
+            BlockState::ActivePendingFree => pending += b.size,
+            BlockState::Inactive => {}
         }
     }
     FragAt {

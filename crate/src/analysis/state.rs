@@ -18,8 +18,7 @@ pub struct StateBlock {
     pub address: i64,
     pub size: i64,
     pub requested: i64,
-    /// active_allocated | active_pending_free | inactive
-    pub state: String,
+    pub state: BlockState,
     pub stack_id: Option<i64>,
     pub lifetime_id: Option<i64>,
 }
@@ -30,7 +29,7 @@ pub struct StateSegment {
     pub address: i64,
     pub size: i64,
     pub stream: i64,
-    pub segment_type: String,
+    pub segment_type: Pool,
     pub is_expandable: bool,
     pub blocks: Vec<StateBlock>,
     pub free_bytes: i64,
@@ -60,25 +59,15 @@ pub struct AllocatorState {
 pub fn ranges_at(conn: &Connection, device: i64, event: Option<i64>) -> Result<Vec<Range>> {
     let dev = dev_id(conn, device)?;
     let mut set = RangeSet::default();
-    let mut stmt =
-        conn.prepare_cached("SELECT address, size, stream, segment_type, is_expandable FROM start_ranges WHERE device_id = ?1")?;
+    let mut stmt = conn.prepare_cached(include_str!("../../sql/analysis/start_ranges.sql"))?;
     for r in stmt.query_map([dev], |r| {
         Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?, r.get::<_, bool>(4)?))
     })? {
         let (a, size, stream, ty, expandable) = r?;
-        let pool = if ty == "small" { Pool::Small } else { Pool::Large };
+        let pool = if ty == Pool::Small.name() { Pool::Small } else { Pool::Large };
         let _ = set.insert_separate(Range { start: a as u64, size: size as u64, stream: stream as u64, pool, expandable });
     }
-    // One plain equality per action (not IN): the virtual `traces` table answers each from its
-    // list of segment events instead of reading every event.
-    let sql = ["segment_alloc", "segment_free", "segment_map", "segment_unmap"]
-        .map(|a| {
-            format!(
-                "SELECT trace_index, action, addr, size, stream FROM traces WHERE device_id = ?1 AND trace_index <= ?2 AND action = '{a}'"
-            )
-        })
-        .join(" UNION ALL ");
-    let mut stmt = conn.prepare_cached(&format!("SELECT action, addr, size, stream FROM ({sql}) ORDER BY trace_index"))?;
+    let mut stmt = conn.prepare_cached(include_str!("../../sql/analysis/state_segment_events.sql"))?;
     for r in stmt.query_map(params![dev, event.unwrap_or(-1)], |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?))
     })? {
@@ -115,7 +104,7 @@ pub fn state(l: &Loaded, pos: usize, event: Option<i64>) -> AllocatorState {
                 address: lt.addr as i64,
                 size: lt.size as i64,
                 requested: lt.requested as i64,
-                state: block_state(lt, at).name().into(),
+                state: block_state(lt, at),
                 stack_id: lt.stack().map(i64::from),
                 lifetime_id: Some(lifetime_base + i as i64),
             }
@@ -147,18 +136,20 @@ pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Re
     let e = event.unwrap_or(-1);
     let ranges = ranges_at(conn, device, event)?;
     let blocks: Vec<StateBlock> = conn
-        .prepare_cached(&format!(
-            "SELECT l.address, l.size, l.requested_size,
-                    CASE WHEN l.free_requested_event IS NOT NULL AND l.free_requested_event <= ?2 THEN 'active_pending_free'
-                         WHEN l.alloc_event IS NULL AND l.free_requested_event IS NULL AND l.free_completed_event IS NOT NULL THEN 'active_pending_free'
-                         WHEN l.alloc_event IS NULL AND l.free_completed_event IS NULL AND l.state_at_dump = 'active_pending_free' AND l.free_requested_event IS NULL THEN 'active_pending_free'
-                         ELSE 'active_allocated' END,
-                    l.stack_id, l.id
-             FROM {} l ORDER BY l.address",
-            super::basis::live_lifetimes_sql("(SELECT id FROM devices WHERE device_index = ?1)", "?2")
+        .prepare_cached(&super::basis::with_live(
+            include_str!("../../sql/analysis/state_blocks.sql"),
+            "(SELECT id FROM devices WHERE device_index = ?1)",
+            "?2",
         ))?
         .query_map(params![device, e], |r| {
-            Ok(StateBlock { address: r.get(0)?, size: r.get(1)?, requested: r.get(2)?, state: r.get(3)?, stack_id: r.get(4)?, lifetime_id: r.get(5)? })
+            Ok(StateBlock {
+                address: r.get(0)?,
+                size: r.get(1)?,
+                requested: r.get(2)?,
+                state: r.get(3)?,
+                stack_id: r.get(4)?,
+                lifetime_id: r.get(5)?,
+            })
         })?
         .collect::<std::result::Result<_, _>>()?;
     Ok(place(device, event, ranges, blocks))
@@ -171,7 +162,7 @@ fn place(device: i64, event: Option<i64>, ranges: Vec<Range>, blocks: Vec<StateB
         address: r.start as i64,
         size: r.size as i64,
         stream: r.stream as i64,
-        segment_type: if r.pool == Pool::Small { "small".into() } else { "large".into() },
+        segment_type: r.pool,
         is_expandable: r.expandable,
         blocks: vec![],
         free_bytes: 0,
@@ -210,12 +201,12 @@ fn place(device: i64, event: Option<i64>, ranges: Vec<Range>, blocks: Vec<StateB
             s.blocks.push(free_block(cursor, end - cursor));
         }
         for b in &s.blocks {
-            match b.state.as_str() {
-                "inactive" => {
+            match b.state {
+                BlockState::Inactive => {
                     s.free_bytes += b.size;
                     s.largest_free = s.largest_free.max(b.size);
                 }
-                "active_allocated" => {
+                BlockState::ActiveAllocated => {
                     st.allocated += b.size;
                     st.active += b.size;
                 }
@@ -242,5 +233,5 @@ pub fn share(part: i64, whole: i64) -> f64 {
 }
 
 fn free_block(address: i64, size: i64) -> StateBlock {
-    StateBlock { address, size, requested: 0, state: "inactive".into(), stack_id: None, lifetime_id: None }
+    StateBlock { address, size, requested: 0, state: BlockState::Inactive, stack_id: None, lifetime_id: None }
 }

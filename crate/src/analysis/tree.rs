@@ -118,9 +118,10 @@ pub fn tree(l: &Loaded, pos: usize, event: Option<i64>, opts: TreeOptions) -> Me
 /// Live blocks after `event` (None = window start) of a SnapshotDB.
 fn live_blocks(conn: &Connection, device: i64, event: Option<i64>, opts: TreeOptions) -> Result<Vec<LiveBlock>> {
     let e = event.unwrap_or(-1);
-    let sql = format!(
-        "SELECT l.size, l.requested_size, l.stack_id, l.alloc_event IS NULL, l.stack_source = 'free' FROM {} l WHERE l.size >= ?3 AND (?4 OR l.alloc_event IS NOT NULL)",
-        super::basis::live_lifetimes_sql("(SELECT id FROM devices WHERE device_index = ?1)", "?2")
+    let sql = super::basis::with_live(
+        include_str!("../../sql/analysis/tree_live_blocks.sql"),
+        "(SELECT id FROM devices WHERE device_index = ?1)",
+        "?2",
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params![device, e, opts.min_size, opts.include_static], |r| {

@@ -2,6 +2,7 @@
 //! cache, write exports and slices atomically.
 
 use super::{At, Engine};
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use crate::export::{ptsnap, slice};
 use crate::store::{self, Records};
@@ -65,7 +66,7 @@ pub fn stream_snapshot(path: &Path, hash: bool) -> Result<(Loaded, Option<String
         }
         if first && store::is_sqlite(&chunk[..n]) {
             return Err(Error::new(
-                "SNAPSHOT_INVALID",
+                ErrorCode::SnapshotInvalid,
                 format!("{shown} is a SnapshotDB, not a snapshot"),
                 "pass the snapshot pickle this database was imported from",
             ));
@@ -103,7 +104,7 @@ pub fn refuse_input_as_output(out: &Path, inputs: &[&Path]) -> Result<()> {
     let Some(out_id) = id(out) else { return Ok(()) };
     match inputs.iter().find(|i| id(i) == Some(out_id)) {
         Some(input) => Err(Error::new(
-            "INVALID_PARAMETER",
+            ErrorCode::InvalidParameter,
             format!("the output path {} is the input {}", out.display(), input.display()),
             "choose another -o path; snapscope never writes to its input",
         )),
@@ -150,7 +151,7 @@ pub fn dirs_within(base: &Path, rel: &Path) -> Result<std::path::PathBuf> {
             Ok(m) if m.file_type().is_dir() => {}
             Ok(_) => {
                 return Err(Error::new(
-                    "IO_ERROR",
+                    ErrorCode::IoError,
                     format!("{} is a symlink or a file, not a folder; snapscope does not write through it", at.display()),
                     "remove it (or make it a real folder) and run the command again",
                 ))
@@ -196,7 +197,7 @@ pub fn import_file(snapshot: &Path, out: &Path, device: Option<i64>, force: bool
     }
     if is_db(snapshot)? {
         return Err(Error::new(
-            "SNAPSHOT_INVALID",
+            ErrorCode::SnapshotInvalid,
             format!("{} is already a SnapshotDB", snapshot.display()),
             "import the snapshot it came from",
         ));

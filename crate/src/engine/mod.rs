@@ -2,6 +2,7 @@
 //! everything a surface needs. The CLI and the wasm facade are adapters over it: they parse
 //! input, call one method, and print or serialize what it returns. No surface touches SQL.
 
+use crate::codes::ErrorCode;
 mod envelope;
 #[cfg(not(target_arch = "wasm32"))]
 mod files;
@@ -109,7 +110,7 @@ impl At {
     pub fn parse_json(text: &str) -> Result<At> {
         serde_json::from_str(text).map_err(|e| {
             Error::new(
-                "INVALID_PARAMETER",
+                ErrorCode::InvalidParameter,
                 format!("not an event choice: {text} ({e})"),
                 r#"pass "allocated_peak", "reserved_peak", "active_peak", "requested_peak", "window_start", "dump" or {"event": N}"#,
             )
@@ -214,15 +215,16 @@ impl Engine {
         }
         let ov = match &self.loaded {
             Some(l) => overview::overview(l),
-            None => serde_json::from_str(&self.stored_overview()?)
-                .map_err(|e| Error::new("DATABASE_SCHEMA_INVALID", format!("stored overview unreadable: {e}"), "re-import the snapshot"))?,
+            None => serde_json::from_str(&self.stored_overview()?).map_err(|e| {
+                Error::new(ErrorCode::DatabaseSchemaInvalid, format!("stored overview unreadable: {e}"), "re-import the snapshot")
+            })?,
         };
         Ok(self.overview.get_or_init(|| ov))
     }
 
     fn stored_overview(&self) -> Result<String> {
         store::metadata(self.conn()?, "overview_json")?
-            .ok_or_else(|| Error::new("DATABASE_SCHEMA_INVALID", "the SnapshotDB has no overview", "re-import the snapshot"))
+            .ok_or_else(|| Error::new(ErrorCode::DatabaseSchemaInvalid, "the SnapshotDB has no overview", "re-import the snapshot"))
     }
 
     pub fn devices(&self) -> Result<Vec<i64>> {
@@ -279,7 +281,7 @@ impl Engine {
             At::Peak(c) => live::peak_of(&self.device_overview(device)?.peaks, c).event.map(i64::from),
             At::Event(e) if e < 0 || e >= events => {
                 return Err(Error::new(
-                    "EVENT_OUT_OF_RANGE",
+                    ErrorCode::EventOutOfRange,
                     format!("event {e} is outside device {device}'s trace (0..{})", events.max(1) - 1),
                     "omit the event for the state before the first event, or pick one from `overview`",
                 ))
@@ -444,8 +446,9 @@ impl Engine {
         self.drop_pending_what_ifs();
         let arc = self.loaded.as_mut().ok_or_else(|| Error::needs_snapshot("category rules"))?;
         self.db = OnceCell::new();
-        let loaded = Arc::get_mut(arc)
-            .ok_or_else(|| Error::new("BUSY", "the snapshot is shared with another view", "close the comparison, then change the rules"))?;
+        let loaded = Arc::get_mut(arc).ok_or_else(|| {
+            Error::new(ErrorCode::Busy, "the snapshot is shared with another view", "close the comparison, then change the rules")
+        })?;
         loaded.set_rules(rules);
         Ok(())
     }

@@ -4,6 +4,7 @@
 
 use super::{At, Engine};
 use crate::analysis::{categories, fragment, leak, oom, overview, peak, steps, streams, tree, DeviceAnalysis};
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use crate::simulate::tune::Tuning;
 use serde::{Deserialize, Serialize};
@@ -64,7 +65,7 @@ impl Mode {
 
     pub fn parse(name: &str) -> Result<Mode> {
         Mode::ALL.into_iter().find(|m| m.name() == name).ok_or_else(|| {
-            Error::new("INVALID_PARAMETER", format!("unknown analysis mode {name:?}"), format!("one of: {}", ANALYSES.join(", ")))
+            Error::new(ErrorCode::InvalidParameter, format!("unknown analysis mode {name:?}"), format!("one of: {}", ANALYSES.join(", ")))
         })
     }
 }
@@ -147,7 +148,7 @@ impl Engine {
             Mode::All => Answer::All(Box::new(self.analyze(device, at)?)),
             Mode::Compare => {
                 return Err(Error::new(
-                    "INVALID_PARAMETER",
+                    ErrorCode::InvalidParameter,
                     "mode compare takes two files",
                     "snapscope analyze A.pickle --mode compare --ref B.pickle",
                 ))

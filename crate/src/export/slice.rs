@@ -3,7 +3,8 @@
 //! Written with serde-pickle (writing is where it works well); CPython's pickle loads it.
 
 use crate::analysis::state::AllocatorState;
-use crate::model::{DeviceTrace, Event, Snapshot};
+use crate::codes::ErrorCode;
+use crate::model::{BlockState, DeviceTrace, Event, Snapshot};
 use crate::{Error, Loaded, Result};
 use serde_pickle::{HashableValue as H, Value as V};
 use std::collections::BTreeMap;
@@ -106,7 +107,7 @@ pub fn time_range(snap: &Snapshot, device: i64, t0: i64, t1: i64) -> Result<(i64
     match (idx.first(), idx.last()) {
         (Some(&a), Some(&b)) => Ok((a as i64, b as i64)),
         _ => Err(Error::new(
-            "INVALID_PARAMETER",
+            ErrorCode::InvalidParameter,
             format!("no event of device {device} has time_us in {t0}..{t1}"),
             "the trace has no time_us (torch_npu, PyTorch < 2.2) or the range misses it",
         )),
@@ -134,21 +135,21 @@ pub fn pickle(loaded: &Loaded, device: i64, a: i64, b: i64, state: &AllocatorSta
                         (k("address"), i(bl.address)),
                         (k("size"), i(bl.size)),
                         (k("requested_size"), i(bl.requested)),
-                        (k("state"), s(&bl.state)),
+                        (k("state"), s(bl.state.name())),
                         (k("frames"), frames(snap, stack)),
                     ]))
                 })
                 .collect();
-            let sum = |f: &dyn Fn(&str) -> bool| sg.blocks.iter().filter(|x| f(&x.state)).map(|x| x.size).sum::<i64>();
+            let sum = |f: &dyn Fn(BlockState) -> bool| sg.blocks.iter().filter(|x| f(x.state)).map(|x| x.size).sum::<i64>();
             V::Dict(BTreeMap::from([
                 (k("device"), i(device)),
                 (k("address"), i(sg.address)),
                 (k("total_size"), i(sg.size)),
-                (k("allocated_size"), i(sum(&|st| st == "active_allocated"))),
-                (k("active_size"), i(sum(&|st| st != "inactive"))),
-                (k("requested_size"), i(sg.blocks.iter().filter(|x| x.state != "inactive").map(|x| x.requested).sum())),
+                (k("allocated_size"), i(sum(&|st| st == BlockState::ActiveAllocated))),
+                (k("active_size"), i(sum(&|st| st != BlockState::Inactive))),
+                (k("requested_size"), i(sg.blocks.iter().filter(|x| x.state != BlockState::Inactive).map(|x| x.requested).sum())),
                 (k("stream"), i(sg.stream)),
-                (k("segment_type"), s(&sg.segment_type)),
+                (k("segment_type"), s(sg.segment_type.name())),
                 (k("segment_pool_id"), V::Tuple(vec![i(0), i(0)])),
                 (k("is_expandable"), V::Bool(sg.is_expandable)),
                 (k("frames"), V::List(vec![])),
@@ -164,7 +165,7 @@ pub fn pickle(loaded: &Loaded, device: i64, a: i64, b: i64, state: &AllocatorSta
         top.insert(k("allocator_settings"), json_to_pickle(settings));
     }
     serde_pickle::value_to_vec(&V::Dict(top), serde_pickle::SerOptions::new())
-        .map_err(|e| Error::new("EXPORT_FAILED", e.to_string(), "report this as a bug"))
+        .map_err(|e| Error::new(ErrorCode::ExportFailed, e.to_string(), "report this as a bug"))
 }
 
 /// Checks that a..=b lies within `device`'s trace.
@@ -173,7 +174,7 @@ pub fn check_range(snap: &Snapshot, device: i64, a: i64, b: i64) -> Result<()> {
     let n = trace.events.len() as i64;
     if a < 0 || b >= n {
         return Err(Error::new(
-            "EVENT_OUT_OF_RANGE",
+            ErrorCode::EventOutOfRange,
             format!("{a}..{b} is outside device {device}'s {n} events"),
             format!("use a range within 0..{}", n - 1),
         ));

@@ -1,6 +1,7 @@
 //! Read-only SQL over a SnapshotDB with a row limit and a time limit: the engine behind custom
 //! queries in the CLI and the page's SQL console, and behind every template.
 
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
@@ -173,7 +174,7 @@ pub fn run(conn: &mut Connection, sql: &str, params: &[(&str, rusqlite::types::V
 fn run_unguarded(conn: &Connection, sql: &str, params: &[(&str, rusqlite::types::Value)], limits: Limits, budget: u64) -> Result<Rows> {
     let not_readonly = || {
         Error::new(
-            "QUERY_NOT_READONLY",
+            ErrorCode::QueryNotReadonly,
             "only read-only statements (SELECT, WITH, read-only PRAGMA) are allowed; no ATTACH",
             "the SnapshotDB is read-only; copy it with sqlite3 to modify it",
         )
@@ -239,7 +240,7 @@ fn timeout_or(e: rusqlite::Error, ms: u64, budget: u64) -> Error {
         }
         if f.code == rusqlite::ErrorCode::OperationInterrupted {
             return Error::new(
-                "QUERY_TIMEOUT",
+                ErrorCode::QueryTimeout,
                 format!("the query ran longer than {ms} ms and was stopped"),
                 "narrow it (WHERE, LIMIT) or raise --timeout",
             );

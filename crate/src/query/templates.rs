@@ -5,6 +5,7 @@
 use super::catalogue::{catalogue, render_sql, Column, Kind, ParamType, Template};
 use super::sql::{self, Cell, Limits};
 use crate::analysis::tree::{memory_tree, TreeOptions};
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use rusqlite::types::Value;
 use rusqlite::Connection;
@@ -32,7 +33,7 @@ pub struct TemplateResult {
 pub fn find(name: &str) -> Result<Template> {
     catalogue().into_iter().find(|t| t.name == name).ok_or_else(|| {
         Error::new(
-            "TEMPLATE_NOT_FOUND",
+            ErrorCode::TemplateNotFound,
             format!("no template named {name:?}"),
             format!("templates: {}", catalogue().iter().map(|t| t.name).collect::<Vec<_>>().join(", ")),
         )
@@ -50,7 +51,7 @@ fn invalid(msg: String, t: &Template) -> Error {
             format!("{}{} ({ty})", p.name, if p.required { "*" } else { "" })
         }))
         .collect();
-    Error::new("INVALID_PARAMETER", msg, format!("{} accepts: {} (* = required)", t.name, accepted.join(", ")))
+    Error::new(ErrorCode::InvalidParameter, msg, format!("{} accepts: {} (* = required)", t.name, accepted.join(", ")))
 }
 
 /// Resolve the device: the given one if the DB has it, else the first one.
@@ -66,13 +67,14 @@ pub fn resolve_device(conn: &Connection, device: Option<i64>) -> Result<i64> {
 pub fn pick_device(all: &[i64], device: Option<i64>) -> Result<i64> {
     match device {
         Some(d) if all.contains(&d) => Ok(d),
-        Some(d) => {
-            Err(Error::new("DEVICE_NOT_FOUND", format!("device {d} not found; available: {all:?}"), "pick one of the available devices"))
-        }
-        None => all
-            .first()
-            .copied()
-            .ok_or_else(|| Error::new("DEVICE_NOT_FOUND", "the snapshot has no devices", "it holds no segments and no trace events")),
+        Some(d) => Err(Error::new(
+            ErrorCode::DeviceNotFound,
+            format!("device {d} not found; available: {all:?}"),
+            "pick one of the available devices",
+        )),
+        None => all.first().copied().ok_or_else(|| {
+            Error::new(ErrorCode::DeviceNotFound, "the snapshot has no devices", "it holds no segments and no trace events")
+        }),
     }
 }
 
@@ -127,7 +129,7 @@ pub fn run(conn: &mut Connection, name: &str, params: &Map<String, J>, limits: L
             if let Value::Integer(e) = bound {
                 if e < 0 || e >= events {
                     return Err(Error::new(
-                        "EVENT_OUT_OF_RANGE",
+                        ErrorCode::EventOutOfRange,
                         format!("event_id {e} is outside device {device}'s trace of {events} events"),
                         "event ids run from 0 to events-1 (see `snapscope overview`)",
                     ));
@@ -164,7 +166,7 @@ pub fn run(conn: &mut Connection, name: &str, params: &Map<String, J>, limits: L
             let declared: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
             if rows.columns.iter().map(String::as_str).ne(declared.iter().copied()) {
                 return Err(Error::new(
-                    "TEMPLATE_COLUMNS",
+                    ErrorCode::TemplateColumns,
                     format!("template {} returned the columns {:?}, not the declared {declared:?}", t.name, rows.columns),
                     "a bug in the template catalogue (crate/sql/templates): report it",
                 ));

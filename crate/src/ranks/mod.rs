@@ -4,7 +4,9 @@
 //! both produce [`FileSummary`]s and call [`combine`].
 
 pub mod combine;
+pub mod order;
 pub mod summary;
 
 pub use combine::{combine, FileError, RanksReport};
+pub use order::run_order;
 pub use summary::{rank_from_name, summarize, FileSummary};

@@ -176,5 +176,8 @@ mod tests {
         assert_eq!(rank_from_name("ranking.pickle"), None);
         assert_eq!(rank_from_name("run/rank3/memory_snapshot.pickle"), Some(3));
         assert_eq!(rank_from_name("/tmp/ranks64/rank12.pickle"), Some(12));
+        assert_eq!(rank_from_name("rank.-_3.pickle"), Some(3));
+        assert_eq!(rank_from_name("rank3_of_rank8.pickle"), Some(8), "the last 'rank'");
+        assert_eq!(rank_from_name("rank99999999999999999999.pickle"), None);
     }
 }

@@ -3,6 +3,7 @@
 //! entry becomes a warning that names it rather than a refusal of the whole file.
 
 use super::arena::{Arena, Node};
+use crate::codes::WarningCode;
 use crate::error::{Error, Result};
 use crate::fasthash::FastMap;
 use crate::model::*;
@@ -278,7 +279,7 @@ pub fn decode(arena: &Arena, root: Node, mut st: DecodeState) -> Result<Snapshot
     }
     if d.st.bad_frames > 0 {
         let n = d.st.bad_frames;
-        d.warn("FRAME_INVALID", format!("{n} stack frames were not {{filename, line, name}} dicts and were skipped"), None, None);
+        d.warn(WarningCode::FrameInvalid, format!("{n} stack frames were not {{filename, line, name}} dicts and were skipped"), None, None);
     }
     Ok(st.snap)
 }
@@ -289,10 +290,10 @@ struct Decoder<'x> {
 }
 
 impl Decoder<'_> {
-    fn warn(&mut self, code: &'static str, message: String, device: Option<i64>, event: Option<usize>) {
+    fn warn(&mut self, code: WarningCode, message: String, device: Option<i64>, event: Option<usize>) {
         // Bounded: a file with millions of bad entries must not produce millions of warnings.
         if self.st.snap.warnings.len() < 1000 {
-            self.st.snap.warnings.push(Warning { code: code.into(), message, device, event });
+            self.st.snap.warnings.push(Warning { code, message, device, event });
         }
     }
 
@@ -429,12 +430,17 @@ impl Decoder<'_> {
         let mut dump_bytes = 0u64;
         for (i, seg) in items.into_iter().enumerate() {
             if self.a.as_dict(seg).is_none() {
-                self.warn("SEGMENT_INVALID", format!("segments[{i}] is a {}, not a dict; skipped", self.a.type_name(seg)), None, None);
+                self.warn(
+                    WarningCode::SegmentInvalid,
+                    format!("segments[{i}] is a {}, not a dict; skipped", self.a.type_name(seg)),
+                    None,
+                    None,
+                );
                 continue;
             }
             match self.segment(seg) {
                 Some(s) if dump_bytes.saturating_add(figures_sum(&s)) > MAX_DUMP_BYTES => self.warn(
-                    "SEGMENT_INVALID",
+                    WarningCode::SegmentInvalid,
                     format!("segments[{i}]: the dump's byte figures would pass 2^58 in all (no device holds that much); skipped"),
                     Some(s.device),
                     None,
@@ -444,7 +450,7 @@ impl Decoder<'_> {
                     self.st.snap.segments.push(s)
                 }
                 None => self.warn(
-                    "SEGMENT_INVALID",
+                    WarningCode::SegmentInvalid,
                     format!("segments[{i}] has no 'address' (a 64-bit integer, the segment ending below 2^64), no 'total_size' between 0 and 2^50 bytes, or a 'device' outside -1..4095; skipped"),
                     None,
                     None,
@@ -489,7 +495,7 @@ impl Decoder<'_> {
                     blocks.push(block);
                 }
                 _ => self.warn(
-                    "SEGMENT_INVALID",
+                    WarningCode::SegmentInvalid,
                     format!("segment 0x{address:x}: block {k} at 0x{:x} of {} bytes ends past 2^64 or takes the dump's byte figures past 2^58; skipped", block.address, block.size),
                     None,
                     None,
@@ -504,7 +510,7 @@ impl Decoder<'_> {
         let active_size = self.bytes(seg, "active_size").unwrap_or(active);
         if !blocks.is_empty() && (allocated_size != allocated || active_size != active) {
             self.warn(
-                "DUMP_INCONSISTENT",
+                WarningCode::DumpInconsistent,
                 format!("segment 0x{address:x}: allocated_size {allocated_size} / active_size {active_size} differ from its blocks' sums {allocated} / {active}; the segment figures are used"),
                 Some(device),
                 None,
@@ -591,7 +597,7 @@ impl Decoder<'_> {
             Some(i) => {
                 if self.st.frame_texts_cut == 0 {
                     self.warn(
-                        "FRAME_TEXT_CUT",
+                        WarningCode::FrameTextCut,
                         format!("frame names or file names longer than {MAX_FRAME_TEXT} bytes are cut there (`…`)"),
                         None,
                         None,
@@ -694,7 +700,7 @@ impl Decoder<'_> {
         }
         let Some(entries) = self.a.as_seq(list).map(<[Node]>::to_vec) else {
             self.warn(
-                "TRACE_INVALID",
+                WarningCode::TraceInvalid,
                 format!("device_traces[{dev}] is a {}, not a list; ignored", self.a.type_name(list)),
                 Some(dev as i64),
                 None,
@@ -751,7 +757,7 @@ impl Decoder<'_> {
         let mut extra: Option<EventExtra> = None;
         if matches!(e, Node::Folded | Node::Entry(_)) {
             self.warn(
-                "EVENT_INVALID",
+                WarningCode::EventInvalid,
                 "trace entry repeats an earlier entry object; kept as an unknown event".into(),
                 Some(device),
                 Some(index),
@@ -760,7 +766,7 @@ impl Decoder<'_> {
         }
         let Some(pairs) = self.a.as_dict(e) else {
             self.warn(
-                "EVENT_INVALID",
+                WarningCode::EventInvalid,
                 format!("trace entry is a {}, not a dict; kept as an unknown event", self.a.type_name(e)),
                 Some(device),
                 Some(index),
@@ -783,7 +789,7 @@ impl Decoder<'_> {
                 EntryField::Addr => match self.a.as_int(v).and_then(to_u64) {
                     Some(a) => ev.addr = a,
                     None => self.warn(
-                        "EVENT_INVALID",
+                        WarningCode::EventInvalid,
                         format!("addr {} is not a 64-bit address; 0 used", self.a.to_json(v, 0)),
                         Some(device),
                         Some(index),
@@ -792,7 +798,7 @@ impl Decoder<'_> {
                 EntryField::Size => match self.a.as_int(v) {
                     Some(s) if (0..=MAX_BYTES as i128).contains(&s) => ev.size = s as u64,
                     _ => self.warn(
-                        "EVENT_INVALID",
+                        WarningCode::EventInvalid,
                         format!("size {} is not a byte count (0 to 2^50); 0 used", self.a.to_json(v, 0)),
                         Some(device),
                         Some(index),
@@ -872,7 +878,12 @@ impl Decoder<'_> {
             bad.push(format!("{} ({})", e.message, e.hint));
         }
         for b in bad.into_iter().take(16) {
-            self.warn("ALLOC_CONF_INVALID", format!("the recorded allocator_settings: {b}; the default is used in its place"), None, None);
+            self.warn(
+                WarningCode::AllocConfInvalid,
+                format!("the recorded allocator_settings: {b}; the default is used in its place"),
+                None,
+                None,
+            );
         }
     }
 
@@ -914,7 +925,7 @@ impl Decoder<'_> {
         }
         if cut > 0 {
             self.warn(
-                "ANNOTATION_TEXT_CUT",
+                WarningCode::AnnotationTextCut,
                 format!("{cut} annotation names longer than {MAX_FRAME_TEXT} bytes were cut there (`…`)"),
                 None,
                 None,

@@ -2,13 +2,14 @@
 //! the pickle, read into the same arena so that one decoder serves both.
 
 use super::arena::{Arena, Node};
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use serde_json::Value;
 
 pub fn parse(bytes: &[u8], arena: &mut Arena) -> Result<Node> {
     let v: Value = serde_json::from_slice(bytes).map_err(|e| {
         Error::new(
-            "JSON_INVALID",
+            ErrorCode::JsonInvalid,
             format!("line {}, column {}: {e}", e.line(), e.column()),
             "the file starts like JSON but is not valid JSON; check that it is complete",
         )

@@ -1,6 +1,7 @@
 //! Bytes → [`Snapshot`]. Detects the encoding (pickle, gzip-compressed pickle, JSON), runs the
 //! safe pickle VM or the JSON parser into the value arena, then decodes the snapshot shape.
 
+use crate::codes::{ErrorCode, WarningCode};
 pub mod arena;
 pub mod decode;
 pub mod entry;
@@ -143,7 +144,7 @@ fn finish_pickle(vm: pickle::StreamVm) -> Result<Snapshot> {
             info.end,
             if zeros { "" } else { " (an older torch_npu re-dump over a longer file leaves these)" }
         );
-        snap.warnings.insert(0, Warning { code: "TRAILING_BYTES".into(), message, device: None, event: None });
+        snap.warnings.insert(0, Warning { code: WarningCode::TrailingBytes, message, device: None, event: None });
     }
     Ok(snap)
 }
@@ -188,7 +189,11 @@ fn gunzip_into(bytes: &[u8], limits: Limits) -> Result<ChunkReader> {
     let mut inflated = 0u64;
     loop {
         let n = dec.read(&mut piece).map_err(|e| {
-            Error::new("GZIP_INVALID", format!("the gzip stream is corrupt: {e}"), "check that the .gz download is complete (gzip -t FILE)")
+            Error::new(
+                ErrorCode::GzipInvalid,
+                format!("the gzip stream is corrupt: {e}"),
+                "check that the .gz download is complete (gzip -t FILE)",
+            )
         })?;
         if n == 0 {
             return inner_error.map_or(Ok(inner), Err);
@@ -200,7 +205,7 @@ fn gunzip_into(bytes: &[u8], limits: Limits) -> Result<ChunkReader> {
         }
         if inner_error.is_none() {
             inner_error = inner.push(&piece[..n]).err();
-            if inner_error.as_ref().is_some_and(|e| e.code == "GZIP_NESTED") {
+            if inner_error.as_ref().is_some_and(|e| e.code == ErrorCode::GzipNested) {
                 return Err(inner_error.unwrap_or_else(nested_gzip));
             }
         }
@@ -209,7 +214,7 @@ fn gunzip_into(bytes: &[u8], limits: Limits) -> Result<ChunkReader> {
 
 fn nested_gzip() -> Error {
     Error::new(
-        "GZIP_NESTED",
+        ErrorCode::GzipNested,
         "the gzip stream holds another gzip stream; a snapshot is compressed once, so it is refused unopened",
         "if it is genuine, decompress it yourself (gunzip -c FILE | gunzip -c > plain.pickle) and open the plain pickle",
     )
@@ -217,7 +222,7 @@ fn nested_gzip() -> Error {
 
 fn too_large(max: u64) -> Error {
     Error::new(
-        "INPUT_TOO_LARGE",
+        ErrorCode::InputTooLarge,
         format!("the input exceeds {max} bytes"),
         "record fewer events (max_entries in _record_memory_history) or open the file with the native snapscope CLI",
     )

@@ -18,6 +18,7 @@ use super::entry;
 use super::memo::Memo;
 use super::memo::Replaced;
 use super::recycle::Recycler;
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 
 /// What the VM learned besides the value.
@@ -389,7 +390,7 @@ impl StreamVm {
             return Ok(());
         }
         Err(Halt::Fail(Error::new(
-            "PICKLE_UNSAFE",
+            ErrorCode::PickleUnsafe,
             format!("byte {at}: the pickle imports {module}.{name}; snapshot pickles contain plain data only, and snapscope never runs code from a file"),
             "this file is not a memory snapshot or was tampered with; do not open it with pickle.load either",
         )))
@@ -558,7 +559,7 @@ impl StreamVm {
                     let p = self.u8()?;
                     if p > 5 {
                         return Err(Error::new(
-                            "PICKLE_UNSUPPORTED",
+                            ErrorCode::PickleUnsupported,
                             format!("byte {at}: pickle protocol {p} is not supported (protocols 0-5 are)"),
                             "re-dump the snapshot with pickle protocol 4 or 5",
                         )
@@ -781,7 +782,7 @@ impl StreamVm {
                 }
                 b'b' | 0x81 | 0x92 | b'i' | b'o' | b'P' | b'Q' | 0x82 | 0x83 | 0x84 | 0x97 | 0x98 => {
                     return Err(Error::new(
-                        "PICKLE_UNSAFE",
+                        ErrorCode::PickleUnsafe,
                         format!(
                             "byte {at}: opcode 0x{op:02x} builds objects or external references; snapshot pickles contain plain data only"
                         ),
@@ -791,7 +792,7 @@ impl StreamVm {
                 }
                 b'S' | b'V' => {
                     return Err(Error::new(
-                        "PICKLE_UNSUPPORTED",
+                        ErrorCode::PickleUnsupported,
                         format!("byte {at}: protocol-0 text strings are not supported"),
                         "re-dump the snapshot with pickle protocol 2 or newer (the default of every PyTorch release)",
                     )
@@ -840,7 +841,7 @@ mod tests {
         // pickle of os.system('true') via GLOBAL + REDUCE (protocol 0 GLOBAL)
         let b = b"cos\nsystem\n(S'true'\ntR.";
         let e = parse_err(b);
-        assert_eq!(e.code, "PICKLE_UNSAFE");
+        assert_eq!(e.code, ErrorCode::PickleUnsafe);
         assert!(e.message.contains("os.system"), "{}", e.message);
     }
 

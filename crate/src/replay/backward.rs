@@ -4,6 +4,7 @@
 
 use super::ranges::{Range, RangeSet};
 use super::{IssueLog, Lifetime, StackSource, NONE};
+use crate::codes::IssueCode;
 use crate::fasthash::FastMap;
 use crate::format::exact_bytes;
 use crate::model::{Action, BlockState, DeviceTrace, Pool, Snapshot};
@@ -22,7 +23,7 @@ pub(crate) fn dump_ranges(snap: &Snapshot, device: i64, log: &mut IssueLog) -> R
     for s in snap.segments.iter().filter(|s| s.device == device) {
         let r = Range { start: s.address, size: s.total_size, stream: s.stream, pool: s.pool, expandable: s.is_expandable };
         if let Err(e) = ranges.insert_separate(r) {
-            log.add(None, "DUMP_SEGMENT_OVERLAP", format!("dump segment: {e}"));
+            log.add(None, IssueCode::DumpSegmentOverlap, format!("dump segment: {e}"));
         }
     }
     ranges
@@ -50,7 +51,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
             lt.size_known = true;
             lifetimes.push(lt);
             if open.insert(b.address, id).is_some() {
-                log.add(None, "DUMP_BLOCK_DUPLICATE", format!("two dump blocks start at 0x{:x}", b.address));
+                log.add(None, IssueCode::DumpBlockDuplicate, format!("two dump blocks start at 0x{:x}", b.address));
             }
         }
     }
@@ -72,7 +73,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                 None => {
                     log.add(
                         Some(i),
-                        "ALLOC_UNMATCHED",
+                        IssueCode::AllocUnmatched,
                         format!(
                             "alloc of {} at 0x{:x} is neither freed later in the window nor live at the dump; left out of the counters",
                             exact_bytes(e.size as i64),
@@ -102,7 +103,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                     }
                     None => log.add(
                         Some(i),
-                        "FREE_UNMATCHED",
+                        IssueCode::FreeUnmatched,
                         format!("free_requested at 0x{:x} matches no block that is freed or pending later", e.addr),
                     ),
                 }
@@ -111,7 +112,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                 if let Some(later) = open.remove(&e.addr) {
                     log.add(
                         Some(i),
-                        "FREE_WHILE_OCCUPIED",
+                        IssueCode::FreeWhileOccupied,
                         format!(
                             "free of 0x{:x}, but the block there later has no alloc event in between (duplicated free or a missing alloc)",
                             e.addr
@@ -134,24 +135,24 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
             }
             Action::SegmentAlloc => {
                 if let Err(m) = ranges.remove_exact(e.addr, e.size) {
-                    log.add(Some(i), "SEGMENT_UNMATCHED", format!("segment_alloc: {m}"));
+                    log.add(Some(i), IssueCode::SegmentUnmatched, format!("segment_alloc: {m}"));
                 }
             }
             Action::SegmentFree => {
                 let pool = if e.size == 2 << 20 { Pool::Small } else { Pool::Large };
                 if let Err(m) = ranges.insert(Range { start: e.addr, size: e.size, stream: e.stream, pool, expandable: false }) {
-                    log.add(Some(i), "SEGMENT_UNMATCHED", format!("segment_free: {m}"));
+                    log.add(Some(i), IssueCode::SegmentUnmatched, format!("segment_free: {m}"));
                 }
             }
             Action::SegmentMap => {
                 if let Err(m) = ranges.cut(e.addr, e.size) {
-                    log.add(Some(i), "SEGMENT_UNMATCHED", format!("segment_map: {m}"));
+                    log.add(Some(i), IssueCode::SegmentUnmatched, format!("segment_map: {m}"));
                 }
             }
             Action::SegmentUnmap => {
                 let pool = neighbour_pool(&ranges, e.addr, e.size);
                 if let Err(m) = ranges.insert(Range { start: e.addr, size: e.size, stream: e.stream, pool, expandable: true }) {
-                    log.add(Some(i), "SEGMENT_UNMATCHED", format!("segment_unmap: {m}"));
+                    log.add(Some(i), IssueCode::SegmentUnmatched, format!("segment_unmap: {m}"));
                 }
             }
             _ => {}

@@ -4,6 +4,7 @@
 
 use super::column::Column;
 use super::{IssueLog, Lifetime, NONE};
+use crate::codes::IssueCode;
 use crate::format::exact_bytes;
 use crate::model::{Action, DeviceTrace, Snapshot};
 use serde::{Deserialize, Serialize};
@@ -294,7 +295,7 @@ pub(crate) fn compute(
     if start.allocated < 0 || start.active < 0 || start.reserved < 0 {
         log.add(
             None,
-            "NEGATIVE_START",
+            IssueCode::NegativeStart,
             format!("the trace implies negative memory before its first event ({start:?}); the trace does not fit the dump"),
         );
     }
@@ -326,7 +327,7 @@ pub(crate) fn compute(
         if e.action() == Action::Snapshot && e.size as i64 != cur.active {
             log.add(
                 Some(i),
-                "CHECKPOINT_MISMATCH",
+                IssueCode::CheckpointMismatch,
                 format!("the snapshot marker says {} active, the replay has {}", exact_bytes(e.size as i64), exact_bytes(cur.active)),
             );
         }

@@ -10,6 +10,7 @@ use super::free_blocks::FreeBlocks;
 use super::ranges::{Range, RangeSet};
 use super::rules::{Rules, MIB, MIN_BLOCK};
 use super::{IssueLog, Lifetime, SegmentLife, NONE};
+use crate::codes::IssueCode;
 use crate::fasthash::{FastMap, FastSet};
 use crate::format::exact_bytes;
 use crate::model::{Action, BlockState, DeviceTrace, Pool, Snapshot};
@@ -140,7 +141,7 @@ impl Layout<'_> {
                 let first = lt.free_requested_event().or(lt.free_completed_event()).map(|e| e as usize);
                 log.add(
                     first,
-                    "BLOCK_OUTSIDE_SEGMENTS",
+                    IssueCode::BlockOutsideSegments,
                     format!("the block at 0x{:x}, alive before the window, lies outside every segment reserved then (a missing alloc or segment event?)", lt.addr),
                 );
             }
@@ -288,7 +289,7 @@ fn run_with(
                             mismatch = true;
                             log.add(
                                 Some(i),
-                                "SIZE_MISMATCH",
+                                IssueCode::SizeMismatch,
                                 format!(
                                     "alloc at 0x{:x}: the rules give {}, the dump block has {}",
                                     e.addr,
@@ -303,7 +304,7 @@ fn run_with(
                         lt.size_exact = true;
                     }
                     Err(m) => {
-                        log.add(Some(i), "ALLOC_INCONSISTENT", format!("alloc of {}: {m}", exact_bytes(e.size as i64)));
+                        log.add(Some(i), IssueCode::AllocInconsistent, format!("alloc of {}: {m}", exact_bytes(e.size as i64)));
                         if !lt.size_known {
                             lt.size = rules.round_size(e.size);
                         }
@@ -322,7 +323,7 @@ fn run_with(
                 segment_events.push(i as u32);
                 match lay.ranges.apply(e.action(), e.addr, e.size, e.stream) {
                     Err(m) => {
-                        log.add(Some(i), "SEGMENT_INCONSISTENT", format!("{}: {m}", e.action().name()));
+                        log.add(Some(i), IssueCode::SegmentInconsistent, format!("{}: {m}", e.action().name()));
                         lay.ordered();
                     }
                     Ok(()) => {
@@ -351,7 +352,7 @@ fn run_with(
                 if around.is_err() {
                     log.add(
                         Some(i),
-                        "SEGMENT_INCONSISTENT",
+                        IssueCode::SegmentInconsistent,
                         format!("{} of 0x{:x}+{} while blocks in it are live", e.action().name(), e.addr, e.size),
                     );
                 }
@@ -361,7 +362,7 @@ fn run_with(
                     lay.ranges.cut(e.addr, e.size)
                 };
                 match (done, around, &mut lay.free) {
-                    (Err(m), _, _) => log.add(Some(i), "SEGMENT_INCONSISTENT", format!("{}: {m}", e.action().name())),
+                    (Err(m), _, _) => log.add(Some(i), IssueCode::SegmentInconsistent, format!("{}: {m}", e.action().name())),
                     (Ok(_), Ok(Some(around)), Some(free)) => free.cut(around, e.addr, e.addr.saturating_add(e.size)),
                     _ => {}
                 }
@@ -421,7 +422,7 @@ fn check_against_dump(snap: &Snapshot, device: i64, lay: &Layout, log: &mut Issu
         if got.map(|g| (g.start, g.size)) != Some((r.start, r.size)) {
             log.add(
                 None,
-                "DUMP_SEGMENT_MISMATCH",
+                IssueCode::DumpSegmentMismatch,
                 format!("the dump has a segment 0x{:x}+{} that the replay does not end with", r.start, r.size),
             );
         }
@@ -441,7 +442,7 @@ fn check_against_dump(snap: &Snapshot, device: i64, lay: &Layout, log: &mut Issu
     }
     for (&addr, &l) in &lay.blocks {
         if !dump_addrs.contains(&addr) && !lay.lifetimes[l as usize].orphan {
-            log.add(None, "DUMP_BLOCK_MISSING", format!("the replay ends with a block at 0x{addr:x} that the dump does not have"));
+            log.add(None, IssueCode::DumpBlockMissing, format!("the replay ends with a block at 0x{addr:x} that the dump does not have"));
         }
     }
     [matched, total]

@@ -137,7 +137,7 @@ pub struct SegmentLife {
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Issue {
     pub event: Option<u32>,
-    pub code: std::borrow::Cow<'static, str>,
+    pub code: crate::codes::IssueCode,
     pub message: String,
 }
 
@@ -185,9 +185,9 @@ pub(crate) struct IssueLog {
 }
 
 impl IssueLog {
-    pub fn add(&mut self, event: Option<usize>, code: &'static str, message: String) {
+    pub fn add(&mut self, event: Option<usize>, code: crate::codes::IssueCode, message: String) {
         if self.issues.len() < MAX_ISSUES {
-            self.issues.push(Issue { event: event.map(|e| e as u32), code: code.into(), message });
+            self.issues.push(Issue { event: event.map(|e| e as u32), code, message });
         } else {
             self.more += 1;
         }

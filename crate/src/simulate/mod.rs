@@ -6,6 +6,7 @@
 //! `settings` (what to simulate) → `seed` (the window-start layout from the replay) → `pool`
 //! (the allocator) driven by `run` over the trace → [`Simulation`]. `tune` runs a standard set.
 
+use crate::codes::ErrorCode;
 mod addresses;
 mod check;
 mod pool;
@@ -168,7 +169,7 @@ pub fn simulate_loaded(l: &Loaded, device: i64, conf: &str, device_memory: Optio
     let d = l.device(device).ok_or_else(|| Error::no_device(device))?;
     if l.snapshot.host_device == Some(device) {
         return Err(Error::new(
-            "NOT_SIMULATED",
+            ErrorCode::NotSimulated,
             format!("entry {device} is pinned host memory, which the device caching allocator does not manage"),
             "simulate one of the GPU/NPU devices",
         ));

@@ -1,6 +1,7 @@
 //! Allocator settings a simulation runs under: the recorded ones (from `allocator_settings` or
 //! what the replay inferred) changed by a `PYTORCH_CUDA_ALLOC_CONF`-style string.
 
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use crate::replay::rules::{Rules, MIB};
 use serde::Serialize;
@@ -67,7 +68,7 @@ impl Settings {
         for (key, value) in alloc_conf::pairs(conf)? {
             if NPU_KEYS.contains(&key.as_str()) && !self.npu {
                 return Err(Error::new(
-                    "ALLOC_CONF_INVALID",
+                    ErrorCode::AllocConfInvalid,
                     format!("`{key}` is a torch_npu setting and this recording is CUDA's"),
                     format!("CUDA takes: {}", accepted_keys().into_iter().filter(|k| !NPU_KEYS.contains(k)).collect::<Vec<_>>().join(", ")),
                 ));
@@ -87,7 +88,7 @@ impl Settings {
         let limited = self.rules.max_split_size != u64::MAX || self.garbage_collection_threshold > 0.0;
         if self.npu && self.rules.expandable && limited {
             return Err(Error::new(
-                "ALLOC_CONF_INVALID",
+                ErrorCode::AllocConfInvalid,
                 "torch_npu rejects expandable_segments together with max_split_size_mb or garbage_collection_threshold",
                 "simulate them one at a time",
             ));
@@ -215,7 +216,7 @@ mod tests {
     #[test]
     fn rejects_unknown_keys_and_values_with_the_accepted_list() {
         let e = base().apply_conf("expandable:True").unwrap_err();
-        assert_eq!(e.code, "ALLOC_CONF_INVALID");
+        assert_eq!(e.code, ErrorCode::AllocConfInvalid);
         assert!(e.hint.contains("max_split_size_mb"), "{}", e.hint);
         assert!(base().apply_conf("max_split_size_mb:10").is_err());
         assert!(base().apply_conf("garbage_collection_threshold:1.5").is_err());

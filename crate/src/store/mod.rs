@@ -2,6 +2,7 @@
 //! docs/schema.md). Loading runs in one transaction with prepared statements; indexes are built
 //! after the rows are in.
 
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use crate::model::Frame;
 use crate::semantics::snake_name;
@@ -111,8 +112,8 @@ pub fn open_file(path: &std::path::Path) -> Result<Connection> {
         .and_then(|_| refuse_code(&conn))
         .and_then(|_| check_schema(&conn));
     checked.map_err(|e| match e.code {
-        "QUERY_FAILED" => Error::new(
-            "DATABASE_SCHEMA_INVALID",
+        ErrorCode::QueryFailed => Error::new(
+            ErrorCode::DatabaseSchemaInvalid,
             format!("{}: {}", path.display(), e.message),
             "open a SnapshotDB written by `snapscope import`",
         ),
@@ -139,7 +140,7 @@ fn open_read_only(path: &std::path::Path) -> Result<Connection> {
     wal.push("-wal");
     if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
         return Err(Error::new(
-            "DATABASE_SCHEMA_INVALID",
+            ErrorCode::DatabaseSchemaInvalid,
             format!("{shown} is in WAL mode with changes still in its -wal file"),
             "checkpoint it first (sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)'), or re-import the snapshot",
         ));
@@ -192,7 +193,7 @@ fn refuse_code(conn: &Connection) -> Result<()> {
             };
             if std::str::from_utf8(bytes).is_err() {
                 return Err(Error::new(
-                    "DATABASE_SCHEMA_INVALID",
+                    ErrorCode::DatabaseSchemaInvalid,
                     "the database's schema holds names that are not UTF-8 text; refused unread",
                     "open a SnapshotDB written by `snapscope import`, or the snapshot itself",
                 ));
@@ -204,7 +205,7 @@ fn refuse_code(conn: &Connection) -> Result<()> {
     }
     let names: Vec<String> = found.iter().map(|(t, n)| format!("{t} {n:?}")).collect();
     Err(Error::new(
-        "DATABASE_SCHEMA_INVALID",
+        ErrorCode::DatabaseSchemaInvalid,
         format!("the database holds {} (a SnapshotDB has only tables and indexes); refused unread", names.join(", ")),
         "open a SnapshotDB written by `snapscope import`, or the snapshot itself",
     ))
@@ -213,14 +214,14 @@ fn refuse_code(conn: &Connection) -> Result<()> {
 pub fn check_schema(conn: &Connection) -> Result<()> {
     let v: Option<String> = conn.query_row("SELECT value FROM metadata WHERE key = 'schema_version'", [], |r| r.get(0)).map_err(|_| {
         Error::new(
-            "DATABASE_SCHEMA_INVALID",
+            ErrorCode::DatabaseSchemaInvalid,
             "the database is not a snapscope SnapshotDB (no metadata table)",
             "create one with `snapscope import SNAPSHOT -o FILE.db`",
         )
     })?;
     if v.as_deref() != Some(&SCHEMA_VERSION.to_string()) {
         return Err(Error::new(
-            "DATABASE_SCHEMA_INVALID",
+            ErrorCode::DatabaseSchemaInvalid,
             format!("SnapshotDB schema_version {} is not the supported {SCHEMA_VERSION}", v.unwrap_or_default()),
             "re-import the snapshot with this version of snapscope",
         ));
@@ -479,7 +480,7 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
                 sr.execute(params![dev_id, r.start as i64, r.size as i64, r.stream as i64, pool_name(r.pool), r.expandable])?;
             }
             for x in &d.consistency.issues {
-                iss.execute(params![dev_id, x.event, x.code, x.message])?;
+                iss.execute(params![dev_id, x.event, x.code.name(), x.message])?;
             }
         }
         let mut an = tx.prepare(&ANNOTATIONS.insert_sql())?;
@@ -521,7 +522,7 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         }
         let mut w = tx.prepare(&WARNINGS.insert_sql())?;
         for x in &s.warnings {
-            w.execute(params![x.device, x.event.map(|e| e as i64), x.code, x.message])?;
+            w.execute(params![x.device, x.event.map(|e| e as i64), x.code.name(), x.message])?;
         }
     }
     if !virtual_tables {

@@ -1,6 +1,7 @@
 //! `simulated_runs`: the allocator simulations a user chose to keep in a SnapshotDB
 //! (`snapscope simulate FILE --alloc-conf S --save DB`), one row per device and setting.
 
+use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use crate::simulate::Simulation;
 use rusqlite::{params, Connection};
@@ -32,7 +33,7 @@ pub fn save(path: &std::path::Path, source_sha256: &str, runs: &[Simulation]) ->
     let fail = |e: rusqlite::Error| Error::io(&path.display().to_string(), e);
     if !path.exists() {
         return Err(Error::new(
-            "INVALID_PARAMETER",
+            ErrorCode::InvalidParameter,
             format!("{} does not exist", path.display()),
             "create the SnapshotDB first: snapscope import FILE -o DB",
         ));
@@ -42,7 +43,7 @@ pub fn save(path: &std::path::Path, source_sha256: &str, runs: &[Simulation]) ->
     let recorded = super::metadata(&conn, "source_sha256")?.unwrap_or_default();
     if recorded != source_sha256 {
         return Err(Error::new(
-            "INVALID_PARAMETER",
+            ErrorCode::InvalidParameter,
             format!("{} was imported from another snapshot (its source SHA-256 differs)", path.display()),
             "save into the SnapshotDB of this snapshot: snapscope import FILE -o DB",
         ));

@@ -60,6 +60,9 @@ export interface Bands {
   to: number;
 }
 
+/** A block's state, as the dump and the replay write it. */
+export type BlockState = 'active_allocated' | 'active_pending_free' | 'inactive';
+
 /** A figure of the peak allocated and of the peak reserved bytes. */
 export interface Both_Nullable_RankAt {
   allocated: RankAt | null;
@@ -471,10 +474,27 @@ export interface Holder {
 }
 
 export interface Issue {
-  code: string;
+  code: IssueCode;
   event: number | null;
   message: string;
 }
+
+/** The `code` of a consistency issue: an event (or the dump) the replay cannot reconcile. */
+export type IssueCode =
+  | 'ALLOC_INCONSISTENT'
+  | 'ALLOC_UNMATCHED'
+  | 'BLOCK_OUTSIDE_SEGMENTS'
+  | 'CHECKPOINT_MISMATCH'
+  | 'DUMP_BLOCK_DUPLICATE'
+  | 'DUMP_BLOCK_MISSING'
+  | 'DUMP_SEGMENT_MISMATCH'
+  | 'DUMP_SEGMENT_OVERLAP'
+  | 'FREE_UNMATCHED'
+  | 'FREE_WHILE_OCCUPIED'
+  | 'NEGATIVE_START'
+  | 'SEGMENT_INCONSISTENT'
+  | 'SEGMENT_UNMATCHED'
+  | 'SIZE_MISMATCH';
 
 export type Kind = 'sql' | 'frame_tree';
 
@@ -767,6 +787,9 @@ export interface PhaseSpan {
   start_us: number | null;
 }
 
+/** The caching allocator's pool a segment belongs to. */
+export type Pool = 'small' | 'large';
+
 /** What the trace shows the program doing, read from the phases of its events (the frames) and the steps found in them. */
 export interface Program {
   /** Events in each phase, in `Phase::ALL` order, for the evidence. */
@@ -969,8 +992,7 @@ export interface StateBlock {
   requested: number;
   size: number;
   stack_id: number | null;
-  /** active_allocated | active_pending_free | inactive */
-  state: string;
+  state: BlockState;
 }
 
 export interface StateSegment {
@@ -979,7 +1001,7 @@ export interface StateSegment {
   free_bytes: number;
   is_expandable: boolean;
   largest_free: number;
-  segment_type: string;
+  segment_type: Pool;
   size: number;
   stream: number;
 }
@@ -1153,11 +1175,23 @@ export interface Tuning {
 }
 
 export interface Warning {
-  code: string;
+  code: WarningCode;
   device?: number | null;
   event?: number | null;
   message: string;
 }
+
+/** The `code` of a reader warning: something in the file skipped or cut, the rest read. */
+export type WarningCode =
+  | 'ALLOC_CONF_INVALID'
+  | 'ANNOTATION_TEXT_CUT'
+  | 'DUMP_INCONSISTENT'
+  | 'EVENT_INVALID'
+  | 'FRAME_INVALID'
+  | 'FRAME_TEXT_CUT'
+  | 'SEGMENT_INVALID'
+  | 'TRACE_INVALID'
+  | 'TRAILING_BYTES';
 
 /** The one counterfactual every analysis cites: the recording with expandable segments toggled (on, or off when it was recorded with them). */
 export interface WhatIf {

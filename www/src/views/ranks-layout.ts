@@ -16,47 +16,10 @@ export const isSnapshotName = (path: string) => {
 /**
  * The snapshots among the files of a folder (or several folders): snapshot names only, in path
  * order (code-unit order), so that files of the same name in different subfolders come in one
- * order every time (`runOrder` then orders the run).
+ * order every time (the engine then orders the run: `orderRunFiles`).
  */
 export function folderSnapshots<T extends { path: string }>(files: T[]): T[] {
   return files.filter((f) => isSnapshotName(f.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-}
-
-/** The last segment of a path or URL path: what a rank is read from and files are ordered by. */
-export const baseName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
-
-/**
- * The rank a file name carries, as the engine reads it (`rank_from_name`): the digits after the
- * last "rank" (any case), past any `_`, `-` or `.`: rank7.pickle, snapshot_rank_07.pkl,
- * mem-RANK-12.pickle; null for none (memory_snapshot.pickle, ranking.pickle).
- */
-export function rankFromName(name: string): number | null {
-  const lower = name.replace(/[A-Z]+/g, (c) => c.toLowerCase());
-  const at = lower.lastIndexOf('rank');
-  if (at < 0) return null;
-  const digits = /^[_\-.]*(\d*)/.exec(lower.slice(at + 4))![1];
-  if (!digits || BigInt(digits) > 2n ** 63n - 1n) return null;
-  return Number(digits);
-}
-
-/**
- * The order a run's files are combined in, the CLI's (`snapscope ranks`): by the rank in the file
- * name (files without one last), then by file name; files of the same name keep the order given.
- * Files without a rank are numbered by this order, so the page and the CLI number them alike.
- */
-export function runOrder<T extends { name: string }>(files: T[]): T[] {
-  const keyed = files.map((f, i) => ({
-    f,
-    i,
-    rank: rankFromName(baseName(f.name)) ?? Infinity,
-    base: baseName(f.name),
-  }));
-  keyed.sort((a, b) => {
-    if (a.rank !== b.rank) return a.rank < b.rank ? -1 : 1;
-    if (a.base !== b.base) return a.base < b.base ? -1 : 1;
-    return a.i - b.i;
-  });
-  return keyed.map((k) => k.f);
 }
 
 /** Engines that summarize a run at once: one per core, at least 1, at most 4 (4 GiB of wasm each). */

@@ -3,6 +3,7 @@
 //! stderr; otherwise text for people. One mapping from errors to exit codes.
 
 use serde::Serialize;
+use snapscope::codes::ErrorCode;
 use snapscope::engine::{envelope, ENVELOPE_VERSION};
 use snapscope::Error;
 use std::borrow::Cow;
@@ -38,7 +39,9 @@ impl Out {
             e.focus_source = self.from_focus.then_some("project");
             match serde_json::to_string_pretty(&e) {
                 Ok(text) => line(&text),
-                Err(err) => fail(&Error::new("INTERNAL", format!("the answer could not be written as JSON: {err}"), "report this"), true),
+                Err(err) => {
+                    fail(&Error::new(ErrorCode::Internal, format!("the answer could not be written as JSON: {err}"), "report this"), true)
+                }
             }
         } else {
             text(&body);
@@ -121,7 +124,8 @@ fn print_line(text: &str) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }
-        let e = Error::new("IO_ERROR", format!("writing the answer to stdout: {e}"), "free disk space, or send the output elsewhere");
+        let e =
+            Error::new(ErrorCode::IoError, format!("writing the answer to stdout: {e}"), "free disk space, or send the output elsewhere");
         fail(&e, JSON.load(std::sync::atomic::Ordering::Relaxed));
     }
 }

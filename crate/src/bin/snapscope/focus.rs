@@ -2,6 +2,7 @@
 //! may omit the file (pt-snap-cli's workflow).
 
 use serde_json::{json, Value};
+use snapscope::codes::ErrorCode;
 use snapscope::engine::{dirs_within, write_atomic};
 use snapscope::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -22,17 +23,17 @@ pub fn write_focus(db: &Path, device: Option<i64>) -> Result<PathBuf> {
 pub fn read_focus() -> Result<Option<(PathBuf, Option<i64>)>> {
     if std::fs::symlink_metadata(".snapscope").is_ok_and(|m| !m.file_type().is_dir()) {
         return Err(Error::new(
-            "FOCUS_FILE_INVALID",
+            ErrorCode::FocusFileInvalid,
             ".snapscope is a symlink or a file, not this folder's own focus folder",
             "remove it and run `snapscope focus DB` again, or pass the file",
         ));
     }
     let Ok(text) = std::fs::read_to_string(FOCUS_FILE) else { return Ok(None) };
     let v: Value = serde_json::from_str(&text)
-        .map_err(|e| Error::new("FOCUS_FILE_INVALID", format!("{FOCUS_FILE}: {e}"), "run `snapscope focus DB` again"))?;
+        .map_err(|e| Error::new(ErrorCode::FocusFileInvalid, format!("{FOCUS_FILE}: {e}"), "run `snapscope focus DB` again"))?;
     let db = v["db_path"]
         .as_str()
-        .ok_or_else(|| Error::new("FOCUS_FILE_INVALID", format!("{FOCUS_FILE} has no db_path"), "run `snapscope focus DB` again"))?;
+        .ok_or_else(|| Error::new(ErrorCode::FocusFileInvalid, format!("{FOCUS_FILE} has no db_path"), "run `snapscope focus DB` again"))?;
     Ok(Some((PathBuf::from(db), v["device_id"].as_i64())))
 }
 
@@ -49,7 +50,7 @@ pub fn resolve(input: Option<PathBuf>, device: Option<i64>) -> Result<Target> {
         None => match read_focus()? {
             Some((path, d)) => Ok(Target { path, device: device.or(d), from_focus: true }),
             None => Err(Error::new(
-                "FOCUS_NOT_CONFIGURED",
+                ErrorCode::FocusNotConfigured,
                 "no SNAPSHOT or DB given and this folder has no focus",
                 "pass a file, or `snapscope import SNAPSHOT` / `snapscope focus DB` first",
             )),

@@ -1,6 +1,7 @@
 //! The `snapscope` command line: the same engine as the page, for terminals, scripts and agents.
 //! This file parses and dispatches; each subcommand lives in `cmd/` and answers through `emit`.
 
+use snapscope::codes::ErrorCode;
 #[macro_use]
 mod emit;
 mod cmd;
@@ -127,9 +128,9 @@ fn dispatch(cmd: Cmd, out: Out) -> snapscope::Result<()> {
 /// kept: the `--json` envelope and (with `text`) the text, exactly as the terminal would get them.
 pub fn run_captured(argv: &[String], text: bool) -> snapscope::Result<emit::Captured> {
     let cli = Cli::try_parse_from(std::iter::once("snapscope".to_string()).chain(argv.iter().cloned()))
-        .map_err(|e| snapscope::Error::new("INVALID_PARAMETER", e.to_string().trim().to_string(), "check the tool's arguments"))?;
+        .map_err(|e| snapscope::Error::new(ErrorCode::InvalidParameter, e.to_string().trim().to_string(), "check the tool's arguments"))?;
     if matches!(cli.cmd, Cmd::Mcp(_)) {
-        return Err(snapscope::Error::new("INVALID_PARAMETER", "not from inside the server", "call a tool"));
+        return Err(snapscope::Error::new(ErrorCode::InvalidParameter, "not from inside the server", "call a tool"));
     }
     // Text mode when the text is wanted, so the commands print it too; `Out::answer` keeps the JSON.
     let (r, captured) = emit::capture(text, || dispatch(cli.cmd, Out { json: !text, from_focus: false }));

@@ -1,6 +1,7 @@
 //! `snapscope skill`: concise agent playbooks, installed where agents look for skills.
 
 use crate::emit::Out;
+use snapscope::codes::ErrorCode;
 use snapscope::engine::{dirs_within, write_atomic};
 use snapscope::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -23,10 +24,10 @@ fn description(text: &str) -> &str {
 fn root(scope: &str) -> Result<PathBuf> {
     match scope {
         "project" => Ok(PathBuf::from(".")),
-        "user" => {
-            std::env::var_os("HOME").map(PathBuf::from).ok_or_else(|| Error::new("SKILL_ERROR", "HOME is not set", "use --scope project"))
-        }
-        _ => Err(Error::new("INVALID_PARAMETER", format!("unknown scope {scope:?}"), "--scope project|user")),
+        "user" => std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .ok_or_else(|| Error::new(ErrorCode::SkillError, "HOME is not set", "use --scope project")),
+        _ => Err(Error::new(ErrorCode::InvalidParameter, format!("unknown scope {scope:?}"), "--scope project|user")),
     }
 }
 
@@ -78,7 +79,7 @@ pub fn install(scope: &str, host: &str, out: Out) -> Result<()> {
         }
     }
     if written.is_empty() {
-        return Err(Error::new("INVALID_PARAMETER", format!("unknown host {host:?}"), "--host claude|codex|agents|all"));
+        return Err(Error::new(ErrorCode::InvalidParameter, format!("unknown host {host:?}"), "--host claude|codex|agents|all"));
     }
     out.answer(serde_json::json!({ "installed": written }), |_| {
         for w in &written {

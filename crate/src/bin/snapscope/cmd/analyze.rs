@@ -3,6 +3,7 @@ use crate::focus::resolve;
 use snapscope::analysis::categories::CategoryBreakdown;
 use snapscope::analysis::steps::StepsAnalysis;
 use snapscope::analysis::DeviceAnalysis;
+use snapscope::codes::ErrorCode;
 use snapscope::engine::{Answer, At, Mode, ANALYSES};
 use snapscope::format::{bytes, count, event};
 use snapscope::{Error, Result};
@@ -35,7 +36,11 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     engine.set_device_memory(memory);
     if a.mode == "compare" {
         let other = a.reference.ok_or_else(|| {
-            Error::new("INVALID_PARAMETER", "--mode compare needs --ref OTHER", "snapscope analyze A.pickle --mode compare --ref B.pickle")
+            Error::new(
+                ErrorCode::InvalidParameter,
+                "--mode compare needs --ref OTHER",
+                "snapscope analyze A.pickle --mode compare --ref B.pickle",
+            )
         })?;
         let c = engine.compare_with(&crate::rules::open(&other)?.compare_side()?)?;
         out.answer(serde_json::json!({"mode": "compare", "comparison": c}), |_| {

@@ -6,6 +6,7 @@ use crate::emit::Out;
 use snapscope::analysis::compare::{CategoryDelta, StackDelta};
 use snapscope::analysis::compare_steps::compare_steps;
 use snapscope::analysis::diff::{MomentsDiff, Moved};
+use snapscope::codes::ErrorCode;
 use snapscope::format::{bytes, event};
 use snapscope::{Error, Result};
 use std::path::PathBuf;
@@ -36,13 +37,13 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         (2, 0, false) => files(&a, out),
         (2, 0, true) => steps(&a, out),
         (1, 2, false) => moments(&a, out),
-        (1, _, _) => Err(Error::new("INVALID_PARAMETER", "one file needs two moments: --at A --at B", USAGE)),
+        (1, _, _) => Err(Error::new(ErrorCode::InvalidParameter, "one file needs two moments: --at A --at B", USAGE)),
         (_, n, _) if n > 0 => Err(Error::new(
-            "INVALID_PARAMETER",
+            ErrorCode::InvalidParameter,
             format!("--at takes one file and two moments (got {} files and {n} --at)", a.inputs.len()),
             USAGE,
         )),
-        _ => Err(Error::new("INVALID_PARAMETER", "--steps compares two files", USAGE)),
+        _ => Err(Error::new(ErrorCode::InvalidParameter, "--steps compares two files", USAGE)),
     }
 }
 
@@ -150,7 +151,7 @@ fn moment(engine: &snapscope::engine::Engine, device: i64, v: &str) -> Result<Op
         n => n
             .parse()
             .map(Some)
-            .map_err(|_| Error::new("INVALID_PARAMETER", format!("--at {n}: not an event index, peak, start or end"), USAGE)),
+            .map_err(|_| Error::new(ErrorCode::InvalidParameter, format!("--at {n}: not an event index, peak, start or end"), USAGE)),
     }
 }
 

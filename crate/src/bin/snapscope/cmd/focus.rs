@@ -1,5 +1,6 @@
 use crate::emit::Out;
 use crate::focus::{read_focus, write_focus, FOCUS_FILE};
+use snapscope::codes::ErrorCode;
 use snapscope::{store, Error, Result};
 use std::path::PathBuf;
 
@@ -17,8 +18,8 @@ pub fn run(a: Args, out: Out) -> Result<()> {
             write_focus(&db, a.device)?;
         }
         None if a.device.is_some() => {
-            let (db, _) =
-                read_focus()?.ok_or_else(|| Error::new("FOCUS_NOT_CONFIGURED", "no focus to change", "snapscope focus DB [--device N]"))?;
+            let (db, _) = read_focus()?
+                .ok_or_else(|| Error::new(ErrorCode::FocusNotConfigured, "no focus to change", "snapscope focus DB [--device N]"))?;
             write_focus(&db, a.device)?;
         }
         None => {}

@@ -5,6 +5,7 @@
 //! provenance, keeps opened snapshots between calls, and checks every path against the client's
 //! roots (or the working directory and `--allow`).
 
+use snapscope::codes::ErrorCode;
 mod access;
 mod bounds;
 mod cache;
@@ -40,6 +41,6 @@ pub fn run(a: Args) -> Result<()> {
         .max_blocking_threads(8)
         .enable_all()
         .build()
-        .map_err(|e| Error::new("MCP_ERROR", format!("cannot start the runtime: {e}"), "check the system's thread limits"))?;
+        .map_err(|e| Error::new(ErrorCode::McpError, format!("cannot start the runtime: {e}"), "check the system's thread limits"))?;
     rt.block_on(server::serve(access))
 }

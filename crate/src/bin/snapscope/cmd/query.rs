@@ -1,5 +1,6 @@
 use crate::emit::Out;
 use crate::focus::resolve;
+use snapscope::codes::ErrorCode;
 use snapscope::engine::Engine;
 use snapscope::query::sql::{Cell, Limits, RowShape};
 use snapscope::{Error, Result};
@@ -76,10 +77,11 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         return Ok(());
     }
     let target = resolve(a.input, a.device)?;
-    let name =
-        a.template.ok_or_else(|| Error::new("INVALID_PARAMETER", "--template is required", "list them with `snapscope query --list`"))?;
+    let name = a
+        .template
+        .ok_or_else(|| Error::new(ErrorCode::InvalidParameter, "--template is required", "list them with `snapscope query --list`"))?;
     let mut p: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&a.params).map_err(|e| {
-        Error::new("INVALID_PARAMETER", format!("--params is not a JSON object: {e}"), r#"example: --params '{"event_id": 10}'"#)
+        Error::new(ErrorCode::InvalidParameter, format!("--params is not a JSON object: {e}"), r#"example: --params '{"event_id": 10}'"#)
     })?;
     if let Some(d) = target.device {
         p.insert("device".into(), d.into());

@@ -1,5 +1,6 @@
 use crate::emit::Out;
 use rayon::prelude::*;
+use snapscope::codes::ErrorCode;
 use snapscope::format::{bytes, count, event};
 use snapscope::ranks::{combine, summarize, FileError, FileSummary, RanksReport};
 use snapscope::{Error, Result};
@@ -36,12 +37,12 @@ fn expand(inputs: &[PathBuf], keep: impl Fn(&Path) -> bool) -> Result<Vec<PathBu
         // never through a link out of the folder, each file once (the one path policy).
         files.extend(snapscope::engine::folder_files(p, &keep)?);
     }
-    // By rank, then by file name (as the page orders a dropped folder), then by path.
-    let base = |p: &PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    files.sort_by_key(|p| (snapscope::ranks::rank_from_name(&p.to_string_lossy()).unwrap_or(i64::MAX), base(p), p.clone()));
+    // The engine's run order, the page's too.
+    let names: Vec<String> = files.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let files: Vec<PathBuf> = snapscope::ranks::run_order(&names).into_iter().map(|i| files[i].clone()).collect();
     if files.is_empty() {
         return Err(Error::new(
-            "INVALID_PARAMETER",
+            ErrorCode::InvalidParameter,
             "no snapshot files given",
             "snapscope ranks DIR, or snapscope ranks rank0.pickle rank1.pickle ...",
         ));
@@ -81,10 +82,11 @@ fn summarize_file(path: &Path, out_dir: Option<&Path>) -> std::result::Result<Fi
 
 fn read_summary(path: &Path) -> std::result::Result<FileSummary, FileError> {
     let shown = path.display().to_string();
-    let text = std::fs::read(path).map_err(|e| FileError { file: shown.clone(), code: "IO_ERROR".into(), message: e.to_string() })?;
+    let text =
+        std::fs::read(path).map_err(|e| FileError { file: shown.clone(), code: ErrorCode::IoError.to_string(), message: e.to_string() })?;
     serde_json::from_slice(&text).map_err(|e| FileError {
         file: shown,
-        code: "SUMMARY_INVALID".into(),
+        code: ErrorCode::SummaryInvalid.to_string(),
         message: format!("not a summary from --summary-out: {e}"),
     })
 }
@@ -105,7 +107,7 @@ fn pool(jobs: Option<usize>) -> Result<rayon::ThreadPool> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
-        .map_err(|e| Error::new("INVALID_PARAMETER", format!("cannot start {jobs} threads: {e}"), "use a smaller -j"))
+        .map_err(|e| Error::new(ErrorCode::InvalidParameter, format!("cannot start {jobs} threads: {e}"), "use a smaller -j"))
 }
 
 fn combined(results: Vec<std::result::Result<FileSummary, FileError>>) -> RanksReport {
@@ -130,7 +132,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
     if report.files.is_empty() {
         let first = report.errors.first().map(|e| format!(" (first: {} {})", e.file, e.message)).unwrap_or_default();
         return Err(Error::new(
-            "SNAPSHOT_INVALID",
+            ErrorCode::SnapshotInvalid,
             format!("none of the {} files could be read{first}", report.errors.len()),
             "give snapshot files (or summaries from --summary-out with --merge)",
         ));

@@ -1,5 +1,6 @@
 use crate::emit::Out;
 use crate::focus::resolve;
+use snapscope::codes::ErrorCode;
 use snapscope::format::{bytes, count, event, parse_bytes};
 use snapscope::simulate::Simulation;
 use snapscope::{Error, Result};
@@ -28,7 +29,7 @@ pub fn device_memory(text: Option<&str>) -> Result<Option<u64>> {
     text.map(|t| {
         parse_bytes(t).filter(|&b| b > 0).ok_or_else(|| {
             Error::new(
-                "INVALID_PARAMETER",
+                ErrorCode::InvalidParameter,
                 format!("--device-memory {t:?} is not a byte count above 0"),
                 "write it like 80GiB, 40GB, 16384MiB or a number of bytes",
             )

@@ -1,4 +1,5 @@
 use crate::emit::Out;
+use snapscope::codes::ErrorCode;
 use snapscope::engine::Engine;
 use snapscope::{Error, Result};
 use std::path::PathBuf;
@@ -23,7 +24,9 @@ pub struct Args {
 
 /// Parse "A..B" (both ends included).
 fn parse_range(text: &str) -> Result<(i64, i64)> {
-    let bad = || Error::new("INVALID_PARAMETER", format!("{text:?} is not a range A..B"), "e.g. --events 1000..2000 (both ends included)");
+    let bad = || {
+        Error::new(ErrorCode::InvalidParameter, format!("{text:?} is not a range A..B"), "e.g. --events 1000..2000 (both ends included)")
+    };
     let (a, b) = text.split_once("..").ok_or_else(bad)?;
     let (a, b) = (a.trim().parse::<i64>().map_err(|_| bad())?, b.trim().parse::<i64>().map_err(|_| bad())?);
     if a > b {
@@ -57,7 +60,7 @@ pub fn run(a: Args, out: Out) -> Result<()> {
             }
             _ => {
                 return Err(Error::new(
-                    "INVALID_PARAMETER",
+                    ErrorCode::InvalidParameter,
                     "give exactly one of --events A..B, --time-us T0..T1, --split-devices",
                     "snapscope slice SNAP --events 100..200 -o out.pickle",
                 ))

@@ -1,6 +1,7 @@
 //! Which files the server may read: under the client's roots (when it declares them), else under
 //! the working directory; and under every `--allow` path in both cases.
 
+use snapscope::codes::ErrorCode;
 use snapscope::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,7 @@ impl Access {
         let abs = if p.is_absolute() { p.to_path_buf() } else { self.cwd.join(p) };
         let canon = abs.canonicalize().map_err(|e| {
             Error::new(
-                "FILE_NOT_FOUND",
+                ErrorCode::FileNotFound,
                 format!("{path}: {e}"),
                 "pass the path of a snapshot (.pickle, .pickle.gz, .json) or SnapshotDB (.db) that exists",
             )
@@ -47,7 +48,7 @@ impl Access {
         }
         let shown: Vec<String> = bases.iter().map(|b| b.display().to_string()).collect();
         Err(Error::new(
-            "PATH_NOT_ALLOWED",
+            ErrorCode::PathNotAllowed,
             format!("{path} is outside the folders this server may read ({})", shown.join(", ")),
             "add the folder to the client's roots, or start the server with `snapscope mcp --allow FOLDER`",
         ))

@@ -4,6 +4,7 @@
 use super::access::Access;
 use super::cache;
 use serde_json::{json, Value};
+use snapscope::codes::ErrorCode;
 use snapscope::{Error, Result};
 use std::path::PathBuf;
 
@@ -29,7 +30,7 @@ pub fn templates() -> Vec<Value> {
 }
 
 pub fn read(uri: &str, access: &Access, bases: &[PathBuf]) -> Result<Value> {
-    let unknown = || Error::new("RESOURCE_NOT_FOUND", format!("no resource {uri}"), "list them with resources/list");
+    let unknown = || Error::new(ErrorCode::ResourceNotFound, format!("no resource {uri}"), "list them with resources/list");
     let (kind, path) = if let Some(p) = uri.strip_prefix(OVERVIEW) {
         ("overview", p)
     } else if let Some(p) = uri.strip_prefix(REPORT) {

@@ -12,6 +12,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
+use snapscope::codes::ErrorCode as Code;
 use snapscope::{Error, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,12 +26,12 @@ pub struct Server {
 pub async fn serve(access: Access) -> Result<()> {
     let server = Server { access, roots: Default::default() };
     let running = server.serve(rmcp::transport::stdio()).await.map_err(|e| {
-        Error::new("MCP_ERROR", format!("the client did not start a session: {e}"), "launch `snapscope mcp` from an MCP client")
+        Error::new(Code::McpError, format!("the client did not start a session: {e}"), "launch `snapscope mcp` from an MCP client")
     })?;
     running
         .waiting()
         .await
-        .map_err(|e| Error::new("MCP_ERROR", format!("the session ended with an error: {e}"), "see the client's log"))?;
+        .map_err(|e| Error::new(Code::McpError, format!("the session ended with an error: {e}"), "see the client's log"))?;
     Ok(())
 }
 
@@ -91,7 +92,7 @@ impl Server {
                 let why =
                     p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
                 Err(Error::new(
-                    "INTERNAL_ERROR",
+                    Code::InternalError,
                     format!("the engine failed on this call: {why}"),
                     "report it with the file; the server goes on",
                 ))
@@ -124,7 +125,7 @@ impl Server {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
                 None
             }
-            r = job => Some(r.unwrap_or_else(|e| Err(Error::new("INTERNAL_ERROR", format!("the call's thread ended: {e}"), "try again")))),
+            r = job => Some(r.unwrap_or_else(|e| Err(Error::new(Code::InternalError, format!("the call's thread ended: {e}"), "try again")))),
         };
         if let Some(t) = ticker {
             t.abort();

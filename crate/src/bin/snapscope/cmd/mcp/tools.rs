@@ -6,6 +6,7 @@ use super::access::Access;
 use super::{bounds, cache};
 use serde_json::{json, Map, Value};
 use snapscope::analysis::basis::Counter;
+use snapscope::codes::ErrorCode;
 use snapscope::engine::At;
 use snapscope::{Error, Result};
 use std::path::PathBuf;
@@ -198,7 +199,7 @@ struct Args<'a> {
 }
 
 fn bad(tool: &str, what: String) -> Error {
-    Error::new("INVALID_PARAMETER", format!("{tool}: {what}"), "see the tool's input schema (tools/list)")
+    Error::new(ErrorCode::InvalidParameter, format!("{tool}: {what}"), "see the tool's input schema (tools/list)")
 }
 
 impl Args<'_> {
@@ -295,7 +296,7 @@ fn resolve(path: &std::path::Path, device: Option<i64>, event: Option<i64>) -> R
     let d = match device {
         Some(d) => e.devices_or(Some(d))?[0],
         None => *e.devices()?.first().ok_or_else(|| {
-            Error::new("NO_DEVICE", "the snapshot has no devices (no segments, no trace events)", "nothing to ask about this file")
+            Error::new(ErrorCode::NoDevice, "the snapshot has no devices (no segments, no trace events)", "nothing to ask about this file")
         })?,
     };
     let ev = match event {
@@ -377,7 +378,7 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
     let def = defs()
         .into_iter()
         .find(|d| d.name == name)
-        .ok_or_else(|| Error::new("INVALID_PARAMETER", format!("no tool named {name:?}"), "list the tools with tools/list"))?;
+        .ok_or_else(|| Error::new(ErrorCode::InvalidParameter, format!("no tool named {name:?}"), "list the tools with tools/list"))?;
     let known = def.properties.as_object().expect("object");
     if let Some(k) = map.keys().find(|k| !known.contains_key(*k)) {
         let names: Vec<&String> = known.keys().collect();
@@ -587,7 +588,7 @@ fn holders(
     let sb = a.uint("stack_bytes")?.unwrap_or(1024);
     let Some(e) = e else {
         return Err(Error::new(
-            "NO_EVENTS",
+            ErrorCode::NoEvents,
             format!("device {d} has no trace events: no event to ask about"),
             "use `analyze` with mode peak for the memory at the dump",
         ));
