@@ -51,7 +51,9 @@ export interface Overview {
   format: string | null;
   encoding: string;
   source_bytes: number;
+  /** The first 64 devices; `devices_total` counts them all. */
   devices: DeviceOverview[];
+  devices_total: number;
   warnings: { code: string; message: string; device?: number; event?: number }[];
 }
 export interface Timeline {
@@ -341,7 +343,10 @@ export interface StreamInfo {
 /** The engine's `streams(device)`, also `analyze(...).streams`. */
 export interface StreamsAnalysis {
   device: number;
+  /** The 1,000 streams with the largest active peaks; `streams_total` counts them all. */
   streams: StreamInfo[];
+  streams_total: number;
+  truncated: boolean;
 }
 export interface BandBlock {
   lifetime: number;
