@@ -799,3 +799,25 @@ open(os.path.join(sys.argv[1], "streams.pickle"), "wb").write(pickle.dumps({"seg
     assert_eq!(d["streams"].as_array().unwrap().len(), 1000);
     assert_eq!((d["streams_total"].as_u64(), d["truncated"].as_bool()), (Some(100000), Some(true)));
 }
+
+/// 100,000 OOM events (one pass over the trace each) took over a minute: the first 100 are
+/// analyzed, and the answer says how many there are.
+#[test]
+fn the_oom_list_is_capped() {
+    let dir = scratch("ooms");
+    python(
+        r#"
+import pickle, sys
+ev = [{"action": "oom", "addr": 0, "size": 4096 * (i + 1), "stream": 0, "frames": [], "device_free": 0} for i in range(100000)]
+open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [ev]}, protocol=4))
+"#,
+        &[dir.join("o.pickle").to_str().unwrap()],
+    );
+    let out = cli(&dir, &["analyze", "o.pickle", "--mode", "oom", "--json"]);
+    assert!(out.status.success() && out.stdout.len() < 10 << 20, "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &v["devices"][0]["oom"];
+    let d = if d.is_null() { &v["devices"][0] } else { d };
+    assert_eq!((d["ooms"].as_array().map(Vec::len), d["ooms_total"].as_u64()), (Some(100), Some(100000)), "{d}");
+    assert!(cli(&dir, &["report", "o.pickle", "-o", "o.html"]).status.success());
+}

@@ -288,7 +288,9 @@ export interface DumpRoom {
 }
 export interface OomAnalysis {
   device: number;
+  /** The first 100 OOMs; `ooms_total` counts them all. */
   ooms: OomCase[];
+  ooms_total: number;
   /** Present when the device has no OOM event. */
   at_dump: DumpRoom | null;
 }

@@ -44,7 +44,11 @@ pub struct OomCase {
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct OomAnalysis {
     pub device: i64,
+    /// The first [`MAX_OOMS`] OOMs of the trace.
     pub ooms: Vec<OomCase>,
+    /// OOM events in the trace, analyzed or not.
+    #[serde(default)]
+    pub ooms_total: usize,
     /// Without an OOM event: what the dump says about the room left (a dump taken after an OOM
     /// has no `oom` action, only this).
     pub at_dump: Option<DumpRoom>,
@@ -74,12 +78,18 @@ pub struct LargestRequest {
     pub event: i64,
 }
 
+/// OOMs analyzed per device: each reads the allocator's state at its event (a pass over the
+/// trace), and a program stops at its first few; 100,000 OOM events took over a minute.
+pub const MAX_OOMS: usize = 100;
+
 pub fn oom(conn: &Connection, device: i64) -> Result<OomAnalysis> {
     let dev = dev_id(conn, device)?;
-    let ooms: Vec<(i64, i64, Option<i64>)> = conn
+    let mut ooms: Vec<(i64, i64, Option<i64>)> = conn
         .prepare("SELECT trace_index, size, device_free FROM traces WHERE device_id = ?1 AND action = 'oom' ORDER BY trace_index")?
         .query_map([dev], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<std::result::Result<_, _>>()?;
+    let ooms_total = ooms.len();
+    ooms.truncate(MAX_OOMS);
     let growth = if ooms.is_empty() { None } else { Some(leak(conn, device, 5, None)?) };
     let mut cases = Vec::new();
     for (e, req, device_free) in ooms {
@@ -181,7 +191,7 @@ pub fn oom(conn: &Connection, device: i64) -> Result<OomAnalysis> {
         });
     }
     let at_dump = if cases.is_empty() { Some(dump_room(conn, dev, device)?) } else { None };
-    Ok(OomAnalysis { device, ooms: cases, at_dump })
+    Ok(OomAnalysis { device, ooms: cases, ooms_total, at_dump })
 }
 
 /// The room at the dump, for a device without an OOM event.
