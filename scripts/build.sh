@@ -7,6 +7,7 @@ cargo build -j 2 --release --bin snapscope
 cargo build -j 2 --release --target wasm32-unknown-unknown --lib
 W=target/wasm32-unknown-unknown/release/snapscope.wasm
 if [ ! -f www/pkg/snapscope_bg.wasm ] || [ "$W" -nt www/pkg/snapscope_bg.wasm ]; then
-  wasm-bindgen --target web --out-dir www/pkg "$W"
+  # The reset function lets the worker replace an instance a panic trapped with a fresh one.
+  wasm-bindgen --target web --experimental-reset-state-function --out-dir www/pkg "$W"
 fi
 node www/build.mjs

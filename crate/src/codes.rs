@@ -139,6 +139,7 @@ codes! {
     WarningCode, "Warning codes" {
         AllocConfInvalid = "ALLOC_CONF_INVALID" => "recorded allocator settings that cannot be read (the defaults are used)",
         AnnotationTextCut = "ANNOTATION_TEXT_CUT" => "annotation texts cut to the engine's length limit",
+        DevicesTruncated = "DEVICES_TRUNCATED" => "more devices than an answer lists (the first ones are listed, `devices_total` says how many)",
         DumpInconsistent = "DUMP_INCONSISTENT" => "a dump segment whose totals differ from its blocks",
         EventInvalid = "EVENT_INVALID" => "trace entries that are not events, skipped",
         FrameInvalid = "FRAME_INVALID" => "stack frames that are not {filename, line, name}, skipped",

@@ -4,6 +4,23 @@
 const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
 
 /// "1.23 GiB", "-512.00 MiB", "300 B".
+/// Bidirectional controls: overrides and isolates reorder what is shown around them (U+202E makes
+/// `gpj.exe` read `exe.jpg`).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A name from a snapshot as shown to a reader: control characters (newlines included) and
+/// bidirectional controls written escaped (`\u{202e}`), so a name can neither reorder nor break
+/// the text around it.
+pub fn visible(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() || is_bidi_control(c);
+    if !s.chars().any(bad) {
+        return s.into();
+    }
+    s.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect::<String>().into()
+}
+
 pub fn bytes(b: i64) -> String {
     let a = b.unsigned_abs();
     match UNITS.iter().find(|(u, _)| a >= *u) {

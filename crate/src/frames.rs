@@ -257,8 +257,17 @@ pub fn short_name(name: &str) -> String {
     }
 }
 
-/// A frame as people read it: `forward (model/layer.py:88)`, `at::native::ones (??)`.
+/// A frame as people read it: `forward (model/layer.py:88)`, `at::native::ones (??)`; a newline
+/// or a bidirectional control in its names is shown escaped (a label is one line of text).
 pub fn display(f: &Frame, root: &str) -> String {
+    let label = display_raw(f, root);
+    match crate::format::visible(&label) {
+        std::borrow::Cow::Borrowed(_) => label,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    }
+}
+
+fn display_raw(f: &Frame, root: &str) -> String {
     let name = short_name(&f.name);
     if kind(f) == Kind::Autograd {
         // `torch::autograd::generated::BmmBackward0::apply` → `BmmBackward0 (autograd)`.

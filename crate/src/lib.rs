@@ -28,6 +28,8 @@ pub mod warmup;
 
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 pub mod wasm;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+mod wasm_fault;
 
 pub use error::{Error, Result};
 

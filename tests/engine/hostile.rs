@@ -106,9 +106,12 @@ fn a_shared_huge_name_is_not_multiplied() {
         let out = Command::new(env!("CARGO_BIN_EXE_snapscope")).args(&args).current_dir(&dir).output().unwrap();
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         assert!(t0.elapsed() < Duration::from_secs(10), "{args:?} took {:?}", t0.elapsed());
+        eprintln!("amplification: {args:?} printed {} bytes in {:?}", out.stdout.len(), t0.elapsed());
         assert!(out.stdout.len() < 10 << 20, "{args:?} printed {} bytes", out.stdout.len());
     }
-    assert!(std::fs::metadata(&report).unwrap().len() < 10 << 20);
+    let (html, dbl) = (std::fs::metadata(&report).unwrap().len(), std::fs::metadata(&db).unwrap().len());
+    eprintln!("amplification: report {html} bytes, .db {dbl} bytes");
+    assert!(html < 10 << 20);
     // The frames table holds each name once (31 distinct frames); stacks do not repeat it. The
     // issue's bound for this case: the .db within 20 MB.
     assert!(std::fs::metadata(&db).unwrap().len() < 20 << 20);
@@ -631,9 +634,11 @@ annotated("shared_annotation.pickle", [{"name": big, "stage": "START", "device":
         assert!(cli(&dir, &["import", name, "-o", "x.db", "--force", "--no-focus"]).status.success());
         assert!(cli(&dir, &["report", name, "-o", "x.html"]).status.success());
         let (db, html) = (std::fs::metadata(dir.join("x.db")).unwrap().len(), std::fs::metadata(dir.join("x.html")).unwrap().len());
-        // The .db keeps each stack's text (names cut at 1,000 characters per frame): 370 stacks of
-        // 30 frames sharing the name make about 25 MB; it was 1.2 GB.
-        assert!(db < 32 << 20 && html < 10 << 20, "{name}: .db {db} bytes, report {html} bytes");
+        // The .db keeps each stack's text (a name cut at 1,000 characters, its repeats in the same
+        // stack at 240): 370 stacks of 30 frames sharing the name made 25 MB at 1,000 each, and
+        // 1.2 GB before. The issue's bounds: the .db within 20 MB, the report within 10 MB.
+        eprintln!("{name}: .db {db} bytes, report {html} bytes");
+        assert!(db < 20 << 20 && html < 10 << 20, "{name}: .db {db} bytes, report {html} bytes");
     }
 }
 
@@ -697,7 +702,7 @@ fn bidirectional_controls_are_escaped_in_text_output() {
         r#"
 import pickle, sys
 A = 0x7f0000000000
-fr = [{"filename": "/work/train/\u202egpj.py", "line": 1, "name": "load\u2066_\u2069data"}]
+fr = [{"filename": "/work/train/\u202egpj.py", "line": 1, "name": "load\u2066_\u2069data\nforged line"}]
 ev = [{"action": "alloc", "addr": A, "size": 4096, "stream": 0, "frames": fr}]
 blocks = [{"address": A, "size": 4096, "requested_size": 4096, "state": "active_allocated", "frames": fr},
           {"address": A + 4096, "size": (2 << 20) - 4096, "state": "inactive"}]
@@ -716,7 +721,14 @@ open(sys.argv[1], "wb").write(pickle.dumps({"segments": [seg], "device_traces": 
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(!text.contains(['\u{202e}', '\u{2066}', '\u{2069}']), "{args:?}: {text}");
+        // A newline in a name does not start a line of its own.
+        assert!(!text.lines().any(|l| l.trim_start().starts_with("forged line")), "{args:?}: {text}");
     }
+    // The report shows the controls escaped too.
+    assert!(cli(&dir, &["report", "b.pickle", "-o", "b.html"]).status.success());
+    let html = std::fs::read_to_string(dir.join("b.html")).unwrap();
+    assert!(!html.contains(['\u{202e}', '\u{2066}', '\u{2069}']), "the report carries a bidirectional control");
+    assert!(html.contains("\\u{202e}gpj.py"), "the report names the override it escaped");
 }
 
 /// Found by the snapshot_db fuzz target: a .db whose schema names are not UTF-8 made rusqlite's
@@ -743,4 +755,69 @@ c.close()
         let e = error_of(&cli(&dir, &args));
         assert_eq!(e["code"], "DATABASE_SCHEMA_INVALID", "{args:?}: {e}");
     }
+}
+
+/// Issues 29.5 and 29.9: an overview of 10,000 devices (340 KB) was 16 MB and its analysis ran
+/// over 60 s; 100,000 streams made a 63 MB stream list. The lists carry a cap with their totals.
+#[test]
+fn devices_and_streams_lists_are_capped() {
+    let dir = scratch("lists");
+    python(
+        r#"
+import pickle, sys, os
+A, M = 0x7f0000000000, 2 << 20
+tr = [[{"action": "alloc", "addr": A + d * 4096, "size": 512, "stream": 0, "frames": []}] for d in range(10000)]
+open(os.path.join(sys.argv[1], "devices.pickle"), "wb").write(pickle.dumps({"segments": [], "device_traces": tr}, protocol=4))
+ev, segs = [], []
+for i in range(100000):
+    ev.append({"action": "segment_alloc", "addr": A + i * M, "size": M, "stream": i + 1, "frames": []})
+    ev.append({"action": "alloc", "addr": A + i * M, "size": 512, "stream": i + 1, "frames": []})
+    segs.append({"device": 0, "address": A + i * M, "total_size": M, "allocated_size": 512, "active_size": 512, "requested_size": 512,
+                 "stream": i + 1, "segment_type": "small", "frames": [],
+                 "blocks": [{"address": A + i * M, "size": 512, "requested_size": 512, "state": "active_allocated", "frames": []},
+                            {"address": A + i * M + 512, "size": M - 512, "requested_size": 0, "state": "inactive", "frames": []}]})
+open(os.path.join(sys.argv[1], "streams.pickle"), "wb").write(pickle.dumps({"segments": segs, "device_traces": [ev]}, protocol=4))
+"#,
+        &[dir.to_str().unwrap()],
+    );
+    let json = |out: &Output| -> serde_json::Value {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stdout.len() < 10 << 20, "{} bytes", out.stdout.len());
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let ov = json(&cli(&dir, &["overview", "devices.pickle", "--json"]));
+    assert_eq!(ov["devices"].as_array().unwrap().len(), 64);
+    assert_eq!(ov["devices_total"], 10000);
+    assert!(ov["warnings"].as_array().unwrap().iter().any(|w| w["code"] == "DEVICES_TRUNCATED"), "{}", ov["warnings"]);
+    let t0 = Instant::now();
+    let all = json(&cli(&dir, &["analyze", "devices.pickle", "--json"]));
+    eprintln!("10,000 devices: analyze --json in {:?}", t0.elapsed());
+    assert_eq!(all["devices"].as_array().unwrap().len(), 64);
+    assert!(cli(&dir, &["report", "devices.pickle", "-o", "d.html"]).status.success());
+    let st = json(&cli(&dir, &["analyze", "streams.pickle", "--mode", "streams", "--json"]));
+    let d = &st["devices"][0]["streams"];
+    assert_eq!(d["streams"].as_array().unwrap().len(), 1000);
+    assert_eq!((d["streams_total"].as_u64(), d["truncated"].as_bool()), (Some(100000), Some(true)));
+}
+
+/// 100,000 OOM events (one pass over the trace each) took over a minute: the first 100 are
+/// analyzed, and the answer says how many there are.
+#[test]
+fn the_oom_list_is_capped() {
+    let dir = scratch("ooms");
+    python(
+        r#"
+import pickle, sys
+ev = [{"action": "oom", "addr": 0, "size": 4096 * (i + 1), "stream": 0, "frames": [], "device_free": 0} for i in range(100000)]
+open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [ev]}, protocol=4))
+"#,
+        &[dir.join("o.pickle").to_str().unwrap()],
+    );
+    let out = cli(&dir, &["analyze", "o.pickle", "--mode", "oom", "--json"]);
+    assert!(out.status.success() && out.stdout.len() < 10 << 20, "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &v["devices"][0]["oom"];
+    let d = if d.is_null() { &v["devices"][0] } else { d };
+    assert_eq!((d["ooms"].as_array().map(Vec::len), d["ooms_total"].as_u64()), (Some(100), Some(100000)), "{d}");
+    assert!(cli(&dir, &["report", "o.pickle", "-o", "o.html"]).status.success());
 }

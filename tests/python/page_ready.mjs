@@ -25,6 +25,17 @@ const out = await target.evaluate(() => ({
   name: document.querySelector("#file-select option")?.textContent ?? null,
   error: document.querySelector("#error:not([hidden])")?.textContent ?? null,
   overview: window.snapscope.overview(),
+  // In Jupyter's sandboxed iframe the page must not reach the notebook's page.
+  parentReadable: (() => {
+    try {
+      return (
+        window.parent !== window &&
+        typeof window.parent.document.title === "string"
+      );
+    } catch {
+      return false;
+    }
+  })(),
 }));
 await page.screenshot({ path: file.replace(/\.html$/, ".png") });
 console.log(JSON.stringify({ ...out, errors }));

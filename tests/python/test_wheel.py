@@ -144,6 +144,12 @@ print(json.dumps([shown, host]))
             self.assertTrue(res["name"].startswith(name + " "), res["name"])
             self.assertEqual([tuple(x) for x in peaks(res["overview"])], [tuple(x) for x in want])
             self.assertEqual(res["errors"], [])
+            if flag:
+                # Jupyter's iframe is sandboxed: the page works in it but cannot read the notebook.
+                self.assertFalse(res["parentReadable"], res)
+        iframe = open(frame_host, encoding="utf-8").read()
+        self.assertIn('sandbox="allow-scripts allow-downloads"', iframe)
+        self.assertNotIn("allow-same-origin", iframe)
 
 
 if __name__ == "__main__":

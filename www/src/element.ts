@@ -222,6 +222,26 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
     if (!f) return;
     const devices = f.overview.devices;
     this.sel.device = deviceShown(f, this.sel.device);
+    const device = this.sel.device;
+    const events = devices.find((d) => d.device === device)?.events ?? 0;
+    if (this.sel.event !== null && this.sel.event >= events) {
+      // An event the file does not have (the attribute is the host page's text): say so, and
+      // show the next valid one as usual.
+      this.main.replaceChildren();
+      this.showError(
+        {
+          code: 'EVENT_OUT_OF_RANGE',
+          message: `event ${this.sel.event} is not in this snapshot: device ${device} has ${int(events)} events`,
+          hint: events
+            ? `give an event from 0 to ${events - 1}`
+            : 'this device recorded no events; choose another device',
+        },
+        'Cannot show this event: ',
+      );
+      return;
+    }
+    // A view shown again after an error: the element is usable again.
+    this.setState('ready');
     this.status.replaceChildren(
       el('span', { class: 'muted', text: `${f.name} · ${bytes(f.size)}` }),
       devices.length > 1 ? this.deviceSelect(devices.map((d) => d.device)) : '',
@@ -266,13 +286,13 @@ export class SnapscopeView extends HTMLElement implements AppHandle {
     this.status.replaceChildren(el('span', { class: 'muted', text }));
   }
 
-  private showError(e: EngineError) {
+  private showError(e: EngineError, title = 'Could not open the snapshot: ') {
     this.setState('error');
     this.status.replaceChildren(
       el(
         'div',
         { class: 'error', role: 'alert' },
-        el('strong', { text: 'Could not open the snapshot: ' }),
+        el('strong', { text: title }),
         el('span', { class: 'msg', text: e.message }),
         e.hint ? el('div', { class: 'hint', text: e.hint }) : '',
         el('code', { text: e.code }),

@@ -1,10 +1,42 @@
 // The engine's Web Worker: streams files into the wasm engine, answers queries. Heavy work never
 // runs on the page's thread.
-import init, { Engine, combineRanks, orderRunFiles, wasmMemoryBytes } from '../pkg/snapscope.js';
+import init, { Engine, combineRanks, orderRunFiles, wasmMemoryBytes, __wbg_reset_state } from '../pkg/snapscope.js';
 import type { Envelope, Reply, EngineError, Progress } from './protocol';
 
 const engines = new Map<string, Engine>();
 let ready: Promise<unknown> | null = null;
+
+/** What each snapshot was loaded from: loaded again after the engine instance is replaced. */
+const sources = new Map<string, { file: Blob; name: string; store: boolean }>();
+/** Per snapshot: its load again after a recovery, while it runs. */
+const reloading = new Map<string, Promise<void>>();
+
+/**
+ * A trap (a Rust panic or a failed allocation: `unreachable`) leaves the wasm instance unusable:
+ * the engine's borrow flag stays taken, the stack pointer is not restored. Replace the instance
+ * with a fresh one of the same module; every snapshot is loaded again (from its Blob) when it is
+ * next asked for.
+ */
+function recover() {
+  __wbg_reset_state();
+  engines.clear();
+  stored.clear();
+  early.clear();
+  warmedUp = false;
+}
+
+/** The engine of `key`, loaded again first if a recovery dropped it. */
+async function ensureLoaded(key: string) {
+  const src = sources.get(key);
+  if (engines.has(key) || !src) return;
+  let again = reloading.get(key);
+  if (!again) {
+    // id 0: no request waits on its progress or answer.
+    again = load(0, src.file, src.name, key, src.store).finally(() => reloading.delete(key));
+    reloading.set(key, again);
+  }
+  await again;
+}
 
 const post = (r: Reply, transfer: Transferable[] = []) => (self as unknown as Worker).postMessage(r, transfer);
 
@@ -181,6 +213,7 @@ async function load(id: number, file: Blob, name: string, key: string, store = t
   const overview = engine.replay();
   engines.get(key)?.free();
   engines.set(key, engine);
+  sources.set(key, { file, name, store });
   if (!store) {
     stored.delete(key);
     post({ id, kind: 'ok', json: overview });
@@ -196,7 +229,14 @@ async function load(id: number, file: Blob, name: string, key: string, store = t
     engine.store();
     done();
   } catch (e) {
-    failed(e);
+    if (e instanceof WebAssembly.RuntimeError) {
+      // This snapshot breaks the engine: not loaded again. Its waiting calls get the error as
+      // an answer (not as a second trap to recover from).
+      const error = asError(e);
+      sources.delete(key);
+      recover();
+      failed(JSON.stringify(error));
+    } else failed(e);
   }
 }
 
@@ -217,6 +257,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         break;
       case 'load':
         await ready;
+        sources.delete(m.key);
         await load(m.id, m.file, m.name, m.key, m.store ?? true);
         break;
       case 'call': {
@@ -227,6 +268,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
           post({ id: m.id, kind: 'ok', json: known });
           break;
         }
+        await ensureLoaded(m.key);
         if (m.method !== 'stats' && m.method !== 'catalogue' && m.method !== 'schema') await stored.get(m.key);
         const e = engines.get(m.key);
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
@@ -243,6 +285,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         break;
       }
       case 'export': {
+        await ensureLoaded(m.key);
         await stored.get(m.key);
         const e = engines.get(m.key);
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
@@ -259,6 +302,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         post({ id: m.id, kind: 'ok', json: orderRunFiles(m.names) });
         break;
       case 'drop':
+        sources.delete(m.key);
         early.delete(m.key);
         engines.get(m.key)?.free();
         engines.delete(m.key);
@@ -266,6 +310,13 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         break;
     }
   } catch (e) {
-    post({ id: m.id, kind: 'error', error: asError(e) });
+    const error = asError(e);
+    if (e instanceof WebAssembly.RuntimeError) {
+      // A load that trapped is not loaded again; a call's snapshot is, when next asked for.
+      if (m.op === 'load') sources.delete(m.key);
+      recover();
+      error.hint = `${error.hint}; the engine was restarted, other views and files still work`;
+    }
+    post({ id: m.id, kind: 'error', error });
   }
 };

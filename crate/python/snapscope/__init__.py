@@ -154,9 +154,15 @@ def _in_notebook() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
+# The embedded page runs in an opaque origin: scripts (the app, its worker from a blob: URL, the
+# wasm engine) and downloads (Report, Export .db) only. Without allow-same-origin it cannot read
+# the notebook's page, cookies or the Jupyter server's API; nothing else is allowed.
+IFRAME_SANDBOX = "allow-scripts allow-downloads"
+
+
 def _iframe(doc: str, height: int) -> str:
     return (
-        f'<iframe srcdoc="{_escape(doc, quote=True)}" title="snapscope" '
+        f'<iframe srcdoc="{_escape(doc, quote=True)}" title="snapscope" sandbox="{IFRAME_SANDBOX}" '
         f'style="width:100%;height:{int(height)}px;border:1px solid #e2e8f0;border-radius:8px"></iframe>'
     )
 

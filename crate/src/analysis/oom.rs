@@ -49,7 +49,11 @@ pub struct OomCase {
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct OomAnalysis {
     pub device: i64,
+    /// The first [`MAX_OOMS`] OOMs of the trace.
     pub ooms: Vec<OomCase>,
+    /// OOM events in the trace, analyzed or not.
+    #[serde(default)]
+    pub ooms_total: usize,
     /// Without an OOM event: what the dump says about the room left (a dump taken after an OOM
     /// has no `oom` action, only this).
     pub at_dump: Option<DumpRoom>,
@@ -79,6 +83,10 @@ pub struct LargestRequest {
     pub event: i64,
 }
 
+/// OOMs analyzed per device: each reads the allocator's state at its event (a pass over the
+/// trace), and a program stops at its first few; 100,000 OOM events took over a minute.
+pub const MAX_OOMS: usize = 100;
+
 /// What is known at one `oom` event: the request and what the device and the allocator had.
 struct AtOom {
     event: i64,
@@ -95,7 +103,9 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
     let d = &l.devices[pos];
     let empty = DeviceTrace::default();
     let trace = l.snapshot.trace(d.device).unwrap_or(&empty);
-    let ooms: Vec<usize> = (0..trace.events.len()).filter(|&i| trace.events[i].action() == Action::Oom).collect();
+    let mut ooms: Vec<usize> = (0..trace.events.len()).filter(|&i| trace.events[i].action() == Action::Oom).collect();
+    let ooms_total = ooms.len();
+    ooms.truncate(MAX_OOMS);
     let growth = if ooms.is_empty() { None } else { Some(leak(l, pos, 5)) };
     let labels = StackLabels::new(&l.snapshot.interner);
     let cases: Vec<OomCase> = ooms
@@ -133,16 +143,18 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
             .map(|i| LargestRequest { bytes: trace.events[i].size as i64, event: i as i64 });
         room(d.events as i64, &state(l, pos, last), largest)
     });
-    OomAnalysis { device: d.device, ooms: cases, at_dump }
+    OomAnalysis { device: d.device, ooms: cases, ooms_total, at_dump }
 }
 
 /// `oom` of a SnapshotDB, from its rows.
 pub fn oom_from_db(conn: &Connection, device: i64) -> Result<OomAnalysis> {
     let dev = dev_id(conn, device)?;
-    let ooms: Vec<(i64, i64, Option<i64>)> = conn
+    let mut ooms: Vec<(i64, i64, Option<i64>)> = conn
         .prepare("SELECT trace_index, size, device_free FROM traces WHERE device_id = ?1 AND action = 'oom' ORDER BY trace_index")?
         .query_map([dev], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<std::result::Result<_, _>>()?;
+    let ooms_total = ooms.len();
+    ooms.truncate(MAX_OOMS);
     let growth = if ooms.is_empty() { None } else { Some(leak_from_db(conn, device, 5)?) };
     let mut cases = Vec::new();
     for (e, req, device_free) in ooms {
@@ -157,7 +169,7 @@ pub fn oom_from_db(conn: &Connection, device: i64) -> Result<OomAnalysis> {
         cases.push(verdict(at, growth.as_ref()));
     }
     let at_dump = if cases.is_empty() { Some(dump_room(conn, dev, device)?) } else { None };
-    Ok(OomAnalysis { device, ooms: cases, at_dump })
+    Ok(OomAnalysis { device, ooms: cases, ooms_total, at_dump })
 }
 
 /// The cause of one OOM and what to do, from what was known at it and the window's growth.

@@ -13,9 +13,18 @@ pub struct Overview {
     pub format: Option<crate::model::Format>,
     pub encoding: String,
     pub source_bytes: u64,
+    /// The first [`MAX_DEVICES`] devices (in the snapshot's order); `devices_total` says how many
+    /// the snapshot has.
     pub devices: Vec<DeviceOverview>,
+    /// Devices in the snapshot, listed or not (one process sees a few; 10,000 are damage).
+    #[serde(default)]
+    pub devices_total: usize,
     pub warnings: Vec<Warning>,
 }
+
+/// Devices an overview lists, and every analysis of all devices covers: a snapshot is one
+/// process (a few GPUs and the host); 10,000 devices made a 16 MB overview and a 60 s analysis.
+pub const MAX_DEVICES: usize = 64;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -77,8 +86,23 @@ pub fn overview(l: &Loaded) -> Overview {
         format: s.format,
         encoding: s.encoding.clone(),
         source_bytes: s.source_bytes,
-        devices: l.devices.iter().map(|d| device_overview(l, d)).collect(),
-        warnings: s.warnings.clone(),
+        devices: l.devices.iter().take(MAX_DEVICES).map(|d| device_overview(l, d)).collect(),
+        devices_total: l.devices.len(),
+        warnings: {
+            let mut w = s.warnings.clone();
+            if l.devices.len() > MAX_DEVICES {
+                w.push(Warning {
+                    code: crate::codes::WarningCode::DevicesTruncated,
+                    message: format!(
+                        "the snapshot has {} devices: the first {MAX_DEVICES} are listed and analyzed, the others are not",
+                        l.devices.len()
+                    ),
+                    device: None,
+                    event: None,
+                });
+            }
+            w
+        },
     }
 }
 

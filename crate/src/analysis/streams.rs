@@ -26,8 +26,18 @@ pub struct StreamFigures {
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct StreamAnalysis {
     pub device: i64,
+    /// The [`MAX_STREAMS`] streams with the largest active peaks.
     pub streams: Vec<StreamFigures>,
+    /// Streams the device used, listed or not.
+    #[serde(default)]
+    pub streams_total: usize,
+    /// Whether `streams` leaves some out.
+    #[serde(default)]
+    pub truncated: bool,
 }
+
+/// Streams a stream analysis lists: programs use a few to a few dozen; 100,000 made 63 MB.
+pub const MAX_STREAMS: usize = 1000;
 
 pub fn streams(d: &DeviceReplay) -> StreamAnalysis {
     // (event, stream, Δactive, Δpending) for every change; blocks alive before the window start
@@ -116,5 +126,7 @@ pub fn streams(d: &DeviceReplay) -> StreamAnalysis {
     }
     let mut streams: Vec<StreamFigures> = out.into_values().collect();
     streams.sort_by_key(|s| (-s.peak_active.bytes, s.stream));
-    StreamAnalysis { device: d.device, streams }
+    let streams_total = streams.len();
+    streams.truncate(MAX_STREAMS);
+    StreamAnalysis { device: d.device, truncated: streams.len() < streams_total, streams_total, streams }
 }

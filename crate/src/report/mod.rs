@@ -8,8 +8,16 @@ use crate::format::{bytes as b, count};
 use crate::simulate::tune::Tuning;
 use std::fmt::Write;
 
+/// HTML text: markup escaped, and bidirectional controls and control characters but line breaks
+/// shown as escapes (a name must not reorder the report's text).
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    let bad = |c: char| crate::format::is_bidi_control(c) || (c.is_control() && c != '\n' && c != '\t');
+    let shown: std::borrow::Cow<str> = if s.chars().any(bad) {
+        s.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect::<String>().into()
+    } else {
+        s.into()
+    };
+    shown.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// Frames a report shows of one stack behind "all frames" (deep stacks run to hundreds).

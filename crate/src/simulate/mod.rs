@@ -199,7 +199,7 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
     let mut peak = SimPeak { bytes: a.reserved + kept.reserved, event: None };
     let mut alloc_peak = SimPeak { bytes: a.allocated + kept.allocated, event: None };
     let (mut free_at_peak, mut largest_at_peak, mut small_at_peak) =
-        (a.reserved + kept.reserved - a.active - kept.active, a.largest_free(), a.reserved_small);
+        ((a.reserved + kept.reserved).saturating_sub(a.active + kept.active), a.largest_free(), a.reserved_small);
     let mut oom: Option<OomAt> = None;
     let mut avoided = Vec::new();
     let mut cache_releases = Vec::new();

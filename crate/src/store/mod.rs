@@ -260,16 +260,38 @@ pub fn metadata(conn: &Connection, key: &str) -> Result<Option<String>> {
 /// each whole, once): a snapshot sharing one huge name across every frame must not multiply it.
 const STACK_TEXT_CHARS: usize = 1000;
 
+/// Characters of a long name a stack's text repeats after its first use in that stack: one name
+/// shared by every frame of 370 stacks of 30 frames made a 25 MB database at 1,000 characters
+/// each (real stacks repeat short names: `forward`, `_call_impl`).
+const STACK_REPEAT_CHARS: usize = 240;
+
 fn cut(s: &str) -> std::borrow::Cow<'_, str> {
-    match s.char_indices().nth(STACK_TEXT_CHARS) {
+    cut_at(s, STACK_TEXT_CHARS)
+}
+
+fn cut_at(s: &str, chars: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(chars) {
         Some((i, _)) => format!("{}…", &s[..i]).into(),
         None => s.into(),
     }
 }
 
+/// The long names one stack's text used already: a repeat is cut at [`STACK_REPEAT_CHARS`].
+#[derive(Default)]
+struct Seen<'a>(crate::fasthash::FastSet<&'a str>);
+
+impl<'a> Seen<'a> {
+    fn cut(&mut self, s: &'a str) -> std::borrow::Cow<'a, str> {
+        if s.len() > STACK_REPEAT_CHARS && !self.0.insert(s) {
+            return cut_at(s, STACK_REPEAT_CHARS);
+        }
+        cut(s)
+    }
+}
+
 /// A stack's frames as the JSON array `call_stacks.frames_json` holds, written straight into
 /// `out` (no value tree per frame: a SnapshotDB has one such text per stack).
-fn frames_json<'a>(out: &mut String, frames: impl Iterator<Item = &'a Frame>) {
+fn frames_json<'a>(out: &mut String, frames: impl Iterator<Item = &'a Frame>, seen: &mut Seen<'a>) {
     #[derive(serde::Serialize)]
     struct FrameJson<'f> {
         filename: &'f str,
@@ -281,7 +303,7 @@ fn frames_json<'a>(out: &mut String, frames: impl Iterator<Item = &'a Frame>) {
         if k > 0 {
             out.push(',');
         }
-        let (filename, name) = (cut(&f.filename), cut(&f.name));
+        let (filename, name) = (seen.cut(&f.filename), seen.cut(&f.name));
         let row = FrameJson { filename: &filename, line: f.line, name: &name };
         out.push_str(&serde_json::to_string(&row).expect("serializable"));
     }
@@ -345,15 +367,16 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         let (mut json, mut text) = (String::new(), String::new());
         for (i, st) in s.interner.stacks.iter().enumerate() {
             json.clear();
-            frames_json(&mut json, st.iter().map(|&fid| &s.interner.frames[fid as usize]));
+            frames_json(&mut json, st.iter().map(|&fid| &s.interner.frames[fid as usize]), &mut Seen::default());
             // The stack outermost first, one `file:line name` a line.
             text.clear();
+            let mut seen = Seen::default();
             for (k, &fid) in st.iter().rev().enumerate() {
                 let f = &s.interner.frames[fid as usize];
                 if k > 0 {
                     text.push('\n');
                 }
-                let _ = write!(text, "{}:{} {}", cut(&f.filename), f.line, cut(&f.name));
+                let _ = write!(text, "{}:{} {}", seen.cut(&f.filename), f.line, seen.cut(&f.name));
             }
             stack_kinds.clear();
             stack_kinds.extend(st.iter().map(|&fid| kinds[fid as usize]));
@@ -484,8 +507,11 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
             }
         }
         let mut an = tx.prepare(&ANNOTATIONS.insert_sql())?;
+        // An annotation's name is repeated per row (every START and END of a range): cut like
+        // the events' shared texts (3,000 rows sharing one long name made a 21 MB database).
+        let shared = |t: &str| cut_at(t, cells::SHARED_TEXT_CHARS).into_owned();
         for a in &s.annotations {
-            an.execute(params![a.device, a.time_us, a.name, a.stage])?;
+            an.execute(params![a.device, a.time_us, shared(&a.name), a.stage])?;
         }
         let mut ph = tx.prepare(&PHASES.insert_sql())?;
         for (dev_id, p) in l.phases().iter().enumerate() {
@@ -496,7 +522,7 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
                 ph.execute(params![
                     dev_id as i64,
                     "range",
-                    r.name,
+                    shared(&r.name),
                     snake_name(&r.group),
                     r.start_event,
                     r.end_event,

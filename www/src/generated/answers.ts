@@ -650,7 +650,10 @@ export interface OomAnalysis {
   /** Without an OOM event: what the dump says about the room left (a dump taken after an OOM has no `oom` action, only this). */
   at_dump: DumpRoom | null;
   device: number;
+  /** The first [`MAX_OOMS`] OOMs of the trace. */
   ooms: OomCase[];
+  /** OOM events in the trace, analyzed or not. */
+  ooms_total: number;
 }
 
 /** The first request the device could not serve. */
@@ -700,7 +703,10 @@ export interface Outlier {
 
 /** Printed behind the envelope's `ok` and `schema_version` (`engine::envelope`). */
 export interface Overview {
+  /** The first [`MAX_DEVICES`] devices (in the snapshot's order); `devices_total` says how many the snapshot has. */
   devices: DeviceOverview[];
+  /** Devices in the snapshot, listed or not (one process sees a few; 10,000 are damage). */
+  devices_total: number;
   encoding: string;
   format: Format | null;
   source_bytes: number;
@@ -1045,7 +1051,12 @@ export interface StepsAnalysis {
 
 export interface StreamAnalysis {
   device: number;
+  /** The [`MAX_STREAMS`] streams with the largest active peaks. */
   streams: StreamFigures[];
+  /** Streams the device used, listed or not. */
+  streams_total: number;
+  /** Whether `streams` leaves some out. */
+  truncated: boolean;
 }
 
 export interface StreamFigures {
@@ -1185,6 +1196,7 @@ export interface Warning {
 export type WarningCode =
   | 'ALLOC_CONF_INVALID'
   | 'ANNOTATION_TEXT_CUT'
+  | 'DEVICES_TRUNCATED'
   | 'DUMP_INCONSISTENT'
   | 'EVENT_INVALID'
   | 'FRAME_INVALID'
