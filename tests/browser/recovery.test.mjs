@@ -119,9 +119,21 @@ test("a panic in the engine: the next request and the next file still work", asy
       name: "b.pickle",
       key: "other",
     });
-    const treeBefore = await call("main", "tree", 0, 10);
+    const treeBefore = await call(
+      "main",
+      "analyze",
+      "tree",
+      0,
+      JSON.stringify({ event: 10 }),
+    );
     const panic = await call("main", "panicForTest");
-    const treeAfter = await call("main", "tree", 0, 10);
+    const treeAfter = await call(
+      "main",
+      "analyze",
+      "tree",
+      0,
+      JSON.stringify({ event: 10 }),
+    );
     const otherAfter = await call("other", "overview");
     const sqlAfter = await call(
       "main",
