@@ -3,7 +3,7 @@
 //! what to do about the largest share. The categories of the blocks come from the replay's
 //! semantics (crate::semantics); a .db file answers the same from its `lifetimes.category`.
 
-use super::basis::{dev_id, live_lifetimes_sql};
+use super::basis::{dev_id, with_live};
 use super::live;
 use super::stack_labels::StackLabels;
 use crate::error::Result;
@@ -226,31 +226,24 @@ fn breakdown(device: i64, event: Option<i64>, traced: bool, active: i64, mut cat
 /// `categories` of a SnapshotDB input, from its `lifetimes` rows.
 pub fn categories_from_db(conn: &Connection, device: i64, event: Option<i64>) -> Result<CategoryBreakdown> {
     let dev = dev_id(conn, device)?;
-    let live = live_lifetimes_sql("?1", "?2");
     let at = event.unwrap_or(-1);
     let why: HashMap<String, String> = conn
         .prepare("SELECT name, why FROM category_rules")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
     let rows: Vec<(String, String, i64, i64)> = conn
-        .prepare(&format!(
-            "SELECT category, category_rule, COUNT(*), SUM(size) FROM {live} GROUP BY category, category_rule ORDER BY 4 DESC, 1, 2"
-        ))?
+        .prepare(&with_live(include_str!("../../sql/analysis/categories_at.sql"), "?1", "?2"))?
         .query_map(params![dev, at], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
         .collect::<rusqlite::Result<_>>()?;
     let mut cats = merge(rows, &why);
     let traced: bool = conn.query_row("SELECT events > 0 FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
     let before = stackless_site(true, traced);
-    let mut sites = conn.prepare(&format!(
-        "SELECT COALESCE(cs.label, CASE WHEN l.alloc_event IS NULL THEN '{before}' ELSE '{no_stack}' END),
-                COUNT(*), SUM(l.size)
-         FROM {live} l LEFT JOIN call_stacks cs ON cs.id = l.stack_id AND l.stack_source != 'free'
-         WHERE l.category = ?3 GROUP BY 1 ORDER BY 3 DESC, 1 LIMIT 3",
-        no_stack = super::basis::NO_STACK
-    ))?;
+    let mut sites = conn.prepare(&with_live(include_str!("../../sql/analysis/category_top_sites.sql"), "?1", "?2"))?;
     for c in &mut cats {
         c.top_sites = sites
-            .query_map(params![dev, at, c.category], |r| Ok(SiteShare { label: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? }))?
+            .query_map(params![dev, at, c.category, before, super::basis::NO_STACK], |r| {
+                Ok(SiteShare { label: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? })
+            })?
             .collect::<rusqlite::Result<_>>()?;
     }
     let active = super::basis::counters_at(conn, device, event)?.active;

@@ -217,24 +217,13 @@ pub fn leak_from_db(conn: &Connection, device: i64, top: usize) -> Result<LeakAn
         Ok(conn
             .query_row(sql, params![dev, events], |r| Ok(Count { blocks: r.get(0)?, bytes: r.get::<_, Option<i64>>(1)?.unwrap_or(0) }))?)
     };
-    let candidates = one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NOT NULL AND state_at_dump = 'active_allocated'")?;
-    let pending = one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND state_at_dump = 'active_pending_free'")?;
-    let before =
-        one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NULL AND free_completed_event IS NULL")?;
-    let stackless =
-        one("SELECT COUNT(*), SUM(size) FROM lifetimes WHERE device_id = ?1 AND ?2 >= 0 AND orphan = 0 AND alloc_event IS NULL AND free_completed_event IS NULL AND stack_id IS NULL")?;
-    // The bounds on single columns follow from the condition (events are 0..n) and let the
-    // virtual table skip most rows itself.
-    let long_lived = one("SELECT COUNT(*), SUM(size) FROM (
-           SELECT size FROM lifetimes WHERE device_id = ?1 AND orphan = 0 AND free_completed_event IS NULL AND alloc_event <= ?2 - ?2 / 2
-           UNION ALL SELECT size FROM lifetimes WHERE device_id = ?1 AND orphan = 0 AND alloc_event <= ?2 - ?2 / 2
-             AND free_completed_event >= ?2 / 2 AND free_completed_event - alloc_event >= ?2 / 2)")?;
-    let mut stmt = conn.prepare(
-        "SELECT l.stack_id, COALESCE(cs.label, ?2), COUNT(*), SUM(l.size), MIN(l.alloc_event), MAX(l.alloc_event), cs.site, cs.caller, cs.text
-         FROM lifetimes l LEFT JOIN call_stacks cs ON cs.id = l.stack_id
-         WHERE l.device_id = ?1 AND l.orphan = 0 AND l.alloc_event IS NOT NULL AND l.state_at_dump = 'active_allocated'
-         GROUP BY l.stack_id ORDER BY SUM(l.size) DESC, l.stack_id DESC LIMIT ?3",
-    )?;
+    let candidates = one(include_str!("../../sql/analysis/leak_candidates.sql"))?;
+    let pending = one(include_str!("../../sql/analysis/leak_pending_free.sql"))?;
+    let before = one(include_str!("../../sql/analysis/leak_before_window.sql"))?;
+    let stackless = one(include_str!("../../sql/analysis/leak_before_window_stackless.sql"))?;
+    // Alive for at least half the window: never freed, or freed that long after.
+    let long_lived = one(include_str!("../../sql/analysis/leak_long_lived.sql"))?;
+    let mut stmt = conn.prepare(include_str!("../../sql/analysis/leak_candidates_by_stack.sql"))?;
     let mut candidates_by_stack = stmt
         .query_map(params![dev, NO_STACK, top as i64], |r| {
             Ok(StackBytes {
@@ -251,20 +240,14 @@ pub fn leak_from_db(conn: &Connection, device: i64, top: usize) -> Result<LeakAn
         })?
         .collect::<std::result::Result<Vec<_>, _>>()?;
     let candidates_by_category = conn
-        .prepare(
-            "SELECT category, COUNT(*), SUM(size) FROM lifetimes
-             WHERE device_id = ?1 AND orphan = 0 AND alloc_event IS NOT NULL AND state_at_dump = 'active_allocated'
-             GROUP BY category ORDER BY 3 DESC, 1",
-        )?
+        .prepare(include_str!("../../sql/analysis/leak_candidates_by_category.sql"))?
         .query_map([dev], |r| Ok(CategoryTotal { category: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? }))?
         .collect::<std::result::Result<Vec<_>, _>>()?;
     super::basis::disambiguate(&mut candidates_by_stack);
     let floor: Vec<i64> = if events >= 10 {
-        conn.prepare(
-            "SELECT MIN(allocated) FROM traces WHERE device_id = ?1 GROUP BY (trace_index * 10) / ?2 ORDER BY (trace_index * 10) / ?2",
-        )?
-        .query_map(params![dev, events], |r| r.get(0))?
-        .collect::<std::result::Result<_, _>>()?
+        conn.prepare(include_str!("../../sql/analysis/leak_tenth_floors.sql"))?
+            .query_map(params![dev, events], |r| r.get(0))?
+            .collect::<std::result::Result<_, _>>()?
     } else {
         vec![]
     };
