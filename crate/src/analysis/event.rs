@@ -83,41 +83,33 @@ pub struct FxFrame {
 
 pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventDetail> {
     let row = conn
-        .query_row(
-            "SELECT t.action, t.addr, t.size, t.stream, t.time_us, t.allocated, t.active, t.reserved, t.requested, t.device_free,
-                    t.compile_context, t.user_metadata, cs.label, t.lifetime_id, t.stack_id,
-                    json_extract(t.extra_json, '$.forward_frames'), t.phase
-             FROM traces t JOIN devices d ON t.device_id = d.id LEFT JOIN call_stacks cs ON cs.id = t.stack_id
-             WHERE d.device_index = ?1 AND t.trace_index = ?2",
-            params![device, index],
-            |r| {
-                Ok((
-                    EventDetail {
-                        device,
-                        index,
-                        action: r.get(0)?,
-                        addr: r.get(1)?,
-                        size: r.get(2)?,
-                        stream: r.get(3)?,
-                        time_us: r.get(4)?,
-                        allocated: r.get(5)?,
-                        active: r.get(6)?,
-                        reserved: r.get(7)?,
-                        requested: r.get(8)?,
-                        device_free: r.get(9)?,
-                        compile_context: r.get(10)?,
-                        user_metadata: r.get(11)?,
-                        label: r.get(12)?,
-                        forward_frames: r.get(15)?,
-                        phase: r.get(16)?,
-                        frames: Vec::new(),
-                        lifetime: None,
-                    },
-                    r.get::<_, Option<i64>>(13)?,
-                    r.get::<_, Option<i64>>(14)?,
-                ))
-            },
-        )
+        .query_row(include_str!("../../sql/analysis/event_detail.sql"), params![device, index], |r| {
+            Ok((
+                EventDetail {
+                    device,
+                    index,
+                    action: r.get(0)?,
+                    addr: r.get(1)?,
+                    size: r.get(2)?,
+                    stream: r.get(3)?,
+                    time_us: r.get(4)?,
+                    allocated: r.get(5)?,
+                    active: r.get(6)?,
+                    reserved: r.get(7)?,
+                    requested: r.get(8)?,
+                    device_free: r.get(9)?,
+                    compile_context: r.get(10)?,
+                    user_metadata: r.get(11)?,
+                    label: r.get(12)?,
+                    forward_frames: r.get(15)?,
+                    phase: r.get(16)?,
+                    frames: Vec::new(),
+                    lifetime: None,
+                },
+                r.get::<_, Option<i64>>(13)?,
+                r.get::<_, Option<i64>>(14)?,
+            ))
+        })
         .optional()?;
     let (mut d, lifetime, stack) = row.ok_or_else(|| {
         Error::new(
@@ -131,30 +123,24 @@ pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventD
     }
     if let Some(l) = lifetime {
         d.lifetime = conn
-            .query_row(
-                "SELECT address, alloc_event, category, category_rule, free_completed_event, free_requested_event, id, origin,
-                        requested_size, size, size_exact, size_uncertainty, stack_source, state_at_dump
-                 FROM lifetimes WHERE id = ?1",
-                [l],
-                |r| {
-                    Ok(EventLifetime {
-                        address: r.get(0)?,
-                        alloc_event: r.get(1)?,
-                        category: r.get(2)?,
-                        category_rule: r.get(3)?,
-                        free_completed_event: r.get(4)?,
-                        free_requested_event: r.get(5)?,
-                        id: r.get(6)?,
-                        origin: r.get(7)?,
-                        requested_size: r.get(8)?,
-                        size: r.get(9)?,
-                        size_exact: r.get(10)?,
-                        size_uncertainty: r.get(11)?,
-                        stack_source: r.get(12)?,
-                        state_at_dump: r.get(13)?,
-                    })
-                },
-            )
+            .query_row(include_str!("../../sql/analysis/event_lifetime.sql"), [l], |r| {
+                Ok(EventLifetime {
+                    address: r.get(0)?,
+                    alloc_event: r.get(1)?,
+                    category: r.get(2)?,
+                    category_rule: r.get(3)?,
+                    free_completed_event: r.get(4)?,
+                    free_requested_event: r.get(5)?,
+                    id: r.get(6)?,
+                    origin: r.get(7)?,
+                    requested_size: r.get(8)?,
+                    size: r.get(9)?,
+                    size_exact: r.get(10)?,
+                    size_uncertainty: r.get(11)?,
+                    stack_source: r.get(12)?,
+                    state_at_dump: r.get(13)?,
+                })
+            })
             .optional()?;
     }
     Ok(d)
@@ -163,11 +149,7 @@ pub fn event_detail(conn: &Connection, device: i64, index: i64) -> Result<EventD
 /// Frames `offset..offset + limit` of a stack, innermost (position 0) first.
 fn frames_of(conn: &Connection, stack: i64, offset: i64, limit: i64) -> Result<Vec<EventFrame>> {
     Ok(conn
-        .prepare_cached(
-            "SELECT f.filename, f.line, f.name, f.kind, f.display, f.fx_node_op, f.fx_node_name, f.fx_node_target, f.fx_original_trace
-             FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id
-             WHERE sf.stack_id = ?1 ORDER BY sf.position LIMIT ?3 OFFSET ?2",
-        )?
+        .prepare_cached(include_str!("../../sql/analysis/stack_frames_page.sql"))?
         .query_map(params![stack, offset, limit], |r| {
             let fx = FxFrame { op: r.get(5)?, name: r.get(6)?, target: r.get(7)?, original_trace: r.get(8)? };
             let any = fx.op.is_some() || fx.name.is_some() || fx.target.is_some() || fx.original_trace.is_some();

@@ -72,10 +72,7 @@ pub fn from_db(conn: &rusqlite::Connection, device: i64, buckets: i64) -> crate:
     let dev = super::basis::dev_id(conn, device)?;
     let events: i64 = conn.query_row("SELECT events FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
     let mut t = Timeline::empty(device, 0, events.max(1) as u32 - 1);
-    let mut stmt = conn.prepare(
-        "SELECT MIN(trace_index), MIN(allocated), MAX(allocated), MAX(active), MAX(reserved), MAX(requested), MIN(time_us) FROM traces
-         WHERE device_id = ?1 GROUP BY (trace_index * ?2) / MAX(?3, 1) ORDER BY 1",
-    )?;
+    let mut stmt = conn.prepare(include_str!("../../sql/analysis/timeline_buckets.sql"))?;
     let rows = stmt.query_map(rusqlite::params![dev, buckets.max(1), events], |r| {
         Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
     })?;
