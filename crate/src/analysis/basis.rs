@@ -310,6 +310,13 @@ pub fn live_groups(conn: &Connection, device: i64, event: Option<i64>, by: &str,
             share: 0.0,
         });
     }
+    Ok(top_groups(all, limit))
+}
+
+/// Groups (largest first) told apart, the first `limit` kept and the rest summed into one
+/// `[N other groups]` row, each with its share of the total; with the total bytes and blocks.
+/// Both roads (the replay's `holders` and a SnapshotDB's rows) end here.
+pub fn top_groups(mut all: Vec<Group>, limit: usize) -> (Vec<Group>, i64, i64) {
     disambiguate(&mut all);
     let total_bytes: i64 = all.iter().map(|g| g.bytes).sum();
     let total_blocks: i64 = all.iter().map(|g| g.blocks).sum();
@@ -331,5 +338,5 @@ pub fn live_groups(conn: &Connection, device: i64, event: Option<i64>, by: &str,
     for g in &mut all {
         g.share = g.bytes as f64 / total_bytes.max(1) as f64;
     }
-    Ok((all, total_bytes, total_blocks))
+    (all, total_bytes, total_blocks)
 }

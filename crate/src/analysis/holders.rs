@@ -2,7 +2,7 @@
 //! names it, largest first, each group labelled as people read it (`basis::Group`). From the
 //! replay; the groups are those the SnapshotDB's `live_groups` query finds, in the same order.
 
-use super::basis::{disambiguate, freed_only_label, Group, BEFORE_WINDOW_NO_STACK, NO_STACK};
+use super::basis::{freed_only_label, Group, BEFORE_WINDOW_NO_STACK, NO_STACK};
 use super::stack_labels::StackLabels;
 use crate::fasthash::FastMap;
 use crate::replay::{DeviceReplay, StackSource};
@@ -53,29 +53,8 @@ pub fn live_groups(d: &DeviceReplay, live: &[usize], labels: &StackLabels, by: B
     keys.sort_by(|(a, x), (b, y)| y.bytes.cmp(&x.bytes).then(a.cmp(b)));
     // Without trace events there is no window: stackless dump blocks simply have no stack.
     let traced = d.events > 0;
-    let mut all: Vec<Group> = keys.into_iter().map(|(k, s)| group(k, s, traced, labels, by)).collect();
-    disambiguate(&mut all);
-    let total_bytes: i64 = all.iter().map(|g| g.bytes).sum();
-    let total_blocks: i64 = all.iter().map(|g| g.blocks).sum();
-    if all.len() > limit {
-        let rest = all.split_off(limit);
-        all.push(Group {
-            label: format!("[{} other groups]", rest.len()),
-            detail: None,
-            stack: None,
-            site: None,
-            stack_id: None,
-            origin: "other".into(),
-            blocks: rest.iter().map(|g| g.blocks).sum(),
-            bytes: rest.iter().map(|g| g.bytes).sum(),
-            requested_bytes: rest.iter().map(|g| g.requested_bytes).sum(),
-            share: 0.0,
-        });
-    }
-    for g in &mut all {
-        g.share = g.bytes as f64 / total_bytes.max(1) as f64;
-    }
-    (all, total_bytes, total_blocks)
+    let all: Vec<Group> = keys.into_iter().map(|(k, s)| group(k, s, traced, labels, by)).collect();
+    super::basis::top_groups(all, limit)
 }
 
 /// One group's row: its label, second line, site and stack.
