@@ -34,13 +34,20 @@ impl TempOut {
         for attempt in 0..16u32 {
             let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
             let path = target.with_file_name(format!(".{name}.tmp-{}-{nanos}-{attempt}", std::process::id()));
+            // Registered before it exists: a signal between the create and the registration
+            // would otherwise leave the file behind (the name holds our pid, so a file that is
+            // already there is not another live process's).
+            let slot = register(&path);
             match std::fs::OpenOptions::new().write(true).read(true).create_new(true).open(&path) {
-                Ok(file) => {
-                    let slot = register(&path);
-                    return Ok((TempOut { path, target: target.to_path_buf(), slot, done: false }, file));
+                Ok(file) => return Ok((TempOut { path, target: target.to_path_buf(), slot, done: false }, file)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    unregister(slot);
+                    last = Some(e)
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-                Err(e) => return Err(io_error(&shown, &e)),
+                Err(e) => {
+                    unregister(slot);
+                    return Err(io_error(&shown, &e));
+                }
             }
         }
         Err(io_error(&shown, &last.unwrap_or_else(|| std::io::Error::other("no free temporary name"))))

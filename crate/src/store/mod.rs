@@ -90,7 +90,10 @@ pub fn write_file(loaded: &Arc<Loaded>, records: &Records, path: &std::path::Pat
     // and on a signal, renamed over `path` with its mode kept.
     let (tmp, file) = crate::outfile::TempOut::create(path)?;
     drop(file);
-    let mut conn = Connection::open(tmp.path()).map_err(|e| Error::write(&path.display().to_string(), e))?;
+    // Opened without SQLITE_OPEN_CREATE: if a signal on another thread has just removed the
+    // temporary file, the open fails instead of creating it again behind the handler's back.
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let mut conn = Connection::open_with_flags(tmp.path(), flags).map_err(|e| Error::write(&path.display().to_string(), e))?;
     conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
     fill(&mut conn, loaded, records, Storage::Rows(loaded)).map_err(|e| e.writing(path))?;
     conn.close().map_err(|(_, e)| Error::write(&path.display().to_string(), e))?;
