@@ -6,7 +6,9 @@
 pub mod alloc_conf;
 pub mod analysis;
 pub mod budget;
+pub mod clock;
 pub mod codes;
+pub mod codes_doc;
 pub mod engine;
 pub mod error;
 pub mod export;
@@ -23,6 +25,7 @@ pub mod replay;
 pub mod report;
 pub mod semantics;
 pub mod simulate;
+mod sqlite_error;
 pub mod store;
 pub mod warmup;
 

@@ -20,7 +20,7 @@ fn json<T: Serialize>(v: &T) -> String {
 }
 
 fn now() -> f64 {
-    sql::now_ms()
+    crate::clock::now_ms()
 }
 
 /// The engine of one file as the worker holds it (`Engine` in JavaScript).

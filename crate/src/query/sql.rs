@@ -1,6 +1,7 @@
 //! Read-only SQL over a SnapshotDB with a row limit and a time limit: the engine behind custom
 //! queries in the CLI and the page's SQL console, and behind every template.
 
+use crate::clock::now_ms;
 use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use rusqlite::types::ValueRef;
@@ -100,19 +101,6 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits { max_rows: 10_000, timeout_ms: 30_000 }
-    }
-}
-
-/// Milliseconds from a monotonic-enough clock on every target (std's Instant panics on wasm32).
-pub fn now_ms() -> f64 {
-    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
-    {
-        js_sys::Date::now()
-    }
-    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-    {
-        use std::time::{SystemTime, UNIX_EPOCH};
-        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
     }
 }
 

@@ -167,14 +167,14 @@ fn open_read_only(path: &std::path::Path) -> Result<Connection> {
 pub fn guard_statements(conn: &mut Connection) -> Result<()> {
     use std::sync::atomic::{AtomicU64, Ordering};
     let limit = crate::budget::DB_STATEMENT_MS.limit() as f64;
-    let deadline = std::sync::Arc::new(AtomicU64::new((crate::query::sql::now_ms() + limit) as u64));
+    let deadline = std::sync::Arc::new(AtomicU64::new((crate::clock::now_ms() + limit) as u64));
     let armed = deadline.clone();
     conn.trace_v2(
         rusqlite::trace::TraceEventCodes::SQLITE_TRACE_STMT,
-        Some(move |_: rusqlite::trace::TraceEvent<'_>| armed.store((crate::query::sql::now_ms() + limit) as u64, Ordering::Relaxed)),
+        Some(move |_: rusqlite::trace::TraceEvent<'_>| armed.store((crate::clock::now_ms() + limit) as u64, Ordering::Relaxed)),
     )
     .map_err(Error::sql)?;
-    conn.progress_handler(10_000, Some(move || crate::query::sql::now_ms() > deadline.load(Ordering::Relaxed) as f64)).map_err(Error::sql)
+    conn.progress_handler(10_000, Some(move || crate::clock::now_ms() > deadline.load(Ordering::Relaxed) as f64)).map_err(Error::sql)
 }
 
 /// Refuse a database that would run code of its own when read: views, triggers, virtual tables.
