@@ -4,7 +4,6 @@
 //! Each is an enum that serializes as its documented string (the JSON Schemas list the values);
 //! `codes_doc.rs` generates `docs/codes.md` from all of them.
 
-
 /// One enum per list: each variant with its string and what it means.
 macro_rules! codes {
     ($(#[$m:meta])* $name:ident, $title:literal { $($var:ident = $s:literal => $meaning:literal,)+ }) => {
