@@ -11,7 +11,10 @@
 // the task after the frame that paints them, and the test driver's view, which polls for the
 // cards' figure), then for every tab in turn: clicking it → the view drawn (`data-view="done"` seen
 // by a poll that runs only when the main thread is free) → the page answering again (a task queued
-// after that runs), and the longest main-thread task meanwhile (PerformanceObserver "longtask").
+// after that runs and a round trip to the engine's worker, `window.snapscope.stats()`), and the
+// longest main-thread task meanwhile (PerformanceObserver "longtask"); beside each file, the native
+// `snapscope overview` (read + replay) in the same run, and the figures' time over it. No
+// memory_viz column: the project has no offline memory_viz harness (it would fetch at run time).
 //
 // Per size: the read-only floor (the page streams the File through File.stream() and does nothing
 // else), time from choosing the file to the first view (overview rendered), measured in the page
@@ -282,13 +285,24 @@ async function viewsRun(origin, file) {
       document.documentElement.dataset.engine === "ready",
   );
   await page.waitForTimeout(settleMs);
+  // The tab's resident memory (its renderer, worker included), sampled while the file loads.
+  let tabPeakRss = 0;
+  const sampler = setInterval(() => {
+    tabPeakRss = Math.max(
+      tabPeakRss,
+      browserRss(ctx.profileDir, "--type=renderer"),
+    );
+  }, 50);
   const t0 = performance.now();
   await page.setInputFiles("#file-input", file);
-  // The driver's view: the peak figure on screen (a dump-only file has no peak card: its dump figures).
+  // The driver's view: a figure's text on screen, a number with its unit, not an empty card (a
+  // dump-only file has no peak card: its dump figures).
   await page.waitForFunction(
     () =>
-      document.querySelector(".view-overview .cards .card .card-value")
-        ?.textContent !== undefined,
+      /\d/.test(
+        document.querySelector(".view-overview .cards .card .card-value")
+          ?.textContent ?? "",
+      ),
     null,
     { timeout: 600000, polling: 5 },
   );
@@ -301,6 +315,8 @@ async function viewsRun(origin, file) {
     null,
     { timeout: 600000 },
   );
+  clearInterval(sampler);
+  const stats = await page.evaluate(() => window.snapscope.stats());
   const marks = await page.evaluate(() => {
     const at = (n) => performance.getEntriesByName(n)[0]?.startTime ?? NaN;
     const chosen = at("snapscope:file-chosen");
@@ -330,8 +346,10 @@ async function viewsRun(origin, file) {
         poll();
       });
       const drawn = performance.now() - t;
-      // The next frame and a task after it: the page answers input again.
+      // The next frame, a task after it and a round trip to the engine's worker: the page and
+      // its engine answer again.
       await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+      await window.snapscope.stats();
       const answering = performance.now() - t;
       const long = window.__long.slice(first).filter((e) => e.start >= t);
       return {
@@ -344,6 +362,11 @@ async function viewsRun(origin, file) {
   await ctx.close();
   return {
     driver_peak_figures_ms: Math.round(driverFiguresMs),
+    events: stats?.events ?? null,
+    wasm_memory_mib: stats?.wasm_memory_bytes
+      ? Math.round(stats.wasm_memory_bytes / 2 ** 20)
+      : null,
+    tab_peak_rss_mib: Math.round(tabPeakRss / 2 ** 20),
     ...Object.fromEntries(
       Object.entries(marks).map(([k, x]) => [k, Math.round(x)]),
     ),
@@ -358,11 +381,20 @@ if (viewFiles.length) {
   const out = [];
   for (const file of viewFiles)
     for (let r = 0; r < runs; r++) {
+      // The native replay beside it, in the same run: `overview` reads, replays and answers.
+      const nativeOverviewMs = Math.round(
+        1000 * timeNative(["overview", file, "--json"]),
+      );
       const res = {
-        file: basename(file),
+        // The folder too: corpus files share names (memory_snapshot.pickle).
+        file: file.split("/").slice(-2).join("/"),
         bytes: statSync(file).size,
+        native_overview_ms: nativeOverviewMs,
         ...(await viewsRun(origin, file)),
       };
+      res.figures_vs_native = +(
+        res.driver_peak_figures_ms / nativeOverviewMs
+      ).toFixed(2);
       out.push(res);
       console.log(JSON.stringify(res));
     }
@@ -372,12 +404,14 @@ if (viewFiles.length) {
     JSON.stringify({ date: new Date().toISOString(), runs: out }, null, 1),
   );
   console.log(
-    `\n| file | peak figures in page (driver) | overview answer | longest task while loading | ${VIEW_TABS.join(" | ")} |`,
+    `\n| file | peak figures in page (driver) | native overview | figures ÷ native | overview answer | longest task while loading | ${VIEW_TABS.join(" | ")} |`,
   );
-  console.log(`|---|---|---|---|${VIEW_TABS.map(() => "---").join("|")}|`);
+  console.log(
+    `|---|---|---|---|---|---|${VIEW_TABS.map(() => "---").join("|")}|`,
+  );
   for (const r of out)
     console.log(
-      `| ${r.file} (${(r.bytes / 2 ** 20).toFixed(1)} MiB) | ${r.peak_figures_ms} ms (${r.driver_peak_figures_ms} ms) | ${r.overview_received_ms} ms | ${r.longest_task_ms} ms | ${VIEW_TABS.map((v) => `${r.views[v].drawn_ms} / ${r.views[v].answering_ms} ms (${r.views[v].longest_task_ms})`).join(" | ")} |`,
+      `| ${r.file} (${(r.bytes / 2 ** 20).toFixed(1)} MiB) | ${r.peak_figures_ms} ms (${r.driver_peak_figures_ms} ms) | ${r.native_overview_ms} ms | ${r.figures_vs_native}× | ${r.overview_received_ms} ms | ${r.longest_task_ms} ms | ${VIEW_TABS.map((v) => `${r.views[v].drawn_ms} / ${r.views[v].answering_ms} ms (${r.views[v].longest_task_ms})`).join(" | ")} |`,
     );
   process.exit(0);
 }

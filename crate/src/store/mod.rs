@@ -27,16 +27,12 @@ pub mod vtab;
 pub const SCHEMA_VERSION: i64 = 2;
 
 /// Indexes of the large tables, when they are rows (virtual tables narrow their own scans).
-const LARGE_TABLE_INDEXES_SQL: &str = "
-CREATE INDEX traces_by_event ON traces(device_id, trace_index);
-CREATE INDEX traces_by_action ON traces(device_id, action);
-CREATE INDEX lifetimes_by_alloc ON lifetimes(device_id, alloc_event);
-CREATE INDEX lifetimes_by_free ON lifetimes(device_id, free_completed_event);
-";
-const INDEXES_SQL: &str = "
-CREATE INDEX blocks_by_segment ON blocks(segment_id);
-CREATE INDEX segments_by_device ON segments(device_id);
-";
+const LARGE_TABLE_INDEXES_SQL: &str = include_str!("../../sql/store/large_table_indexes.sql");
+const INDEXES_SQL: &str = include_str!("../../sql/store/indexes.sql");
+/// An open session's `traces` and `lifetimes`: the replay's virtual tables in place of the rows.
+const VIRTUAL_LARGE_TABLES_SQL: &str = include_str!("../../sql/store/virtual_large_tables.sql");
+/// A file's `traces` and `lifetimes`: copied as rows from the replay's virtual tables.
+const COPY_LARGE_TABLES_SQL: &str = include_str!("../../sql/store/copy_large_tables.sql");
 
 /// Rows of `stack_frames` per INSERT statement while loading.
 const STACK_FRAME_BATCH: usize = 256;
@@ -321,10 +317,7 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
     let tx = conn.transaction()?;
     tx.execute_batch(&tables::schema_sql())?;
     if virtual_tables {
-        tx.execute_batch(
-            "DROP TABLE traces; CREATE VIRTUAL TABLE traces USING snapscope_traces;
-             DROP TABLE lifetimes; CREATE VIRTUAL TABLE lifetimes USING snapscope_lifetimes;",
-        )?;
+        tx.execute_batch(VIRTUAL_LARGE_TABLES_SQL)?;
     }
     {
         let mut m = tx.prepare(&METADATA.insert_sql().replace("INSERT", "INSERT OR REPLACE"))?;
@@ -555,15 +548,7 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         }
     }
     if !virtual_tables {
-        // The large tables as rows: SQLite copies them from the replay's virtual tables (the
-        // same columns and ids), one statement each.
-        tx.execute_batch(
-            "CREATE VIRTUAL TABLE temp.replay_traces USING snapscope_traces;
-             CREATE VIRTUAL TABLE temp.replay_lifetimes USING snapscope_lifetimes;
-             INSERT INTO main.traces SELECT * FROM temp.replay_traces;
-             INSERT INTO main.lifetimes SELECT * FROM temp.replay_lifetimes;
-             DROP TABLE temp.replay_traces; DROP TABLE temp.replay_lifetimes;",
-        )?;
+        tx.execute_batch(COPY_LARGE_TABLES_SQL)?;
     }
     tx.execute_batch(INDEXES_SQL)?;
     if !virtual_tables {

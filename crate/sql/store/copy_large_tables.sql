@@ -1,0 +1,8 @@
+-- The large tables as rows: SQLite copies them from the replay's virtual tables (the same columns
+-- and ids), one statement each, no row bound through the API.
+CREATE VIRTUAL TABLE temp.replay_traces USING snapscope_traces;
+CREATE VIRTUAL TABLE temp.replay_lifetimes USING snapscope_lifetimes;
+INSERT INTO main.traces SELECT * FROM temp.replay_traces;
+INSERT INTO main.lifetimes SELECT * FROM temp.replay_lifetimes;
+DROP TABLE temp.replay_traces;
+DROP TABLE temp.replay_lifetimes;
