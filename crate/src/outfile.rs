@@ -1,5 +1,6 @@
 //! Output files, written one way (native only): an exclusive temporary file beside the target
-//! (never an existing file, never a planted symlink), renamed over the target when complete, with
+//! (never an existing file, never a planted symlink), renamed over the target when complete (a
+//! device or a pipe such as `/dev/null` is written in place, never replaced by a file), with
 //! the target's permissions kept (a 0600 report stays 0600). The temporary file is removed when
 //! the write fails, when the [`TempOut`] is dropped unfinished, and — once the CLI called
 //! [`remove_on_signal`] — when the process is stopped by SIGINT, SIGTERM or SIGHUP (a killed
@@ -26,10 +27,18 @@ pub struct TempOut {
 }
 
 impl TempOut {
-    /// Create the temporary file exclusively (`O_CREAT | O_EXCL`).
+    /// Create the temporary file exclusively (`O_CREAT | O_EXCL`). A target that is a device or
+    /// a pipe is refused: what is written through a `TempOut` (a database) must be a file.
     pub fn create(target: &Path) -> Result<(TempOut, File)> {
         let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let shown = target.display().to_string();
+        if is_device_or_pipe(target) {
+            return Err(Error::new(
+                ErrorCode::IoError,
+                format!("{shown}: not a regular file (a device or a pipe)"),
+                "name a file path with -o: a database is written as a file and renamed into place",
+            ));
+        }
         let mut last = None;
         for attempt in 0..16u32 {
             let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
@@ -79,13 +88,29 @@ impl Drop for TempOut {
     }
 }
 
-/// Write `data` to `target` through a [`TempOut`].
+/// Write `data` to `target` through a [`TempOut`]; into a device or a pipe (`-o /dev/stdout`,
+/// `/dev/null`, a FIFO) directly, since renaming over it would replace it with a file.
 pub fn write_atomic(target: &Path, data: &[u8]) -> Result<()> {
     use std::io::Write;
+    if is_device_or_pipe(target) {
+        let shown = target.display().to_string();
+        let mut out = std::fs::OpenOptions::new().write(true).open(target).map_err(|e| io_error(&shown, &e))?;
+        return out.write_all(data).and_then(|_| out.flush()).map_err(|e| io_error(&shown, &e));
+    }
     let (tmp, mut file) = TempOut::create(target)?;
     file.write_all(data).and_then(|_| file.flush()).map_err(|e| io_error(&target.display().to_string(), &e))?;
     drop(file);
     tmp.commit()
+}
+
+/// Whether `target` exists and is a character or block device, a FIFO or a socket (its link
+/// followed, as writing would).
+fn is_device_or_pipe(target: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(target).is_ok_and(|m| {
+        let t = m.file_type();
+        t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket()
+    })
 }
 
 /// An IO error on a file, said as such (with what to check for a full disk or a refusal).

@@ -532,6 +532,38 @@ open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [ev
     }
 }
 
+/// `-o` naming a device or a pipe: the atomic writer once renamed its temporary file over the
+/// target, so (as root) `slice … -o /dev/null` replaced /dev/null with a regular file. A report
+/// is written into the pipe, which stays a pipe; a database, which must be a file, is refused.
+#[test]
+fn outputs_into_a_pipe_leave_the_pipe_a_pipe() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("pipe-out");
+    let snap = dir.join("s.pickle");
+    std::fs::copy(common::fixtures().join("cuda_training.pickle"), &snap).unwrap();
+    let fifo = dir.join("out.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path made just above.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(&fifo).unwrap())
+    };
+    let out = cli(&dir, &["report", "s.pickle", "-o", "out.fifo"]);
+    if !out.status.success() {
+        drop(std::fs::OpenOptions::new().write(true).open(&fifo)); // lets the reader end
+        panic!("{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let html = String::from_utf8(reader.join().unwrap()).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") || html.starts_with("<!doctype html>"), "{}", &html[..html.len().min(80)]);
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    let e = error_of(&cli(&dir, &["import", "s.pickle", "-o", "out.fifo", "--force", "--no-focus", "--json"]));
+    assert_eq!(e["code"], "IO_ERROR", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("not a regular file"), "{e}");
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+}
+
 /// Issue 29.7: a hostile .db ran SQL with no time limit: a `metadata` view over an endless
 /// recursive query hung every command (even `sql --timeout 2`), a `traces` view hung analyze and
 /// export. An input database with views, triggers or virtual tables is refused unread, and the

@@ -22,6 +22,7 @@ function recover() {
   engines.clear();
   stored.clear();
   early.clear();
+  for (const key of [...storeTimers.keys()]) cancelStore(key);
   warmedUp = false;
 }
 
@@ -136,8 +137,39 @@ function warmUp(ahead: boolean): number {
 /** Per snapshot: whether the engine had warmed up before its file arrived (reported in stats). */
 const warmedAhead = new Map<string, boolean>();
 
-/** Per snapshot: resolves once its SnapshotDB is built (calls that need SQL wait for it). */
+/**
+ * Per snapshot: resolves once its SnapshotDB is built. Nothing waits for it but the export: every
+ * analysis reads the replay, and a call that needs SQL before the database is built builds it
+ * itself (the engine builds it on first use).
+ */
 const stored = new Map<string, Promise<void>>();
+
+/**
+ * Per snapshot: the database build waiting for the worker to be idle. The build holds the worker
+ * (one thread) for a while, so it starts only once no call came for STORE_IDLE_MS: the first
+ * views' questions, asked right after the overview, are answered from the replay first.
+ */
+const storeTimers = new Map<string, { timer: ReturnType<typeof setTimeout>; build: () => void }>();
+const STORE_IDLE_MS = 250;
+
+/** Put the database build of `key` back by STORE_IDLE_MS (a call came). */
+function deferStore(key: string) {
+  const pending = storeTimers.get(key);
+  if (!pending) return;
+  clearTimeout(pending.timer);
+  pending.timer = setTimeout(pending.build, STORE_IDLE_MS);
+}
+
+/** Forget the waiting database build of `key` (its snapshot is dropped). */
+function cancelStore(key: string) {
+  clearTimeout(storeTimers.get(key)?.timer);
+  storeTimers.delete(key);
+}
+
+/** Build the database of `key` now if it waits for idle time. */
+function storeNow(key: string) {
+  storeTimers.get(key)?.build();
+}
 
 /**
  * Per snapshot: answers computed with the overview, before the SnapshotDB (the Overview's small
@@ -224,20 +256,27 @@ async function load(id: number, file: Blob, name: string, key: string, store = t
   stored.set(key, new Promise<void>((res, rej) => ((done = res), (failed = rej))));
   post({ id, kind: 'ok', json: overview });
   early.set(key, earlyAnswers(engine, overview));
-  await new Promise((r) => setTimeout(r, 0));
-  try {
-    engine.store();
-    done();
-  } catch (e) {
-    if (e instanceof WebAssembly.RuntimeError) {
-      // This snapshot breaks the engine: not loaded again. Its waiting calls get the error as
-      // an answer (not as a second trap to recover from).
-      const error = asError(e);
-      sources.delete(key);
-      recover();
-      failed(JSON.stringify(error));
-    } else failed(e);
-  }
+  const build = () => {
+    const pending = storeTimers.get(key);
+    if (!pending || pending.build !== build) return;
+    clearTimeout(pending.timer);
+    storeTimers.delete(key);
+    if (engines.get(key) !== engine) return done();
+    try {
+      engine.store();
+      done();
+    } catch (e) {
+      if (e instanceof WebAssembly.RuntimeError) {
+        // This snapshot breaks the engine: not loaded again. The export waiting for it gets the
+        // error as an answer (not as a second trap to recover from).
+        const error = asError(e);
+        sources.delete(key);
+        recover();
+        failed(JSON.stringify(error));
+      } else failed(e);
+    }
+  };
+  storeTimers.set(key, { timer: setTimeout(build, STORE_IDLE_MS), build });
 }
 
 self.onmessage = async (ev: MessageEvent<Envelope>) => {
@@ -269,7 +308,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
           break;
         }
         await ensureLoaded(m.key);
-        if (m.method !== 'stats' && m.method !== 'catalogue' && m.method !== 'schema') await stored.get(m.key);
+        deferStore(m.key);
         const e = engines.get(m.key);
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
         if (m.method === 'bands') {
@@ -286,6 +325,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
       }
       case 'export': {
         await ensureLoaded(m.key);
+        storeNow(m.key);
         await stored.get(m.key);
         const e = engines.get(m.key);
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
@@ -304,6 +344,8 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
       case 'drop':
         sources.delete(m.key);
         early.delete(m.key);
+        cancelStore(m.key);
+        stored.delete(m.key);
         engines.get(m.key)?.free();
         engines.delete(m.key);
         post({ id: m.id, kind: 'ok' });

@@ -137,6 +137,7 @@ pub struct Engine {
     loaded: Option<Arc<Loaded>>,
     /// The SnapshotDB, built on first use over a replay (the overview needs none).
     db: OnceCell<Connection>,
+    db_build_ms: std::cell::Cell<f64>,
     /// Metadata rows the SnapshotDB records (source name, hash).
     meta: Vec<(&'static str, String)>,
     /// Computed once: it scans every event, and most calls resolve an event through it.
@@ -160,6 +161,7 @@ impl Engine {
         Engine {
             loaded: Some(loaded),
             db: OnceCell::new(),
+            db_build_ms: Default::default(),
             meta,
             overview: OnceCell::new(),
             what_ifs: Default::default(),
@@ -174,6 +176,7 @@ impl Engine {
         Ok(Engine {
             loaded: None,
             db: OnceCell::from(conn),
+            db_build_ms: Default::default(),
             meta: Vec::new(),
             overview: OnceCell::new(),
             what_ifs: Default::default(),
@@ -188,9 +191,17 @@ impl Engine {
             return Ok(c);
         }
         let loaded = self.loaded.as_ref().expect("an engine without a database has a replay");
+        let started = crate::clock::now_ms();
         let overview_json = serde_json::to_string(self.overview()?).expect("serializable");
         let conn = store::to_memory(loaded, &Records { meta: &self.meta, overview_json: &overview_json })?;
+        self.db_build_ms.set(crate::clock::now_ms() - started);
         Ok(self.db.get_or_init(|| conn))
+    }
+
+    /// How long building the SnapshotDB took, whichever call built it (0 until it is built, and
+    /// for a `.db` input).
+    pub fn db_build_ms(&self) -> f64 {
+        self.db_build_ms.get()
     }
 
     fn conn_mut(&mut self) -> Result<&mut Connection> {
