@@ -556,7 +556,7 @@ impl Engine {
 
     /// What this snapshot contributes to a comparison (see [`Engine::compare_with`]).
     pub fn compare_side(&self) -> Result<compare::Side> {
-        compare::side(self.conn()?, self.overview()?)
+        Ok(compare::side(self.model()?, self.overview()?))
     }
 
     /// This snapshot (a) against another's side (b): figures, peaks and the stacks at the peaks.
@@ -572,16 +572,16 @@ impl Engine {
     /// Each step of one device with this snapshot's side at the step's allocated peak.
     pub fn step_sides(&self, device: i64) -> Result<Vec<crate::analysis::compare_steps::StepSide>> {
         let d = self.overview()?.devices.iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))?;
-        let peaks = crate::analysis::basis::peak_set(self.conn()?, device)?;
-        self.steps(device)?
+        let (l, pos) = self.replayed(device)?;
+        Ok(self
+            .steps(device)?
             .steps
             .iter()
             .map(|s| {
-                let event = s.peak_allocated.event.map(i64::from);
-                let side = compare::device_side(self.conn()?, d, peaks.clone(), event)?;
-                Ok(crate::analysis::compare_steps::StepSide { step: s.step, peak_bytes: s.peak_allocated.bytes, side })
+                let side = compare::device_side(l, pos, d, s.peak_allocated.event.map(i64::from));
+                crate::analysis::compare_steps::StepSide { step: s.step, peak_bytes: s.peak_allocated.bytes, side }
             })
-            .collect()
+            .collect())
     }
 
     /// The self-contained HTML report.
