@@ -90,3 +90,35 @@ fn every_answer_from_a_snapshotdb_equals_the_snapshots() {
     eprintln!("one_model: {} files ({fixtures} fixtures), {compared} answers compared, {refused} refused", files.len());
     assert!(compared > 1000 && refused < files.len() / 4, "{compared} answers, {refused} of {} files refused", files.len());
 }
+
+/// A damaged row is refused with its table and row named (never a panic, never a wrong answer),
+/// on the first question that reads the model; the overview, stored whole, still answers.
+#[test]
+fn a_damaged_snapshotdb_row_is_named() {
+    let dir = std::env::temp_dir().join(format!("snapscope-one-model-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let clean = dir.join("clean.db");
+    snapscope::engine::import_file(&common::fixtures().join("cuda_training.pickle"), &clean, None, true, "now").unwrap();
+    let damages = [
+        ("UPDATE traces SET stack_id = 99999999 WHERE id = 5", "traces row 5", "stack_id 99999999"),
+        ("UPDATE traces SET trace_index = 7 WHERE id = 3", "traces row 3", "trace_index 7"),
+        ("UPDATE segments SET segment_type = 'huge' WHERE id = 0", "segments row 0", "segment_type \"huge\""),
+        ("UPDATE blocks SET state = 'gone' WHERE id = 1", "blocks row 1", "state \"gone\""),
+        ("UPDATE stack_frames SET frame_id = -1 WHERE stack_id = 0 AND position = 0", "stack_frames row 0", "frame -1"),
+        ("UPDATE frames SET id = 1000000 WHERE id = 0", "frames row 1", "frame ids must run"),
+        ("UPDATE traces SET extra_json = '{' WHERE id = 2", "traces row 2", "extra_json is not JSON"),
+        ("UPDATE traces SET addr = 'x' WHERE id = 4", "traces row 4", "column 4"),
+    ];
+    for (n, (sql, table_row, what)) in damages.iter().enumerate() {
+        let path = dir.join(format!("{n}.db"));
+        std::fs::copy(&clean, &path).unwrap();
+        rusqlite::Connection::open(&path).unwrap().execute_batch(sql).unwrap();
+        let e = Engine::open(&path).unwrap();
+        assert!(e.overview().is_ok(), "{sql}: the stored overview answers");
+        let err = e.peak(0, At::Dump).err().unwrap_or_else(|| panic!("{sql}: read back without complaint"));
+        assert_eq!(err.code, snapscope::codes::ErrorCode::DatabaseSchemaInvalid, "{sql}: {}", err.message);
+        assert!(err.message.contains(table_row) && err.message.contains(what), "{sql}: {}", err.message);
+        assert!(err.hint.contains("snapscope import"), "{sql}: {}", err.hint);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
