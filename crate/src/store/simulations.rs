@@ -6,26 +6,7 @@ use crate::error::{Error, Result};
 use crate::simulate::Simulation;
 use rusqlite::{params, Connection};
 
-pub const CREATE: &str = "CREATE TABLE IF NOT EXISTS simulated_runs (
-    id INTEGER PRIMARY KEY,
-    device_id INTEGER NOT NULL,
-    conf TEXT NOT NULL,
-    as_recorded INTEGER NOT NULL,
-    reproduces_recording INTEGER,
-    first_difference_event INTEGER,
-    first_difference TEXT,
-    reserved_peak INTEGER NOT NULL,
-    reserved_peak_event INTEGER,
-    recorded_reserved_peak INTEGER NOT NULL,
-    allocated_peak INTEGER NOT NULL,
-    segment_allocs INTEGER NOT NULL,
-    segment_frees INTEGER NOT NULL,
-    free_at_reserved_peak INTEGER NOT NULL,
-    largest_free_at_reserved_peak INTEGER NOT NULL,
-    oom_event INTEGER,
-    capacity INTEGER,
-    settings_json TEXT NOT NULL
-)";
+pub const CREATE: &str = include_str!("../../sql/store/simulated_runs.sql");
 
 /// Append simulations to the database at `path` (a SnapshotDB from `snapscope import`) of the
 /// snapshot whose SHA-256 is `source_sha256`: runs never land in another snapshot's database.
@@ -51,10 +32,7 @@ pub fn save(path: &std::path::Path, source_sha256: &str, runs: &[Simulation]) ->
     conn.execute(CREATE, []).map_err(fail)?;
     for s in runs {
         conn.execute(
-            "INSERT INTO simulated_runs (device_id, conf, as_recorded, reproduces_recording, first_difference_event, first_difference,
-             reserved_peak, reserved_peak_event, recorded_reserved_peak, allocated_peak, segment_allocs, segment_frees,
-             free_at_reserved_peak, largest_free_at_reserved_peak, oom_event, capacity, settings_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            include_str!("../../sql/store/simulated_runs_insert.sql"),
             params![
                 s.device,
                 s.settings.conf.as_str(),
