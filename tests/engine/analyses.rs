@@ -166,10 +166,21 @@ fn every_mode_and_template_runs_on_every_corpus_file() {
                 serde_json::to_string(&r.rows).unwrap()
             };
             assert_eq!(peak(&mut s, false), peak(&mut s, true), "{rel} d{d}: stored peaks = scanned peaks");
-            // The leak floor from the replay's block extremes = the one read from every row.
-            if let Some(replay) = loaded.device(d) {
-                let leak = snapscope::analysis::leak::leak_from_db(&conn, d, 3).unwrap();
-                assert_eq!(snapscope::analysis::leak::tenth_floors(&replay.series), leak.floor, "{rel} d{d}: leak floor");
+            // The leak floor from the replay's block extremes = the lowest `allocated` row of
+            // each tenth of the events.
+            if let Some(leak) = s.leak(d).unwrap() {
+                let floor: Vec<i64> = if leak.events >= 10 {
+                    let sql = "SELECT MIN(allocated) FROM traces WHERE device_id = (SELECT id FROM devices WHERE device_index = ?1) GROUP BY (trace_index * 10) / ?2 ORDER BY (trace_index * 10) / ?2";
+                    conn.prepare(sql)
+                        .unwrap()
+                        .query_map(rusqlite::params![d, leak.events], |r| r.get(0))
+                        .unwrap()
+                        .map(|r| r.unwrap())
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                assert_eq!(floor, leak.floor, "{rel} d{d}: leak floor");
                 // Long-lived blocks, split for the virtual table = the one-condition definition.
                 let by_definition: (i64, Option<i64>) = conn
                     .query_row(

@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::replay::{Counters, Peak};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 /// Label of live memory allocated before the window whose block carried no stack.
@@ -114,58 +114,6 @@ pub(crate) fn dev_id(conn: &Connection, device: i64) -> Result<i64> {
         .ok_or_else(|| Error::no_device(device))
 }
 
-/// Counters right after `event` (None = before the first event).
-pub fn counters_at(conn: &Connection, device: i64, event: Option<i64>) -> Result<Counters> {
-    let dev = dev_id(conn, device)?;
-    let row = match event {
-        Some(e) => conn.query_row(
-            "SELECT allocated, active, reserved, requested FROM traces WHERE device_id = ?1 AND trace_index = ?2",
-            params![dev, e],
-            |r| Ok(Counters { allocated: r.get(0)?, active: r.get(1)?, reserved: r.get(2)?, requested: r.get(3)? }),
-        )?,
-        None => conn.query_row(
-            "SELECT start_allocated, start_active, start_reserved, start_requested FROM devices WHERE id = ?1",
-            [dev],
-            |r| {
-                Ok(Counters {
-                    allocated: r.get::<_, Option<i64>>(0)?.unwrap_or(0),
-                    active: r.get::<_, Option<i64>>(1)?.unwrap_or(0),
-                    reserved: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
-                    requested: r.get::<_, Option<i64>>(3)?.unwrap_or(0),
-                })
-            },
-        )?,
-    };
-    Ok(row)
-}
-
-/// Peak of one counter: earliest event reaching the maximum, None when the start is the maximum.
-pub fn peak_of(conn: &Connection, device: i64, counter: Counter) -> Result<Peak> {
-    let dev = dev_id(conn, device)?;
-    let start = counter.of(&counters_at(conn, device, None)?);
-    let col = counter.name();
-    // Stored at load: the maximum over the events and the first event reaching it.
-    let best: Option<(i64, i64)> = conn
-        .query_row(&format!("SELECT peak_{col}, peak_{col}_event FROM devices WHERE id = ?1"), [dev], |r| {
-            Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?))
-        })
-        .optional()?
-        .and_then(|(b, e)| Some((b?, e?)));
-    Ok(match best {
-        Some((b, e)) if b > start => Peak { bytes: b, event: Some(e as u32) },
-        _ => Peak { bytes: start, event: None },
-    })
-}
-
-pub fn peak_set(conn: &Connection, device: i64) -> Result<PeakSet> {
-    Ok(PeakSet {
-        allocated: peak_of(conn, device, Counter::Allocated)?,
-        active: peak_of(conn, device, Counter::Active)?,
-        reserved: peak_of(conn, device, Counter::Reserved)?,
-        requested: peak_of(conn, device, Counter::Requested)?,
-    })
-}
-
 /// Live memory after `event` grouped by stack (`by = "stack"`) or by top frame (`"frame"`).
 /// A row named by a stack: its label, second line and whole stack.
 pub trait Labelled {
@@ -261,56 +209,6 @@ fn short_frame_text(line: &str) -> String {
         }
         None => line.to_string(),
     }
-}
-
-pub fn live_groups(conn: &Connection, device: i64, event: Option<i64>, by: &str, limit: usize) -> Result<(Vec<Group>, i64, i64)> {
-    let dev = dev_id(conn, device)?;
-    let text = if by == "frame" {
-        include_str!("../../sql/analysis/groups_by_frame.sql")
-    } else {
-        include_str!("../../sql/analysis/groups_by_stack.sql")
-    };
-    let mut stmt = conn.prepare(&with_live(text, "?1", "?2"))?;
-    let rows = stmt.query_map(params![dev, event.unwrap_or(-1)], |r| {
-        Ok((
-            r.get::<_, Option<i64>>(0)?,
-            r.get::<_, bool>(1)?,
-            r.get::<_, bool>(2)?,
-            (r.get::<_, i64>(3)?, r.get::<_, i64>(4)?, r.get::<_, i64>(5)?),
-            r.get::<_, Option<String>>(6)?,
-            r.get::<_, Option<String>>(7)?,
-            r.get::<_, Option<String>>(8)?,
-            r.get::<_, Option<String>>(9)?,
-        ))
-    })?;
-    // Without trace events there is no window: stackless dump blocks simply have no stack.
-    let traced: bool = conn.query_row("SELECT events > 0 FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
-    let mut all = Vec::new();
-    for row in rows {
-        let (k, before, freed, (n, bytes, req), label, caller, site, stack) = row?;
-        let before = before && traced;
-        let (label, detail, origin) = match (k, label) {
-            (Some(_), Some(shown)) if freed => {
-                (freed_only_label(before).to_string(), Some(format!("freed at {shown}")), if before { "before_window" } else { "dynamic" })
-            }
-            (Some(_), Some(shown)) => (shown, caller, "dynamic"),
-            _ if before => (BEFORE_WINDOW_NO_STACK.to_string(), None, "before_window"),
-            _ => (NO_STACK.to_string(), None, "dynamic"),
-        };
-        all.push(Group {
-            label,
-            detail,
-            site: if freed { None } else { site },
-            stack,
-            stack_id: k,
-            origin: origin.into(),
-            blocks: n,
-            bytes,
-            requested_bytes: req,
-            share: 0.0,
-        });
-    }
-    Ok(top_groups(all, limit))
 }
 
 /// Groups (largest first) told apart, the first `limit` kept and the rest summed into one

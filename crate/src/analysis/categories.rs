@@ -3,15 +3,12 @@
 //! what to do about the largest share. The categories of the blocks come from the replay's
 //! semantics (crate::semantics); a .db file answers the same from its `lifetimes.category`.
 
-use super::basis::{dev_id, with_live};
 use super::live;
 use super::stack_labels::StackLabels;
-use crate::error::Result;
 use crate::fasthash::FastMap;
 use crate::format;
 use crate::replay::StackSource;
 use crate::Loaded;
-use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -73,11 +70,6 @@ pub struct CategoryTotal {
 /// Live bytes by category, largest first (the rows of a breakdown).
 pub fn totals_of(b: &CategoryBreakdown) -> Vec<CategoryTotal> {
     b.categories.iter().map(|c| CategoryTotal { category: c.category.clone(), bytes: c.bytes, blocks: c.blocks }).collect()
-}
-
-/// `totals_of` a SnapshotDB's breakdown after `event` (the comparison reads its sides so).
-pub fn totals(conn: &Connection, device: i64, event: Option<i64>) -> Result<Vec<CategoryTotal>> {
-    Ok(totals_of(&categories_from_db(conn, device, event)?))
 }
 
 /// What reduces a category's share, for the finding. For uncategorized blocks it depends on
@@ -221,33 +213,6 @@ fn breakdown(device: i64, event: Option<i64>, traced: bool, active: i64, mut cat
         )
     });
     CategoryBreakdown { device, event, at_dump: !traced, active, categories: cats, finding }
-}
-
-/// `categories` of a SnapshotDB input, from its `lifetimes` rows.
-pub fn categories_from_db(conn: &Connection, device: i64, event: Option<i64>) -> Result<CategoryBreakdown> {
-    let dev = dev_id(conn, device)?;
-    let at = event.unwrap_or(-1);
-    let why: HashMap<String, String> = conn
-        .prepare("SELECT name, why FROM category_rules")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let rows: Vec<(String, String, i64, i64)> = conn
-        .prepare(&with_live(include_str!("../../sql/analysis/categories_at.sql"), "?1", "?2"))?
-        .query_map(params![dev, at], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut cats = merge(rows, &why);
-    let traced: bool = conn.query_row("SELECT events > 0 FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
-    let before = stackless_site(true, traced);
-    let mut sites = conn.prepare(&with_live(include_str!("../../sql/analysis/category_top_sites.sql"), "?1", "?2"))?;
-    for c in &mut cats {
-        c.top_sites = sites
-            .query_map(params![dev, at, c.category, before, super::basis::NO_STACK], |r| {
-                Ok(SiteShare { label: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? })
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-    }
-    let active = super::basis::counters_at(conn, device, event)?.active;
-    Ok(breakdown(device, event, traced, active, cats))
 }
 
 /// A share as a whole percent, with a decimal where rounding would claim all or nothing.

@@ -2,11 +2,13 @@
 //! live bytes at each allocated peak per site, sites matched by meaning (`compare_match`): a line
 //! moved by an edit is one site with its line change, not a vanished and a new one.
 
-use super::basis::{live_groups, peak_set, PeakSet};
+use super::basis::PeakSet;
 use super::compare_match::{line_change, pair, Sites};
+use super::holders::{self, By};
 use super::overview::{DeviceOverview, Overview};
-use crate::error::Result;
-use rusqlite::Connection;
+use super::stack_labels::StackLabels;
+use super::{categories, live};
+use crate::Loaded;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -126,20 +128,25 @@ pub struct CategoryDelta {
 }
 
 /// This snapshot's side at each device's allocated peak: `overview` lists its devices.
-pub fn side(conn: &Connection, overview: &Overview) -> Result<Side> {
-    let mut devices = Vec::new();
-    for d in &overview.devices {
-        let peaks = peak_set(conn, d.device)?;
-        let at = peaks.allocated.event.map(i64::from);
-        devices.push(device_side(conn, d, peaks, at)?);
-    }
-    Ok(Side { devices })
+pub fn side(l: &Loaded, overview: &Overview) -> Side {
+    let devices = overview
+        .devices
+        .iter()
+        .filter_map(|d| {
+            let pos = l.devices.iter().position(|r| r.device == d.device)?;
+            Some(device_side(l, pos, d, d.peaks.allocated.event.map(i64::from)))
+        })
+        .collect();
+    Side { devices }
 }
 
-/// One device's side right after `event` (None = the window start, the dump without events).
-pub fn device_side(conn: &Connection, d: &DeviceOverview, peaks: PeakSet, event: Option<i64>) -> Result<DeviceSide> {
+/// One device's side (position `pos` in the replay) right after `event` (None = the window
+/// start, the dump without events).
+pub fn device_side(l: &Loaded, pos: usize, d: &DeviceOverview, event: Option<i64>) -> DeviceSide {
     let (mut stacks, mut labels, mut sites) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
-    let (groups, _, _) = live_groups(conn, d.device, event, "stack", usize::MAX)?;
+    let r = &l.devices[pos];
+    let live = live::live(r, live::event_index(event));
+    let (groups, _, _) = holders::live_groups(r, &live, &StackLabels::new(&l.snapshot.interner), By::Stack, usize::MAX);
     for g in groups {
         // Memory known only by its free stays apart from the same stack's allocations.
         let key = match (&g.stack, g.origin.as_str()) {
@@ -153,8 +160,8 @@ pub fn device_side(conn: &Connection, d: &DeviceOverview, peaks: PeakSet, event:
         }
         labels.insert(key, (g.label, g.detail));
     }
-    let categories = super::categories::totals(conn, d.device, event)?.into_iter().map(|c| (c.category, c.bytes)).collect();
-    Ok(DeviceSide { overview: d.clone(), peaks, stacks, labels, sites, event, categories })
+    let categories = categories::totals_of(&categories::categories(l, pos, event)).into_iter().map(|c| (c.category, c.bytes)).collect();
+    DeviceSide { overview: d.clone(), peaks: live::peak_set(&d.peaks), stacks, labels, sites, event, categories }
 }
 
 /// Sites of A and B by live bytes, matched by meaning: new, vanished, changed, largest change first.

@@ -97,15 +97,7 @@ pub fn moments(conn: &Connection, device: i64, a: Option<i64>, b: Option<i64>, t
     let (a, b) = if a.unwrap_or(-1) <= b.unwrap_or(-1) { (a, b) } else { (b, a) };
     let (ea, eb) = (a.unwrap_or(-1), b.unwrap_or(-1));
     // Lifetimes that touch (A, B]: allocated by B and not freed by A.
-    let sql = "SELECT l.stack_id, (l.alloc_event IS NULL) AS before, (l.stack_source = 'free') AS freed_src,
-                      COALESCE(l.category, 'unknown'),
-                      (l.alloc_event IS NULL OR l.alloc_event <= ?2) AS at_a,
-                      (l.free_completed_event IS NULL OR l.free_completed_event > ?3) AS at_b,
-                      SUM(l.size)
-               FROM lifetimes l
-               WHERE l.device_id = ?1 AND l.orphan = 0 AND (l.alloc_event IS NULL OR l.alloc_event <= ?3)
-                 AND (l.free_completed_event IS NULL OR l.free_completed_event > ?2)
-               GROUP BY 1, 2, 3, 4, 5, 6";
+    let sql = include_str!("../../sql/analysis/diff_touching_lifetimes.sql");
     let mut stmt = conn.prepare(sql)?;
     let rows = stmt.query_map(params![dev, ea, eb], |r| {
         Ok((

@@ -2,14 +2,12 @@
 //! pending frees and from memory allocated before the window), long-lived blocks, and whether the
 //! allocated floor grows across the window — all attributed to stacks.
 
-use super::basis::{dev_id, NO_STACK};
+use super::basis::NO_STACK;
 use super::categories::CategoryTotal;
 use super::stack_labels::StackLabels;
-use crate::error::Result;
 use crate::fasthash::FastMap;
 use crate::model::BlockState;
 use crate::Loaded;
-use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -207,50 +205,4 @@ fn assemble(
         floor_growth,
         floor_rises_steadily,
     }
-}
-
-/// `leak` of a SnapshotDB, from its rows.
-pub fn leak_from_db(conn: &Connection, device: i64, top: usize) -> Result<LeakAnalysis> {
-    let dev = dev_id(conn, device)?;
-    let events: i64 = conn.query_row("SELECT events FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
-    let one = |sql: &str| -> Result<Count> {
-        Ok(conn
-            .query_row(sql, params![dev, events], |r| Ok(Count { blocks: r.get(0)?, bytes: r.get::<_, Option<i64>>(1)?.unwrap_or(0) }))?)
-    };
-    let candidates = one(include_str!("../../sql/analysis/leak_candidates.sql"))?;
-    let pending = one(include_str!("../../sql/analysis/leak_pending_free.sql"))?;
-    let before = one(include_str!("../../sql/analysis/leak_before_window.sql"))?;
-    let stackless = one(include_str!("../../sql/analysis/leak_before_window_stackless.sql"))?;
-    // Alive for at least half the window: never freed, or freed that long after.
-    let long_lived = one(include_str!("../../sql/analysis/leak_long_lived.sql"))?;
-    let mut stmt = conn.prepare(include_str!("../../sql/analysis/leak_candidates_by_stack.sql"))?;
-    let mut candidates_by_stack = stmt
-        .query_map(params![dev, NO_STACK, top as i64], |r| {
-            Ok(StackBytes {
-                stack_id: r.get(0)?,
-                label: r.get(1)?,
-                detail: r.get(7)?,
-                site: r.get(6)?,
-                stack: r.get(8)?,
-                blocks: r.get(2)?,
-                bytes: r.get(3)?,
-                first_event: r.get(4)?,
-                last_event: r.get(5)?,
-            })
-        })?
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    let candidates_by_category = conn
-        .prepare(include_str!("../../sql/analysis/leak_candidates_by_category.sql"))?
-        .query_map([dev], |r| Ok(CategoryTotal { category: r.get(0)?, blocks: r.get(1)?, bytes: r.get(2)? }))?
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    super::basis::disambiguate(&mut candidates_by_stack);
-    let floor: Vec<i64> = if events >= 10 {
-        conn.prepare(include_str!("../../sql/analysis/leak_tenth_floors.sql"))?
-            .query_map(params![dev, events], |r| r.get(0))?
-            .collect::<std::result::Result<_, _>>()?
-    } else {
-        vec![]
-    };
-    let sums = Sums { candidates, pending, before, stackless, long_lived };
-    Ok(assemble(device, events, sums, candidates_by_stack, candidates_by_category, floor))
 }

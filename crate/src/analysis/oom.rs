@@ -2,18 +2,16 @@
 //! allocator state at that moment, who held the memory, the events just before, and a verdict on
 //! the cause with suggestions.
 
-use super::basis::{counters_at, dev_id, live_groups, Group};
+use super::basis::Group;
 use super::holders::{self, By};
-use super::leak::{leak, leak_from_db, LeakAnalysis};
+use super::leak::{leak, LeakAnalysis};
 use super::live;
 use super::stack_labels::StackLabels;
-use super::state::{allocator_state, state, AllocatorState};
-use crate::error::Result;
+use super::state::{state, AllocatorState};
 use crate::format::bytes;
 use crate::model::{Action, DeviceTrace};
 use crate::replay::Counters;
 use crate::Loaded;
-use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -146,32 +144,6 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
     OomAnalysis { device: d.device, ooms: cases, ooms_total, at_dump }
 }
 
-/// `oom` of a SnapshotDB, from its rows.
-pub fn oom_from_db(conn: &Connection, device: i64) -> Result<OomAnalysis> {
-    let dev = dev_id(conn, device)?;
-    let mut ooms: Vec<(i64, i64, Option<i64>)> = conn
-        .prepare("SELECT trace_index, size, device_free FROM traces WHERE device_id = ?1 AND action = 'oom' ORDER BY trace_index")?
-        .query_map([dev], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<std::result::Result<_, _>>()?;
-    let ooms_total = ooms.len();
-    ooms.truncate(MAX_OOMS);
-    let growth = if ooms.is_empty() { None } else { Some(leak_from_db(conn, device, 5)?) };
-    let mut cases = Vec::new();
-    for (e, req, device_free) in ooms {
-        let counters = counters_at(conn, device, Some(e))?;
-        let st = allocator_state(conn, device, Some(e))?;
-        let (top_stacks, _, _) = live_groups(conn, device, Some(e), "stack", 5)?;
-        let events_before = conn
-            .prepare("SELECT trace_index, action, size, allocated FROM traces WHERE device_id = ?1 AND trace_index BETWEEN ?2 - 10 AND ?2 - 1 ORDER BY trace_index")?
-            .query_map(params![dev, e], |r| Ok(RecentEvent { index: r.get(0)?, action: r.get(1)?, size: r.get(2)?, allocated: r.get(3)? }))?
-            .collect::<std::result::Result<_, _>>()?;
-        let at = AtOom { event: e, requested: req, device_free, counters, state: st, top_stacks, events_before };
-        cases.push(verdict(at, growth.as_ref()));
-    }
-    let at_dump = if cases.is_empty() { Some(dump_room(conn, dev, device)?) } else { None };
-    Ok(OomAnalysis { device, ooms: cases, ooms_total, at_dump })
-}
-
 /// The cause of one OOM and what to do, from what was known at it and the window's growth.
 fn verdict(at: AtOom, growth: Option<&LeakAnalysis>) -> OomCase {
     let AtOom { event: e, requested: req, device_free, counters, state: st, top_stacks, events_before } = at;
@@ -264,20 +236,6 @@ fn verdict(at: AtOom, growth: Option<&LeakAnalysis>) -> OomCase {
         explanation,
         suggestions: suggestions.into_iter().map(String::from).collect(),
     }
-}
-
-/// The room at the dump, for a device without an OOM event.
-fn dump_room(conn: &Connection, dev: i64, device: i64) -> Result<DumpRoom> {
-    let events: i64 = conn.query_row("SELECT events FROM devices WHERE id = ?1", [dev], |r| r.get(0))?;
-    let st = allocator_state(conn, device, (events > 0).then_some(events - 1))?;
-    let largest_request = conn
-        .query_row(
-            "SELECT size, trace_index FROM traces WHERE device_id = ?1 AND action = 'alloc' ORDER BY size DESC, trace_index LIMIT 1",
-            [dev],
-            |r| Ok(LargestRequest { bytes: r.get(0)?, event: r.get(1)? }),
-        )
-        .optional()?;
-    Ok(room(events, &st, largest_request))
 }
 
 /// The room at the dump (`st`, the state after the last of `events`) against the largest request.

@@ -2,15 +2,13 @@
 //! grouped by allocation stack and by top frame. Groups sum exactly to the active counter at the
 //! event (blocks allocated before the window without a stack form their own labelled group).
 
-use super::basis::{counters_at, live_groups, Group, PeakSet};
+use super::basis::{Group, PeakSet};
 use super::holders::{self, By};
 use super::live;
 use super::overview::DeviceOverview;
 use super::stack_labels::StackLabels;
-use crate::error::Result;
 use crate::replay::Counters;
 use crate::Loaded;
-use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -57,16 +55,6 @@ pub fn peak(l: &Loaded, pos: usize, ov: &DeviceOverview, event: Option<i64>, top
     let by_category = super::categories::totals_of(&super::categories::categories(l, pos, event));
     let h = Holders { by_stack, by_top_frame, live_bytes, live_blocks, by_category };
     assemble(ov, event, live::counters_at(d, at), h)
-}
-
-/// `peak` of a SnapshotDB input, from its rows.
-pub fn peak_from_db(conn: &Connection, ov: &DeviceOverview, event: Option<i64>, top: usize) -> Result<PeakAnalysis> {
-    let device = ov.device;
-    let (by_stack, live_bytes, live_blocks) = live_groups(conn, device, event, "stack", top)?;
-    let (by_top_frame, _, _) = live_groups(conn, device, event, "frame", top)?;
-    let by_category = super::categories::totals(conn, device, event)?;
-    let h = Holders { by_stack, by_top_frame, live_bytes, live_blocks, by_category };
-    Ok(assemble(ov, event, counters_at(conn, device, event)?, h))
 }
 
 fn assemble(ov: &DeviceOverview, event: Option<i64>, c: Counters, h: Holders) -> PeakAnalysis {

@@ -2,14 +2,11 @@
 //! with the free space between blocks as free blocks (the allocator merges neighbouring free
 //! blocks, so each gap is one free block).
 
-use super::basis::dev_id;
 use super::live;
-use crate::error::Result;
-use crate::model::{Action, BlockState, Pool};
-use crate::replay::ranges::{Range, RangeSet};
+use crate::model::{BlockState, Pool};
+use crate::replay::ranges::Range;
 use crate::replay::Lifetime;
 use crate::Loaded;
-use rusqlite::{params, Connection};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,30 +49,6 @@ pub struct AllocatorState {
     pub largest_free: i64,
     /// Live blocks outside every known range (an inconsistent trace).
     pub unplaced_blocks: i64,
-}
-
-/// Reserved ranges right after `event`: the window-start ranges with the segment events up to it
-/// applied by the same code the replay uses.
-pub fn ranges_at(conn: &Connection, device: i64, event: Option<i64>) -> Result<Vec<Range>> {
-    let dev = dev_id(conn, device)?;
-    let mut set = RangeSet::default();
-    let mut stmt = conn.prepare_cached(include_str!("../../sql/analysis/start_ranges.sql"))?;
-    for r in stmt.query_map([dev], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?, r.get::<_, bool>(4)?))
-    })? {
-        let (a, size, stream, ty, expandable) = r?;
-        let pool = if ty == Pool::Small.name() { Pool::Small } else { Pool::Large };
-        let _ = set.insert_separate(Range { start: a as u64, size: size as u64, stream: stream as u64, pool, expandable });
-    }
-    let mut stmt = conn.prepare_cached(include_str!("../../sql/analysis/state_segment_events.sql"))?;
-    for r in stmt.query_map(params![dev, event.unwrap_or(-1)], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, i64>(3)?))
-    })? {
-        let (action, a, size, stream) = r?;
-        // Inconsistent events were reported by the replay; the state shows what still applies.
-        let _ = set.apply(Action::parse(&action), a as u64, size as u64, stream as u64);
-    }
-    Ok(set.iter().copied().collect())
 }
 
 /// The allocator state of device position `pos` right after `event` (None = the window start),
@@ -129,30 +102,6 @@ fn block_state(lt: &Lifetime, event: Option<u32>) -> BlockState {
     } else {
         BlockState::ActiveAllocated
     }
-}
-
-/// `state` of a SnapshotDB, from its rows.
-pub fn allocator_state(conn: &Connection, device: i64, event: Option<i64>) -> Result<AllocatorState> {
-    let e = event.unwrap_or(-1);
-    let ranges = ranges_at(conn, device, event)?;
-    let blocks: Vec<StateBlock> = conn
-        .prepare_cached(&super::basis::with_live(
-            include_str!("../../sql/analysis/state_blocks.sql"),
-            "(SELECT id FROM devices WHERE device_index = ?1)",
-            "?2",
-        ))?
-        .query_map(params![device, e], |r| {
-            Ok(StateBlock {
-                address: r.get(0)?,
-                size: r.get(1)?,
-                requested: r.get(2)?,
-                state: r.get(3)?,
-                stack_id: r.get(4)?,
-                lifetime_id: r.get(5)?,
-            })
-        })?
-        .collect::<std::result::Result<_, _>>()?;
-    Ok(place(device, event, ranges, blocks))
 }
 
 /// The live blocks (in address order) placed in the reserved ranges, with the gaps as free

@@ -250,7 +250,7 @@ impl Engine {
         if let Some(db) = conn.path().filter(|p| !p.is_empty()) {
             refuse_input_as_output(out, &[Path::new(db)])?;
         }
-        match conn.path().filter(|p| self.loaded.is_none() && !p.is_empty()) {
+        match conn.path().filter(|p| self.db_input && !p.is_empty()) {
             // A .db file is open read-only: export through a writable in-memory connection.
             Some(db) => ptsnap::export_from_file(Path::new(db), out, completed_at),
             None => ptsnap::export(conn, out, completed_at),
@@ -260,7 +260,7 @@ impl Engine {
     /// The event range `a..=b` of `device` as a snapshot pickle written to `out`; returns the
     /// number of events written.
     pub fn write_slice(&self, device: i64, a: i64, b: i64, out: &Path) -> Result<usize> {
-        let loaded = self.loaded("slicing")?;
+        let loaded = self.model()?;
         slice::check_range(&loaded.snapshot, device, a, b)?;
         let state = self.state(device, At::Event(b))?;
         let lifetime_base: usize = loaded.devices.iter().take_while(|d| d.device != device).map(|d| d.lifetimes.len()).sum();
@@ -270,11 +270,11 @@ impl Engine {
 
     /// Events of `device` in the trace (0 when it has none).
     pub fn trace_events(&self, device: i64) -> usize {
-        self.loaded.as_ref().and_then(|l| l.snapshot.trace(device)).map_or(0, |t| t.events.len())
+        self.model().ok().and_then(|l| l.snapshot.trace(device)).map_or(0, |t| t.events.len())
     }
 
     /// The first and last events of `device` whose time_us lies in [t0, t1].
     pub fn time_range(&self, device: i64, t0: i64, t1: i64) -> Result<(i64, i64)> {
-        slice::time_range(&self.loaded("a time range")?.snapshot, device, t0, t1)
+        slice::time_range(&self.model()?.snapshot, device, t0, t1)
     }
 }

@@ -133,11 +133,14 @@ pub struct SimulationLines {
 }
 
 pub struct Engine {
-    /// The replay, shared with the SnapshotDB's virtual tables (None for a .db file).
-    loaded: Option<Arc<Loaded>>,
-    /// The SnapshotDB, built on first use over a replay (the overview needs none).
+    /// The replay, shared with the SnapshotDB's virtual tables; for a `.db` input, read back
+    /// from its tables on first use (`store::read_back`).
+    loaded: OnceCell<Arc<Loaded>>,
+    /// The SnapshotDB, built on first use over a replay (the overview needs none), or the input.
     db: OnceCell<Connection>,
     db_build_ms: std::cell::Cell<f64>,
+    /// `db` is the `.db` file given as input (exports copy it rather than rebuild it).
+    db_input: bool,
     /// Metadata rows the SnapshotDB records (source name, hash).
     meta: Vec<(&'static str, String)>,
     /// Computed once: it scans every event, and most calls resolve an event through it.
@@ -159,9 +162,10 @@ impl Engine {
     /// `from_loaded` for a replay the caller keeps a handle on.
     pub fn from_shared(loaded: Arc<Loaded>, meta: Vec<(&'static str, String)>) -> Engine {
         Engine {
-            loaded: Some(loaded),
+            loaded: OnceCell::from(loaded),
             db: OnceCell::new(),
             db_build_ms: Default::default(),
+            db_input: false,
             meta,
             overview: OnceCell::new(),
             what_ifs: Default::default(),
@@ -170,13 +174,16 @@ impl Engine {
         }
     }
 
-    /// An engine over a SnapshotDB (read-only).
+    /// An engine over a SnapshotDB (read-only): its tables are read back into the model on the
+    /// first question that needs it, then answered by the same code as a snapshot; SQL and
+    /// templates run on the file itself.
     pub fn from_db(conn: Connection) -> Result<Engine> {
         store::check_schema(&conn)?;
         Ok(Engine {
-            loaded: None,
+            loaded: OnceCell::new(),
             db: OnceCell::from(conn),
             db_build_ms: Default::default(),
+            db_input: true,
             meta: Vec::new(),
             overview: OnceCell::new(),
             what_ifs: Default::default(),
@@ -190,8 +197,8 @@ impl Engine {
         if let Some(c) = self.db.get() {
             return Ok(c);
         }
-        let loaded = self.loaded.as_ref().expect("an engine without a database has a replay");
         let started = crate::clock::now_ms();
+        let loaded = self.shared()?;
         let overview_json = serde_json::to_string(self.overview()?).expect("serializable");
         let conn = store::to_memory(loaded, &Records { meta: &self.meta, overview_json: &overview_json })?;
         self.db_build_ms.set(crate::clock::now_ms() - started);
@@ -214,8 +221,18 @@ impl Engine {
         self.conn().map(|_| ())
     }
 
-    fn loaded(&self, what: &str) -> Result<&Loaded> {
-        self.loaded.as_deref().ok_or_else(|| Error::needs_snapshot(what))
+    /// The replay (a `.db` input's read back now if it is not yet).
+    fn shared(&self) -> Result<&Arc<Loaded>> {
+        if let Some(l) = self.loaded.get() {
+            return Ok(l);
+        }
+        let conn = self.db.get().expect("an engine without a replay has its input database");
+        let l = Arc::new(store::read_back::loaded(conn)?);
+        Ok(self.loaded.get_or_init(|| l))
+    }
+
+    fn model(&self) -> Result<&Loaded> {
+        self.shared().map(|l| &**l)
     }
 
     // ---- what the snapshot holds ------------------------------------------------------------
@@ -224,9 +241,10 @@ impl Engine {
         if let Some(ov) = self.overview.get() {
             return Ok(ov);
         }
-        let ov = match &self.loaded {
-            Some(l) => overview::overview(l),
-            None => serde_json::from_str(&self.stored_overview()?).map_err(|e| {
+        // A `.db` input's overview is stored: no read-back for the first answer.
+        let ov = match self.db_input {
+            false => overview::overview(self.model()?),
+            true => serde_json::from_str(&self.stored_overview()?).map_err(|e| {
                 Error::new(ErrorCode::DatabaseSchemaInvalid, format!("stored overview unreadable: {e}"), "re-import the snapshot")
             })?,
         };
@@ -274,12 +292,10 @@ impl Engine {
         self.overview()?.devices.iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))
     }
 
-    /// The replay and the device's position in it; None for a SnapshotDB input.
-    fn replayed(&self, device: i64) -> Result<Option<(&Loaded, usize)>> {
-        match self.loaded.as_deref() {
-            Some(l) => Ok(Some((l, device_of(l, device)?.0))),
-            None => Ok(None),
-        }
+    /// The replay and the device's position in it.
+    fn replayed(&self, device: i64) -> Result<(&Loaded, usize)> {
+        let l = self.model()?;
+        Ok((l, device_of(l, device)?.0))
     }
 
     /// The index the analyses take for `at` on `device` (None = the window start). Event
@@ -309,7 +325,7 @@ impl Engine {
         let ov = self.overview()?.devices.iter().find(|d| d.device == device).cloned().ok_or_else(|| Error::no_device(device))?;
         let event = self.resolve(device, at)?;
         let has_events = ov.events > 0;
-        let simulated = has_events && self.loaded.as_ref().is_some_and(|l| l.snapshot.host_device != Some(device));
+        let simulated = has_events && self.model()?.snapshot.host_device != Some(device);
         if simulated {
             // Two simulations: natively on a thread of their own while the analyses below run.
             self.start_what_if(device);
@@ -321,8 +337,8 @@ impl Engine {
         let oom = self.oom(device)?;
         let categories = self.categories_at(device, event)?;
         // A dump-only file gets its steps answer too: it says the program kind (`dump_only`).
-        let steps = if self.loaded.is_some() { Some(self.steps(device)?) } else { None };
-        let streams = if has_events && self.loaded.is_some() { Some(self.streams(device)?) } else { None };
+        let steps = Some(self.steps(device)?);
+        let streams = if has_events { Some(self.streams(device)?) } else { None };
         let what_if = if simulated { Some(self.what_if(device, &oom)?) } else { None };
         let held = self.held_gradients(device)?;
         let findings = findings::findings(
@@ -358,10 +374,8 @@ impl Engine {
 
     fn peak_at(&self, device: i64, event: Option<i64>) -> Result<peak::PeakAnalysis> {
         let ov = self.device_overview(device)?;
-        match self.replayed(device)? {
-            Some((l, pos)) => Ok(peak::peak(l, pos, ov, event, 10)),
-            None => peak::peak_from_db(self.conn()?, ov, event, 10),
-        }
+        let (l, pos) = self.replayed(device)?;
+        Ok(peak::peak(l, pos, ov, event, 10))
     }
 
     /// Free memory in reserved segments at the peaks and the dump (`--mode fragment`).
@@ -382,7 +396,7 @@ impl Engine {
 
     /// The previous step's gradients alive at a forward-pass peak (None without the replay).
     pub fn held_gradients(&self, device: i64) -> Result<Option<held_gradients::HeldGradients>> {
-        let Some(l) = self.loaded.as_ref() else { return Ok(None) };
+        let l = self.model()?;
         let (pos, d) = device_of(l, device)?;
         let sem = l.semantics();
         let Some(gradient) = sem.rules.categories.iter().position(|c| c == "gradient") else { return Ok(None) };
@@ -391,17 +405,13 @@ impl Engine {
 
     /// Each OOM with its verdict, or the room at the dump (`--mode oom`).
     pub fn oom(&self, device: i64) -> Result<oom::OomAnalysis> {
-        match self.replayed(device)? {
-            Some((l, pos)) => Ok(oom::oom(l, pos)),
-            None => oom::oom_from_db(self.conn()?, device),
-        }
+        let (l, pos) = self.replayed(device)?;
+        Ok(oom::oom(l, pos))
     }
 
     fn leaks(&self, device: i64) -> Result<leak::LeakAnalysis> {
-        match self.replayed(device)? {
-            Some((l, pos)) => Ok(leak::leak(l, pos, 10)),
-            None => leak::leak_from_db(self.conn()?, device, 10),
-        }
+        let (l, pos) = self.replayed(device)?;
+        Ok(leak::leak(l, pos, 10))
     }
 
     /// The live memory by category after `at` (default in the CLI: the allocated peak).
@@ -410,28 +420,26 @@ impl Engine {
     }
 
     fn categories_at(&self, device: i64, event: Option<i64>) -> Result<categories::CategoryBreakdown> {
-        match self.replayed(device)? {
-            Some((l, pos)) => Ok(categories::categories(l, pos, event)),
-            None => categories::categories_from_db(self.conn()?, device, event),
-        }
+        let (l, pos) = self.replayed(device)?;
+        Ok(categories::categories(l, pos, event))
     }
 
     /// Phases, named ranges, steps and growth across steps.
     pub fn steps(&self, device: i64) -> Result<steps::StepsAnalysis> {
-        let l = self.loaded("steps and phases")?;
+        let l = self.model()?;
         let (pos, d) = device_of(l, device)?;
         Ok(steps::steps(d, &l.phases()[pos]))
     }
 
     /// Peak, share at the allocated peak and pending frees of each stream.
     pub fn streams(&self, device: i64) -> Result<streams::StreamAnalysis> {
-        let l = self.loaded("figures per stream")?;
+        let l = self.model()?;
         Ok(streams::streams(l.device(device).ok_or_else(|| Error::no_device(device))?))
     }
 
     /// Active memory by category over events `from..=to` in `columns` columns.
     pub fn category_series(&self, device: i64, from: u32, to: u32, columns: u32) -> Result<category_series::CategorySeries> {
-        let l = self.loaded("a timeline by category")?;
+        let l = self.model()?;
         let (pos, d) = device_of(l, device)?;
         let sem = l.semantics();
         Ok(category_series::category_series(d, &sem.categories[pos], &sem.rules.categories, from, to, columns))
@@ -439,10 +447,7 @@ impl Engine {
 
     /// The category rules in the order they are tried.
     pub fn category_rules(&self) -> Result<Vec<crate::semantics::rules::RuleInfo>> {
-        match &self.loaded {
-            Some(l) => Ok(l.rules().info()),
-            None => Err(Error::needs_snapshot("the category rules")),
-        }
+        Ok(self.model()?.rules().info())
     }
 
     /// Categorize under a user's rules file (`None`: the defaults again). The SnapshotDB is
@@ -455,8 +460,11 @@ impl Engine {
         // The SnapshotDB's virtual tables and the background simulations hold the replay: let
         // go of them first.
         self.drop_pending_what_ifs();
-        let arc = self.loaded.as_mut().ok_or_else(|| Error::needs_snapshot("category rules"))?;
+        self.shared()?;
+        let arc = self.loaded.get_mut().expect("read above");
         self.db = OnceCell::new();
+        // The SnapshotDB is built from the replay again, under these rules.
+        self.db_input = false;
         let loaded = Arc::get_mut(arc).ok_or_else(|| {
             Error::new(ErrorCode::Busy, "the snapshot is shared with another view", "close the comparison, then change the rules")
         })?;
@@ -473,26 +481,26 @@ impl Engine {
 
     /// This file as one rank of a distributed run (what `snapscope ranks` combines).
     pub fn rank_summary(&self, file: &str) -> Result<crate::ranks::FileSummary> {
-        let l = self.loaded("a rank summary")?;
+        let l = self.model()?;
         Ok(crate::ranks::summarize(file, self.overview()?.source_bytes, l))
     }
 
     /// The allocator settings the recording ran under, as the simulator reads them.
     pub fn recorded_settings(&self, device: i64) -> Result<crate::simulate::Settings> {
-        crate::simulate::recorded_settings(self.loaded("the allocator simulator")?, device)
+        crate::simulate::recorded_settings(self.model()?, device)
     }
 
     /// Run the allocator on the device's recorded requests under the recorded settings changed
     /// by `conf` (`PYTORCH_CUDA_ALLOC_CONF` syntax; None or "" = as recorded, the self-check).
     /// `device_memory` bytes, else the capacity seen at a recorded OOM, else unknown.
     pub fn simulate(&self, device: i64, conf: Option<&str>, device_memory: Option<u64>) -> Result<crate::simulate::Simulation> {
-        crate::simulate::simulate_loaded(self.loaded("the allocator simulator")?, device, conf.unwrap_or(""), device_memory)
+        crate::simulate::simulate_loaded(self.model()?, device, conf.unwrap_or(""), device_memory)
     }
 
     /// `simulate` with the recorded and simulated reserved lines over the events, for a chart.
     pub fn simulate_lines(&self, device: i64, conf: Option<&str>, device_memory: Option<u64>, columns: u32) -> Result<SimulationLines> {
         let simulation = self.simulate(device, conf, device_memory)?;
-        let l = self.loaded("the allocator simulator")?;
+        let l = self.model()?;
         let (_, d) = device_of(l, device)?;
         let lines = crate::simulate::reserved_lines(d, &simulation, columns);
         Ok(SimulationLines { simulation, lines })
@@ -500,20 +508,18 @@ impl Engine {
 
     /// Alloc-conf strings of the standard set for a device ("" = as recorded).
     pub fn tune_candidates(&self, device: i64, device_memory: Option<u64>) -> Result<Vec<String>> {
-        crate::simulate::tune::candidates(self.loaded("the allocator simulator")?, device, device_memory)
+        crate::simulate::tune::candidates(self.model()?, device, device_memory)
     }
 
     /// Simulate the standard set (on every core natively) and rank it by reserved peak.
     pub fn tune(&self, device: i64, device_memory: Option<u64>) -> Result<crate::simulate::tune::Tuning> {
-        crate::simulate::tune::tune(self.loaded("the allocator simulator")?, device, device_memory)
+        crate::simulate::tune::tune(self.model()?, device, device_memory)
     }
 
     pub fn tree(&self, device: i64, at: At) -> Result<tree::MemoryTree> {
         let (event, opts) = (self.resolve(device, at)?, tree::TreeOptions::default());
-        match self.replayed(device)? {
-            Some((l, pos)) => Ok(tree::tree(l, pos, event, opts)),
-            None => tree::memory_tree(self.conn()?, device, event, opts),
-        }
+        let (l, pos) = self.replayed(device)?;
+        Ok(tree::tree(l, pos, event, opts))
     }
 
     pub fn state(&self, device: i64, at: At) -> Result<state::AllocatorState> {
@@ -521,10 +527,8 @@ impl Engine {
     }
 
     fn state_at(&self, device: i64, event: Option<i64>) -> Result<state::AllocatorState> {
-        match self.replayed(device)? {
-            Some((l, pos)) => Ok(state::state(l, pos, event)),
-            None => state::allocator_state(self.conn()?, device, event),
-        }
+        let (l, pos) = self.replayed(device)?;
+        Ok(state::state(l, pos, event))
     }
 
     pub fn event(&self, device: i64, index: i64) -> Result<event::EventDetail> {
@@ -548,7 +552,7 @@ impl Engine {
 
     /// Counters over events `from..=to` in `buckets` min/max columns.
     pub fn timeline(&self, device: i64, from: u32, to: u32, buckets: u32) -> Result<timeline::Timeline> {
-        let l = self.loaded("a timeline")?;
+        let l = self.model()?;
         let d = l.device(device).ok_or_else(|| Error::no_device(device))?;
         let trace = l.snapshot.trace(device);
         let time_of = |i: usize| trace.and_then(|t| t.events.get(i)).and_then(|e| e.time_us());
@@ -558,12 +562,12 @@ impl Engine {
     /// Stacked live allocations of events `from..=to` in `columns` columns, the `max_blocks`
     /// largest blocks drawn one by one.
     pub fn bands(&self, device: i64, from: u32, to: u32, columns: u32, max_blocks: usize) -> Result<bands::Bands> {
-        bands::bands(self.loaded("the allocations view")?, device, from, to, columns, max_blocks)
+        bands::bands(self.model()?, device, from, to, columns, max_blocks)
     }
 
     /// What this snapshot contributes to a comparison (see [`Engine::compare_with`]).
     pub fn compare_side(&self) -> Result<compare::Side> {
-        compare::side(self.conn()?, self.overview()?)
+        Ok(compare::side(self.model()?, self.overview()?))
     }
 
     /// This snapshot (a) against another's side (b): figures, peaks and the stacks at the peaks.
@@ -579,16 +583,16 @@ impl Engine {
     /// Each step of one device with this snapshot's side at the step's allocated peak.
     pub fn step_sides(&self, device: i64) -> Result<Vec<crate::analysis::compare_steps::StepSide>> {
         let d = self.overview()?.devices.iter().find(|d| d.device == device).ok_or_else(|| Error::no_device(device))?;
-        let peaks = crate::analysis::basis::peak_set(self.conn()?, device)?;
-        self.steps(device)?
+        let (l, pos) = self.replayed(device)?;
+        Ok(self
+            .steps(device)?
             .steps
             .iter()
             .map(|s| {
-                let event = s.peak_allocated.event.map(i64::from);
-                let side = compare::device_side(self.conn()?, d, peaks.clone(), event)?;
-                Ok(crate::analysis::compare_steps::StepSide { step: s.step, peak_bytes: s.peak_allocated.bytes, side })
+                let side = compare::device_side(l, pos, d, s.peak_allocated.event.map(i64::from));
+                crate::analysis::compare_steps::StepSide { step: s.step, peak_bytes: s.peak_allocated.bytes, side }
             })
-            .collect()
+            .collect())
     }
 
     /// The self-contained HTML report.
@@ -602,8 +606,8 @@ impl Engine {
             .devices
             .iter()
             .map(|d| {
-                let host = self.loaded.as_ref().is_some_and(|l| l.snapshot.host_device == Some(d.device));
-                if d.events > 0 && self.loaded.is_some() && !host {
+                let host = self.model()?.snapshot.host_device == Some(d.device);
+                if d.events > 0 && !host {
                     self.tune(d.device, None).map(Some)
                 } else {
                     Ok(None)
@@ -638,9 +642,10 @@ impl Engine {
 
     /// The SnapshotDB as an SQLite file image, every table as rows.
     pub fn export_db(&mut self) -> Result<Vec<u8>> {
-        let Some(loaded) = self.loaded.clone() else {
+        if self.db_input {
             return Ok(self.conn_mut()?.serialize(rusqlite::MAIN_DB)?.to_vec());
-        };
+        }
+        let loaded = self.shared()?.clone();
         let meta = store::all_metadata(self.conn()?)?;
         let meta: Vec<(&str, String)> = meta.iter().filter(|(k, _)| k != "overview_json").map(|(k, v)| (k.as_str(), v.clone())).collect();
         let overview_json = self.stored_overview()?;

@@ -36,7 +36,7 @@ impl Engine {
     pub(super) fn start_what_if(&self, device: i64) {
         #[cfg(not(target_arch = "wasm32"))]
         {
-            let Some(l) = self.loaded.as_ref() else { return };
+            let Ok(l) = self.shared() else { return };
             if self.what_ifs.borrow().contains_key(&device) || self.pending_what_ifs.borrow().contains_key(&device) {
                 return;
             }
@@ -59,7 +59,7 @@ impl Engine {
         let pending = self.pending_what_ifs.borrow_mut().remove(&device);
         let (sim, baseline) = match pending {
             Some(p) => finish(p)?,
-            None => pair(self.loaded("the allocator simulator")?, device, conf, self.device_memory.get())?,
+            None => pair(self.model()?, device, conf, self.device_memory.get())?,
         };
         let recorded: Vec<u32> = oom.ooms.iter().map(|o| o.event as u32).collect();
         let w = WhatIf::from_simulation(conf, &sim, &baseline, &recorded);

@@ -20,6 +20,7 @@ use tables::{
 };
 
 pub mod cells;
+pub mod read_back;
 pub mod simulations;
 pub mod tables;
 pub mod vtab;

@@ -1,0 +1,355 @@
+//! A SnapshotDB read back into the one model: the `model::Snapshot` its tables were written
+//! from (frames, stacks, dump segments and blocks, trace events with their extras, annotations,
+//! warnings, the allocator settings), so a `.db` input is replayed and analyzed by the same code
+//! as the snapshot it came from. Plain SELECTs over tables only (`open_file` refused views and
+//! triggers); every row is checked, and a damaged one is an error naming its table and row.
+
+use crate::codes::{ErrorCode, WarningCode};
+use crate::error::{Error, Result};
+use crate::model::{
+    Action, Annotation, Block, BlockState, DeviceTrace, Event, EventExtra, Format, Frame, FxNode, Pool, Segment, Snapshot, Warning,
+};
+use crate::Loaded;
+use rusqlite::{Connection, Row};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Device ordinals a trace may have: the trace list is indexed by ordinal, so a damaged
+/// `device_index` must not size it.
+const MAX_TRACE_DEVICE: i64 = 1 << 20;
+
+/// The snapshot of `conn`, replayed.
+pub fn loaded(conn: &Connection) -> Result<Loaded> {
+    // Every page is read once, in order: mapped rather than copied through read() calls (the
+    // input is opened read-only; a failure leaves the default).
+    let _ = conn.execute_batch("PRAGMA mmap_size = 4294967296");
+    Ok(Loaded::from_snapshot(snapshot(conn)?))
+}
+
+/// A row that does not fit the schema: which table, which row, what.
+fn damaged(table: &str, row: i64, what: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::DatabaseSchemaInvalid,
+        format!("the SnapshotDB's {table} row {row}: {what}"),
+        "re-import the snapshot with `snapscope import SNAPSHOT -o FILE.db`",
+    )
+}
+
+/// A SQLite failure while reading `table`.
+fn unreadable(table: &str) -> impl Fn(rusqlite::Error) -> Error + '_ {
+    move |e| match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::OperationInterrupted => Error::from(e),
+        _ => Error::new(
+            ErrorCode::DatabaseSchemaInvalid,
+            format!("the SnapshotDB's {table} table cannot be read: {e}"),
+            "re-import the snapshot with `snapscope import SNAPSHOT -o FILE.db`",
+        ),
+    }
+}
+
+/// Every row of `sql` through `each` (the row and its id, column 0).
+fn rows(conn: &Connection, table: &str, sql: &str, mut each: impl FnMut(&Row, i64) -> Result<()>) -> Result<()> {
+    let fail = unreadable(table);
+    let mut stmt = conn.prepare(sql).map_err(&fail)?;
+    let mut it = stmt.query([]).map_err(&fail)?;
+    while let Some(r) = it.next().map_err(&fail)? {
+        let id: i64 = r.get(0).map_err(&fail)?;
+        each(r, id).map_err(|e| match e.code {
+            ErrorCode::DatabaseSchemaInvalid if !e.message.contains(" row ") => damaged(table, id, e.message),
+            _ => e,
+        })?;
+    }
+    Ok(())
+}
+
+/// Column `i` of a row, a type mismatch named.
+fn get<T: rusqlite::types::FromSql>(r: &Row, i: usize) -> Result<T> {
+    r.get(i).map_err(|e| Error::new(ErrorCode::DatabaseSchemaInvalid, format!("column {i}: {e}"), ""))
+}
+
+fn bad(what: impl Into<String>) -> Error {
+    Error::new(ErrorCode::DatabaseSchemaInvalid, what, "")
+}
+
+fn meta(conn: &Connection, key: &str) -> Result<Option<String>> {
+    conn.query_row("SELECT value FROM metadata WHERE key = ?1", [key], |r| r.get(0)).map(Some).or_else(|e| match e {
+        rusqlite::Error::QueryReturnedNoRows => Ok(None),
+        e => Err(unreadable("metadata")(e)),
+    })
+}
+
+/// A stack or frame id that must name an existing row.
+fn id_in(v: Option<i64>, len: usize, what: &str) -> Result<Option<u32>> {
+    match v {
+        None => Ok(None),
+        Some(x) if x >= 0 && (x as u64) < len as u64 => Ok(Some(x as u32)),
+        Some(x) => Err(bad(format!("{what} {x} names no row"))),
+    }
+}
+
+pub fn snapshot(conn: &Connection) -> Result<Snapshot> {
+    let mut s = Snapshot {
+        format: match meta(conn, "format")?.as_deref() {
+            None | Some("") => None,
+            Some("dict") => Some(Format::Dict),
+            Some("list") => Some(Format::List),
+            Some(f) => return Err(damaged("metadata", 0, format!("format {f:?} is neither dict nor list"))),
+        },
+        encoding: meta(conn, "encoding")?.unwrap_or_default(),
+        source_bytes: meta(conn, "source_bytes")?.and_then(|v| v.parse().ok()).unwrap_or(0),
+        allocator_settings: match meta(conn, "allocator_settings")? {
+            Some(t) => Some(serde_json::from_str(&t).map_err(|e| damaged("metadata", 0, format!("allocator_settings is not JSON: {e}")))?),
+            None => None,
+        },
+        ..Snapshot::default()
+    };
+    read_frames(conn, &mut s)?;
+    read_stacks(conn, &mut s)?;
+    let devices = read_devices(conn)?;
+    read_segments(conn, &mut s, &devices)?;
+    read_events(conn, &mut s, &devices)?;
+    read_annotations(conn, &mut s)?;
+    read_warnings(conn, &mut s)?;
+    from_overview(conn, &mut s)?;
+    Ok(s)
+}
+
+fn read_frames(conn: &Connection, s: &mut Snapshot) -> Result<()> {
+    let sql = include_str!("../../sql/read_back/frames.sql");
+    rows(conn, "frames", sql, |r, id| {
+        let fx = FxNode { op: get(r, 4)?, name: get(r, 5)?, target: get(r, 6)?, original_trace: get(r, 7)? };
+        let has_fx = fx.op.is_some() || fx.name.is_some() || fx.target.is_some() || fx.original_trace.is_some();
+        let f = Frame { filename: get(r, 1)?, line: get(r, 2)?, name: get(r, 3)?, fx: has_fx.then(|| Box::new(fx)) };
+        let at = s.interner.frames.len() as i64;
+        if s.interner.frame(f) as i64 != id || id != at {
+            return Err(bad(format!("frame ids must run 0, 1, 2, … without repeating a frame (expected {at})")));
+        }
+        Ok(())
+    })
+}
+
+fn read_stacks(conn: &Connection, s: &mut Snapshot) -> Result<()> {
+    let mut count = 0i64;
+    rows(conn, "call_stacks", "SELECT id FROM call_stacks ORDER BY id", |_, id| {
+        if id != count {
+            return Err(bad(format!("stack ids must run 0, 1, 2, … (expected {count})")));
+        }
+        count += 1;
+        Ok(())
+    })?;
+    let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); count as usize];
+    let frames = s.interner.frames.len();
+    let sql = "SELECT stack_id, position, frame_id FROM stack_frames ORDER BY stack_id, position";
+    rows(conn, "stack_frames", sql, |r, stack| {
+        let st = id_in(Some(stack), stacks.len(), "stack")?.expect("given") as usize;
+        let position: i64 = get(r, 1)?;
+        if position != stacks[st].len() as i64 {
+            return Err(bad(format!("position {position}: a stack's positions run 0, 1, 2, …")));
+        }
+        stacks[st].push(id_in(Some(get(r, 2)?), frames, "frame")?.expect("given"));
+        Ok(())
+    })?;
+    for (i, st) in stacks.iter().enumerate() {
+        if s.interner.stack(st) as usize != i {
+            return Err(damaged("call_stacks", i as i64, "repeats an earlier stack's frames"));
+        }
+    }
+    Ok(())
+}
+
+/// `devices.id` → the device ordinal.
+fn read_devices(conn: &Connection) -> Result<HashMap<i64, i64>> {
+    let mut out = HashMap::new();
+    rows(conn, "devices", "SELECT id, device_index FROM devices ORDER BY id", |r, id| {
+        out.insert(id, get(r, 1)?);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn device_of(devices: &HashMap<i64, i64>, id: i64) -> Result<i64> {
+    devices.get(&id).copied().ok_or_else(|| bad(format!("device_id {id} names no devices row")))
+}
+
+fn pool(name: &str) -> Result<Pool> {
+    Pool::from_name(name).ok_or_else(|| bad(format!("segment_type {name:?} is neither small nor large")))
+}
+
+fn read_segments(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>) -> Result<()> {
+    let stacks = s.interner.stacks.len();
+    let mut by_id: HashMap<i64, usize> = HashMap::new();
+    rows(conn, "segments", include_str!("../../sql/read_back/segments.sql"), |r, id| {
+        let pool_id = match (get::<Option<i64>>(r, 9)?, get::<Option<i64>>(r, 10)?) {
+            (Some(a), Some(b)) => Some((a, b)),
+            _ => None,
+        };
+        by_id.insert(id, s.segments.len());
+        s.segments.push(Segment {
+            device: device_of(devices, get(r, 1)?)?,
+            address: get::<i64>(r, 2)? as u64,
+            total_size: get::<i64>(r, 3)? as u64,
+            allocated_size: get::<i64>(r, 4)? as u64,
+            active_size: get::<i64>(r, 5)? as u64,
+            requested_size: get::<i64>(r, 6)? as u64,
+            stream: get::<i64>(r, 7)? as u64,
+            pool: pool(&get::<String>(r, 8)?)?,
+            pool_id,
+            is_expandable: get(r, 11)?,
+            stack: id_in(get(r, 12)?, stacks, "stack_id")?,
+            blocks: Vec::new(),
+        });
+        Ok(())
+    })?;
+    let sql = "SELECT id, segment_id, address, size, requested_size, state, stack_id FROM blocks ORDER BY segment_id, id";
+    rows(conn, "blocks", sql, |r, _| {
+        let seg: i64 = get(r, 1)?;
+        let at = *by_id.get(&seg).ok_or_else(|| bad(format!("segment_id {seg} names no segments row")))?;
+        let state: String = get(r, 5)?;
+        s.segments[at].blocks.push(Block {
+            address: get::<i64>(r, 2)? as u64,
+            size: get::<i64>(r, 3)? as u64,
+            requested_size: get::<i64>(r, 4)? as u64,
+            state: BlockState::parse(&state).ok_or_else(|| bad(format!("state {state:?} is no block state")))?,
+            stack: id_in(get(r, 6)?, stacks, "stack_id")?,
+        });
+        Ok(())
+    })
+}
+
+fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>) -> Result<()> {
+    let stacks = s.interner.stacks.len();
+    // Shared texts once per distinct text, as the reader keeps them.
+    let mut texts: HashMap<String, Arc<str>> = HashMap::new();
+    let mut shared = |t: Option<String>| t.map(|t| texts.entry(t).or_insert_with_key(|k| Arc::from(k.as_str())).clone());
+    let mut current: Option<(i64, usize)> = None;
+    rows(conn, "traces", include_str!("../../sql/read_back/traces.sql"), |r, _| {
+        let device = device_of(devices, get(r, 1)?)?;
+        if !(0..MAX_TRACE_DEVICE).contains(&device) {
+            return Err(bad(format!("device {device}: trace events need an ordinal from 0 to {MAX_TRACE_DEVICE}")));
+        }
+        let slot = device as usize;
+        if s.traces.len() <= slot {
+            s.traces.resize_with(slot + 1, DeviceTrace::default);
+        }
+        let expected = match current {
+            Some((d, n)) if d == device => n,
+            _ if !s.traces[slot].events.is_empty() => return Err(bad(format!("device {device}'s events are not in one run of ids"))),
+            _ => 0,
+        };
+        let index: i64 = get(r, 2)?;
+        if index != expected as i64 {
+            return Err(bad(format!("trace_index {index}: device {device}'s events run 0, 1, 2, … (expected {expected})")));
+        }
+        current = Some((device, expected + 1));
+        let action_text: String = get(r, 3)?;
+        let action = Action::parse(&action_text);
+        let mut e = Event::new(action, get::<i64>(r, 4)? as u64, get::<i64>(r, 5)? as u64);
+        e.stream = get::<i64>(r, 6)? as u64;
+        e.set_time_us(get(r, 7)?);
+        e.set_stack(id_in(get(r, 8)?, stacks, "stack_id")?);
+        let mut x = match get::<Option<String>>(r, 12)? {
+            Some(j) => extra_of(&j)?,
+            None => EventExtra::default(),
+        };
+        if action == Action::Unknown && action_text != Action::Unknown.name() {
+            x.action_name.get_or_insert(action_text);
+        }
+        x.device_free = x.device_free.or(get::<Option<i64>>(r, 9)?.map(|v| v as u64));
+        x.compile_context = shared(get(r, 10)?);
+        x.user_metadata = shared(get(r, 11)?);
+        x.internal_metadata = shared(x.internal_metadata.map(|t| t.to_string()));
+        let trace = &mut s.traces[slot];
+        if has_any(&x) {
+            e.set_extra(trace.extras.len() as u32);
+            trace.extras.push(x);
+        }
+        trace.events.push(e);
+        Ok(())
+    })?;
+    for t in &mut s.traces {
+        t.events.shrink_to_fit();
+    }
+    Ok(())
+}
+
+fn has_any(x: &EventExtra) -> bool {
+    x.action_name.is_some()
+        || x.compile_context.is_some()
+        || x.user_metadata.is_some()
+        || x.device_free.is_some()
+        || super::cells::has_extra_json(x)
+}
+
+/// `traces.extra_json`: the event's extras as `EventExtra` serializes them.
+fn extra_of(json: &str) -> Result<EventExtra> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| bad(format!("extra_json is not JSON: {e}")))?;
+    let obj = v.as_object().ok_or_else(|| bad("extra_json is not an object"))?;
+    let text = |k: &str| obj.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let pool_id = match obj.get("pool_id") {
+        Some(p) => Some(serde_json::from_value::<(i64, i64)>(p.clone()).map_err(|e| bad(format!("extra_json pool_id: {e}")))?),
+        None => None,
+    };
+    let other = match obj.get("other") {
+        Some(o) => {
+            serde_json::from_value::<Vec<(String, serde_json::Value)>>(o.clone()).map_err(|e| bad(format!("extra_json other: {e}")))?
+        }
+        None => Vec::new(),
+    };
+    Ok(EventExtra {
+        action_name: text("action_name"),
+        compile_context: None,
+        user_metadata: None,
+        forward_frames: text("forward_frames"),
+        internal_metadata: text("internal_metadata").map(Arc::from),
+        pool_id,
+        category: text("category"),
+        device_free: obj.get("device_free").and_then(|v| v.as_u64()),
+        other,
+    })
+}
+
+fn read_annotations(conn: &Connection, s: &mut Snapshot) -> Result<()> {
+    let sql = "SELECT id, device_index, time_us, name, stage FROM annotations ORDER BY id";
+    rows(conn, "annotations", sql, |r, _| {
+        s.annotations.push(Annotation { device: get(r, 1)?, time_us: get(r, 2)?, name: get(r, 3)?, stage: get(r, 4)? });
+        Ok(())
+    })
+}
+
+fn read_warnings(conn: &Connection, s: &mut Snapshot) -> Result<()> {
+    let sql = "SELECT id, device_index, event, code, message FROM warnings ORDER BY id";
+    rows(conn, "warnings", sql, |r, _| {
+        let code: String = get(r, 3)?;
+        let event: Option<i64> = get(r, 2)?;
+        s.warnings.push(Warning {
+            code: WarningCode::from_name(&code).ok_or_else(|| bad(format!("code {code:?} is no warning code")))?,
+            message: get(r, 4)?,
+            device: get(r, 1)?,
+            event: event.map(|e| usize::try_from(e).map_err(|_| bad(format!("event {e} is negative")))).transpose()?,
+        });
+        Ok(())
+    })
+}
+
+/// What only the stored overview records: the pinned-host entry and the ring buffer's size
+/// and wrap (no table has them). Read as plain JSON: the store does not depend on analyses.
+fn from_overview(conn: &Connection, s: &mut Snapshot) -> Result<()> {
+    let Some(text) = meta(conn, "overview_json")? else { return Ok(()) };
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| damaged("metadata", 0, format!("overview_json is not JSON: {e}")))?;
+    let devices = v.get("devices").and_then(|d| d.as_array()).map(Vec::as_slice).unwrap_or_default();
+    s.host_device =
+        devices.iter().find(|d| d.get("pinned_host") == Some(&serde_json::Value::Bool(true))).and_then(|d| d.get("device")?.as_i64());
+    let window = |d: &serde_json::Value, k: &str| d.get("window").and_then(|w| w.get(k)).cloned();
+    s.trace_max_entries = devices.iter().find_map(|d| window(d, "max_entries")?.as_u64());
+    // The overview states a wrap per device: the file's own flag, or (without one) whether the
+    // trace holds `max_entries` events. Keep the flag only where the second would differ.
+    let events = |d: &serde_json::Value| d.get("events").and_then(|e| e.as_u64()).unwrap_or(0);
+    let derived = |d: &serde_json::Value| s.trace_max_entries.map(|m| events(d) >= m && m > 0);
+    let stated: Vec<(Option<bool>, Option<bool>)> =
+        devices.iter().map(|d| (window(d, "overflowed").and_then(|o| o.as_bool()), derived(d))).collect();
+    if stated.iter().any(|(o, d)| o != d) {
+        s.trace_overflowed = stated.iter().find_map(|(o, _)| *o);
+    }
+    Ok(())
+}
