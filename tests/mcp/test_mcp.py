@@ -150,7 +150,7 @@ class Mcp(unittest.TestCase):
                 self.assertEqual(c.init.server_info.name, "snapscope")
                 tools = (await c.session.list_tools()).tools
                 names = {t.name for t in tools}
-                self.assertEqual(names, {"overview", "analyze", "holders", "tree", "event", "stack", "compare", "simulate", "query", "sql", "ranks"})
+                self.assertEqual(names, {"overview", "analyze", "holders", "tree", "event", "stack", "compare", "diff", "simulate", "query", "sql", "ranks"})
                 for t in tools:
                     self.assertEqual(t.input_schema["type"], "object", t.name)
                     self.assertEqual(t.output_schema["type"], "object", t.name)
@@ -228,6 +228,20 @@ class Mcp(unittest.TestCase):
                 # compare, simulate, query, sql, ranks
                 v, _ = await c.ok("compare", snapshot=REAL, ref=OTHER, **mb)
                 self.assertEqual(strip(v), cli_json("analyze", REAL, "--mode", "compare", "--ref", OTHER))
+                # diff: its three forms, each the CLI's answer and valid by the tool's output schema
+                forms = [
+                    ({"ref": OTHER}, [REAL, OTHER], "files"),
+                    ({"ref": OTHER, "steps": True, "top": 5}, [REAL, OTHER, "--steps", "--top", "5"], "steps"),
+                    ({"at": [100, "peak"], "device": 0}, [REAL, "--at", "100", "--at", "peak", "--device", "0"], "moments"),
+                ]
+                for args, argv, form in forms:
+                    v, _ = await c.ok("diff", snapshot=REAL, **args, **mb)
+                    self.assertEqual(v["mode"], form)
+                    self.assertEqual(strip(v), cli_json("diff", *argv), form)
+                    jsonschema.validate(v, tools["diff"].output_schema)
+                self.assertEqual(v["devices"][0]["event_a"], 100)
+                with self.assertRaises(jsonschema.ValidationError):
+                    jsonschema.validate(dict(v, devices=[{"device": "zero"}]), tools["diff"].output_schema)
                 v, _ = await c.ok("simulate", snapshot=REAL, alloc_conf="expandable_segments:True", **mb)
                 self.assertEqual(strip(v), cli_json("simulate", REAL, "--alloc-conf", "expandable_segments:True"))
                 v, _ = await c.ok("query", snapshot=REAL, template="leak_detection", params={"limit": 7}, device=1)
@@ -308,6 +322,10 @@ class Mcp(unittest.TestCase):
                 e = await err("analyze", snapshot=REAL, mode="nonsense")
                 self.assertEqual(e["code"], "INVALID_PARAMETER")
                 e = await err("analyze", snapshot=REAL, colour="red")
+                self.assertEqual(e["code"], "INVALID_PARAMETER")
+                e = await err("diff", snapshot=REAL, ref=OTHER, at=[1, 2])
+                self.assertEqual(e["code"], "INVALID_PARAMETER")
+                e = await err("diff", snapshot=REAL, at=["peak"])
                 self.assertEqual(e["code"], "INVALID_PARAMETER")
                 e = await err("event", snapshot=REAL, event="ten")
                 self.assertEqual(e["code"], "INVALID_PARAMETER")
