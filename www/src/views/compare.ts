@@ -3,7 +3,7 @@
 // file's engine compares with it (`compareWith`): figures and stacks of a (this file) and b (the
 // other) with b − a: the figures, what the memory is by category (the largest change in one
 // line), and the sites (matched by meaning: a moved line is one site with its line change).
-// Below, two moments of this file (`diffMoments`): kept, freed, born between two events. The
+// Then the two files step by step (compare-steps.ts). Below, two moments of this file (`diffMoments`): kept, freed, born between two events. The
 // page only lays the answers out.
 import type { ViewContext } from '../app-types';
 import type {
@@ -18,12 +18,13 @@ import type {
 import { bytes, bytesSpan, clip, clipLines, distinctNames, el, exact, gridTable, int } from '../ui/format';
 import { categoryColor } from '../ui/categories-palette';
 import { largestChange } from './categories-layout';
+import { stepsSection } from './compare-steps';
 
 /**
  * A difference with its sign, exact on hover; byte figures red when b is larger (more memory),
  * green when smaller. Counts (events, segments) stay uncoloured: more is not worse.
  */
-function deltaCell(delta: number | null, unit: Figure['unit']) {
+export function deltaCell(delta: number | null, unit: Figure['unit']) {
   if (delta === null) return el('td', { class: 'num', text: '—' });
   const tone = unit !== 'bytes' ? '' : delta > 0 ? 'worse' : delta < 0 ? 'better' : '';
   return el('td', {
@@ -46,7 +47,7 @@ const MATCHED: Record<string, string> = {
   function: 'the same function, other callers',
 };
 
-function stackRow(s: StackDelta) {
+export function stackRow(s: StackDelta) {
   const hover = [s.stack, s.stack_b ? `in b:\n${s.stack_b}` : ''].filter(Boolean).join('\n\n');
   return el(
     'tr',
@@ -73,7 +74,7 @@ function stackRow(s: StackDelta) {
 const traced = (d: DeviceComparison) => !d.a_lacks && !d.b_lacks;
 
 /** "optimizer state +2.10 GiB between the runs": the engine's largest category change, in words. */
-function categorySummary(rows: CategoryDelta[], a: string, b: string): HTMLElement {
+export function categorySummary(rows: CategoryDelta[], a: string, b: string): HTMLElement {
   const top = largestChange(rows);
   if (!top)
     return el('p', { class: 'cat-change', text: 'No category changed between the runs: the same bytes in each.' });
@@ -96,7 +97,7 @@ function categorySummary(rows: CategoryDelta[], a: string, b: string): HTMLEleme
   );
 }
 
-function categoryRow(x: CategoryDelta) {
+export function categoryRow(x: CategoryDelta) {
   return el(
     'tr',
     { 'data-category': x.category },
@@ -312,6 +313,7 @@ export async function renderCompare(c: ViewContext) {
     const side = await other.client.call('compareSide');
     const cmp = await c.file.client.call('compareWith', JSON.stringify(side));
     out.replaceChildren(...render(cmp, mine, otherName));
+    out.append(await stepsSection(c, other, mine, otherName));
   };
   pick.addEventListener('change', () => void draw());
   c.root.append(
