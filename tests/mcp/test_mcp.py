@@ -409,7 +409,7 @@ class Mcp(unittest.TestCase):
             params = StdioServerParameters(command=BIN, args=["mcp", *SERVER_EXTRA], cwd=ROOT)
             async with SdkClient(params, mode="auto") as c:
                 self.assertEqual(str(c.session.protocol_version), "2026-07-28")
-                self.assertEqual(len((await c.list_tools()).tools), 11)
+                self.assertEqual(len((await c.list_tools()).tools), 12)
                 r = await c.call_tool("overview", {"snapshot": REAL})
                 self.assertFalse(r.is_error)
                 self.assertEqual(strip(r.structured_content), cli_json("overview", REAL))
@@ -435,7 +435,7 @@ class Mcp(unittest.TestCase):
         if r.returncode != 0 and ("ERR!" in r.stderr or "not found" in r.stderr):
             self.skipTest(f"the inspector is not installable here: {r.stderr[-300:]}")
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
-        self.assertEqual(len(json.loads(r.stdout)["tools"]), 11)
+        self.assertEqual(len(json.loads(r.stdout)["tools"]), 12)
         r = subprocess.run([*base, "--method", "tools/call", "--tool-name", "overview", "--tool-arg", f"snapshot={REAL}"], capture_output=True, text=True, timeout=300, cwd=cwd)
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
         out = json.loads(r.stdout)
