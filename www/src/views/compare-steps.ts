@@ -5,7 +5,7 @@
 import type { OpenFile, ViewContext } from '../app-types';
 import type { DeviceSteps, StepComparison } from '../generated/answers';
 import { bytes, bytesSpan, clip, el, eventLabel, exact, gridTable, int } from '../ui/format';
-import { categoryRow, categorySummary, deltaCell, stackRow } from './compare';
+import { categoryRow, categorySummary, deltaCell, stackRow } from './compare-rows';
 
 /** Sites listed per step. */
 const STEP_SITES = 10;
