@@ -92,7 +92,7 @@ test("step by step: step N against step N, every step of the moved program the s
   }
   // Each step's sites are matched across the edit: none new or vanished.
   const changes = await page.$$eval(
-    ".compare-steps details.step-diff table.compare-sites tbody tr",
+    ".compare-steps details.step-diff table.steps-sites tbody tr",
     (trs) => trs.map((tr) => tr.dataset.change),
   );
   assert.ok(changes.length >= steps, changes.join(","));

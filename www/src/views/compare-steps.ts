@@ -32,11 +32,11 @@ function stepDetails(s: StepComparison, a: string, b: string, open: boolean): HT
       `) at ${at(s.event_a)} / ${at(s.event_b)}`,
     ),
     categorySummary(s.categories, a, b),
-    gridTable(['category', a, b, 'difference'], s.categories.map(categoryRow), 'grid compact categories-delta'),
+    gridTable(['category', a, b, 'difference'], s.categories.map(categoryRow), 'grid compact steps-categories'),
     gridTable(
       ['change', a, b, 'difference', 'line', 'site (named by its innermost user frame; hover for all frames)'],
       s.stacks.map(stackRow),
-      'grid compact compare-sites',
+      'grid compact steps-sites',
     ),
   );
 }
