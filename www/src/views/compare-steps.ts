@@ -64,7 +64,7 @@ function render(d: DeviceSteps, a: string, b: string): HTMLElement[] {
   return [
     el('p', {
       class: 'steps-summary',
-      text: `${int(d.steps_a)} steps in ${clip(a, 80)}, ${int(d.steps_b)} in ${clip(b, 80)}; the ${int(d.steps.length)} both have, each at its allocated peak. The step with the largest change is open.`,
+      text: `${int(d.steps_a)} steps in ${clip(a, 80)}, ${int(d.steps_b)} in ${clip(b, 80)}; the ${int(d.steps.length)} both have, each at its allocated peak. ${largest && largest.delta !== 0 ? `Step ${int(largest.step)}, the largest change, is open.` : 'Every step peaks at the same bytes in both; the first is open.'}`,
     }),
     el('div', { class: 'steps-diff-scroll' }, table),
     ...d.steps.map((s) => stepDetails(s, a, b, s === largest)),
