@@ -617,9 +617,57 @@ def main():
     for name, snap, exp in simulator_fixtures(fr):
         write(name, snap, exp)
 
+    # 11. C++ frames and one line that allocates through many stacks: a notebook cell line calls
+    #     a layer three ways (three stacks, 8 MiB each), another line 4 MiB, and the autograd
+    #     thread (its stack starts at libc's __clone) 2 MiB for a backward node. The Peak rows
+    #     merge the cell line's three stacks into one row of 24 MiB; SQL rows name the autograd
+    #     stack by its backward node, not by __clone.
+    snap, exp = peak_rows_fixture()
+    write("peak_rows.pickle", snap, exp)
+
     with open(os.path.join(OUT, "expected.json"), "w") as f:
         json.dump(EXPECTED, f, indent=1, sort_keys=True)
     print(f"wrote {len(EXPECTED)} fixtures to {os.path.normpath(OUT)}")
+
+
+def peak_rows_fixture():
+    cell = frame("/work/nb/cell.py", 21, "<module>")
+    other = frame("/work/nb/cell.py", 30, "<module>")
+    lin = frame(f"{TORCH}/nn/modules/linear.py", 125, "forward")
+    conv = frame(f"{TORCH}/nn/modules/conv.py", 549, "forward")
+    act = frame(f"{TORCH}/nn/functional.py", 1704, "relu")
+    cpp = lambda name: frame("??", 0, name)
+    alloc = cpp("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)")
+    autograd = [
+        alloc,
+        cpp("at::native::empty_cuda(c10::ArrayRef<long>, std::optional<c10::ScalarType>)"),
+        cpp("torch::autograd::generated::DivBackward0::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)"),
+        cpp("torch::autograd::Node::operator()(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)"),
+        cpp("torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, torch::autograd::Node*)"),
+        cpp("torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)"),
+        cpp("torch::autograd::Engine::thread_init(int, std::shared_ptr<torch::autograd::ReadyQueue> const&, bool)"),
+        frame("thread48.o", 0, "execute_native_thread_routine"),
+        cpp("pthread_condattr_setpshared"),
+        cpp("__clone"),
+    ]
+    stacks = [
+        ([alloc, lin, cell], 8 * MIB),
+        ([alloc, conv, cell], 8 * MIB),
+        ([alloc, act, cell], 8 * MIB),
+        ([alloc, lin, other], 4 * MIB),
+        (autograd, 2 * MIB),
+    ]
+    t = Trace(0)
+    base = 0x7F0000000000
+    t.segment_alloc(base, 32 * MIB, "large")
+    at = base
+    for frames, size in stacks:
+        t.malloc(at, size, size, frames)
+        at += size
+    snap = {"segments": t.dump_segments(), "device_traces": [t.events]}
+    rows = {"site_rows": 3, "site_first_bytes": 24 * MIB, "site_first_stacks": 3, "stack_rows": 5, "live_bytes": 30 * MIB,
+            "autograd_label_has": "DivBackward0", "autograd_stack_starts": "??:0 __clone"}
+    return snap, {"format": "dict", "consistent": True, "devices": [t.expected()], "peak_rows": rows}
 
 
 DEFAULT_SETTINGS = {

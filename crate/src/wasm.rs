@@ -269,6 +269,36 @@ impl WasmEngine {
         answer(e.diff_moments(device as i64, at(&a)?, at(&b)?))
     }
 
+    /// What the Leaks view shows of one device (`LeakView`): the leak analysis, the steps and
+    /// the leak findings, without the rest of `analyze`.
+    #[wasm_bindgen(js_name = leakView)]
+    pub fn leak_view(&self, device: i32) -> Result<String, JsValue> {
+        answer(self.engine()?.leak_view(device as i64))
+    }
+
+    /// What the OOM view shows of one device (`OomView`): the OOMs and the what-if they cite.
+    #[wasm_bindgen(js_name = oomView)]
+    pub fn oom_view(&self, device: i32) -> Result<String, JsValue> {
+        answer(self.engine()?.oom_view(device as i64))
+    }
+
+    /// This snapshot's steps of one device, each at its allocated peak, for another file's
+    /// `diffSteps` (`snapscope diff A B --steps`).
+    #[wasm_bindgen(js_name = stepSides)]
+    pub fn step_sides(&self, device: i32) -> Result<String, JsValue> {
+        answer(self.engine()?.step_sides(device as i64))
+    }
+
+    /// Step N of this snapshot (a) against step N of another's `stepSides()` (b), `top` sites a step.
+    #[wasm_bindgen(js_name = diffSteps)]
+    pub fn diff_steps(&self, device: i32, other: String, top: u32) -> Result<String, JsValue> {
+        let b: Vec<crate::analysis::compare_steps::StepSide> = serde_json::from_str(&other).map_err(|e| {
+            err(Error::new(ErrorCode::InvalidParameter, format!("not a stepSides() answer: {e}"), "pass another file's stepSides()"))
+        })?;
+        let a = self.engine()?.step_sides(device as i64).map_err(err)?;
+        Ok(json(&crate::analysis::compare_steps::compare_steps(device as i64, &a, &b, top as usize)))
+    }
+
     /// This snapshot (a) against another's `compareSide()` (b): figures, deltas and stacks.
     #[wasm_bindgen(js_name = compareWith)]
     pub fn compare_with(&self, other: String) -> Result<String, JsValue> {

@@ -64,6 +64,53 @@ test("a moved line is one site with its line change; both sides on every row", a
   await shot(page, "compare-moved-lines");
 });
 
+test("step by step: step N against step N, every step of the moved program the same bytes and sites", async () => {
+  const steps = expected["program_steps_stable.pickle"].program.training_steps;
+  await page.waitForSelector(".compare-steps table.steps-diff tbody tr");
+  const rows = await page.$$eval(
+    ".compare-steps table.steps-diff tbody tr",
+    (trs) =>
+      trs.map((tr) => ({
+        step: Number(tr.dataset.step),
+        a: Number(
+          tr.children[1].querySelector(".bytes").title.replace(/[^0-9]/g, ""),
+        ),
+        b: Number(
+          tr.children[2].querySelector(".bytes").title.replace(/[^0-9]/g, ""),
+        ),
+        diff: tr.children[3].textContent.trim(),
+      })),
+  );
+  assert.deepEqual(
+    rows.map((r) => r.step),
+    Array.from({ length: steps }, (_, i) => i + 1),
+  );
+  for (const r of rows) {
+    assert.ok(r.a > 0, JSON.stringify(r));
+    assert.equal(r.a, r.b, `step ${r.step}: the same peak in both runs`);
+    assert.match(r.diff, /^\+?0 B$/);
+  }
+  // Each step's sites are matched across the edit: none new or vanished.
+  const changes = await page.$$eval(
+    ".compare-steps details.step-diff table.steps-sites tbody tr",
+    (trs) => trs.map((tr) => tr.dataset.change),
+  );
+  assert.ok(changes.length >= steps, changes.join(","));
+  assert.deepEqual(
+    changes.filter((c) => c !== "same"),
+    [],
+  );
+  assert.equal(
+    await page.$$eval(
+      ".compare-steps details.step-diff[open]",
+      (d) => d.length,
+    ),
+    1,
+  );
+  await page.locator(".compare-steps").scrollIntoViewIfNeeded();
+  await shot(page, "compare-steps");
+});
+
 test("two moments of one file: kept, freed and born by category, as the generator says", async () => {
   const m = expected["program_steps_stable.pickle"].program.moments[1];
   await page.fill(".compare-moments input.moment-a", String(m.a));

@@ -112,6 +112,47 @@ test(
 );
 
 test(
+  "Peak by site: one row a label, and the engine's sentence says how much the rows hold",
+  { skip: SKIP },
+  async () => {
+    const cli = JSON.parse(
+      execFileSync(
+        join(ROOT, "target/release/snapscope"),
+        ["analyze", CPP, "--mode", "peak", "--device", "0", "--json"],
+        { encoding: "utf8" },
+      ),
+    ).devices[0].peak;
+    await view("peak");
+    assert.equal(await page.inputValue("select.group-by"), "site");
+    assert.equal(
+      (await page.textContent(".peak-table .rows-cover")).trim(),
+      cli.site_rows.text,
+    );
+    assert.match(
+      cli.site_rows.text,
+      /^These \d+ rows hold \d+\.\d% of the memory live /,
+    );
+    const rows = await page.$$eval("table.groups tbody tr", (trs) =>
+      trs.map((tr) => ({
+        bytes: Number(
+          tr.children[1].querySelector(".bytes").title.replace(/[^0-9]/g, ""),
+        ),
+        label: tr.querySelector(".label-cell .label").textContent,
+      })),
+    );
+    // The rows (with the rest row) sum to the live bytes; no two sites share a label.
+    assert.equal(
+      rows.reduce((s, r) => s + r.bytes, 0),
+      cli.live_bytes,
+    );
+    const sites = rows.map((r) => r.label).filter((l) => !l.startsWith("["));
+    assert.equal(new Set(sites).size, sites.length, sites.join(" | "));
+    assert.equal(rows.length, cli.by_site.length);
+    await shot(page, "28-peak-rows");
+  },
+);
+
+test(
   "Memory tree: the root's first child is user code",
   { skip: SKIP },
   async () => {

@@ -15,6 +15,7 @@ mod fixtures;
 mod hostile;
 mod layers;
 mod one_model;
+mod peak_rows;
 mod ranks;
 mod semantics;
 mod simulate;

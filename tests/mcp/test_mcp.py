@@ -150,7 +150,7 @@ class Mcp(unittest.TestCase):
                 self.assertEqual(c.init.server_info.name, "snapscope")
                 tools = (await c.session.list_tools()).tools
                 names = {t.name for t in tools}
-                self.assertEqual(names, {"overview", "analyze", "holders", "tree", "event", "stack", "compare", "simulate", "query", "sql", "ranks"})
+                self.assertEqual(names, {"overview", "analyze", "holders", "tree", "event", "stack", "compare", "diff", "simulate", "query", "sql", "ranks"})
                 for t in tools:
                     self.assertEqual(t.input_schema["type"], "object", t.name)
                     self.assertEqual(t.output_schema["type"], "object", t.name)
@@ -228,6 +228,20 @@ class Mcp(unittest.TestCase):
                 # compare, simulate, query, sql, ranks
                 v, _ = await c.ok("compare", snapshot=REAL, ref=OTHER, **mb)
                 self.assertEqual(strip(v), cli_json("analyze", REAL, "--mode", "compare", "--ref", OTHER))
+                # diff: its three forms, each the CLI's answer and valid by the tool's output schema
+                forms = [
+                    ({"ref": OTHER}, [REAL, OTHER], "files"),
+                    ({"ref": OTHER, "steps": True, "top": 5}, [REAL, OTHER, "--steps", "--top", "5"], "steps"),
+                    ({"at": [100, "peak"], "device": 0}, [REAL, "--at", "100", "--at", "peak", "--device", "0"], "moments"),
+                ]
+                for args, argv, form in forms:
+                    v, _ = await c.ok("diff", snapshot=REAL, **args, **mb)
+                    self.assertEqual(v["mode"], form)
+                    self.assertEqual(strip(v), cli_json("diff", *argv), form)
+                    jsonschema.validate(v, tools["diff"].output_schema)
+                self.assertEqual(v["devices"][0]["event_a"], 100)
+                with self.assertRaises(jsonschema.ValidationError):
+                    jsonschema.validate(dict(v, devices=[{"device": "zero"}]), tools["diff"].output_schema)
                 v, _ = await c.ok("simulate", snapshot=REAL, alloc_conf="expandable_segments:True", **mb)
                 self.assertEqual(strip(v), cli_json("simulate", REAL, "--alloc-conf", "expandable_segments:True"))
                 v, _ = await c.ok("query", snapshot=REAL, template="leak_detection", params={"limit": 7}, device=1)
@@ -308,6 +322,10 @@ class Mcp(unittest.TestCase):
                 e = await err("analyze", snapshot=REAL, mode="nonsense")
                 self.assertEqual(e["code"], "INVALID_PARAMETER")
                 e = await err("analyze", snapshot=REAL, colour="red")
+                self.assertEqual(e["code"], "INVALID_PARAMETER")
+                e = await err("diff", snapshot=REAL, ref=OTHER, at=[1, 2])
+                self.assertEqual(e["code"], "INVALID_PARAMETER")
+                e = await err("diff", snapshot=REAL, at=["peak"])
                 self.assertEqual(e["code"], "INVALID_PARAMETER")
                 e = await err("event", snapshot=REAL, event="ten")
                 self.assertEqual(e["code"], "INVALID_PARAMETER")
@@ -391,7 +409,7 @@ class Mcp(unittest.TestCase):
             params = StdioServerParameters(command=BIN, args=["mcp", *SERVER_EXTRA], cwd=ROOT)
             async with SdkClient(params, mode="auto") as c:
                 self.assertEqual(str(c.session.protocol_version), "2026-07-28")
-                self.assertEqual(len((await c.list_tools()).tools), 11)
+                self.assertEqual(len((await c.list_tools()).tools), 12)
                 r = await c.call_tool("overview", {"snapshot": REAL})
                 self.assertFalse(r.is_error)
                 self.assertEqual(strip(r.structured_content), cli_json("overview", REAL))
@@ -417,7 +435,7 @@ class Mcp(unittest.TestCase):
         if r.returncode != 0 and ("ERR!" in r.stderr or "not found" in r.stderr):
             self.skipTest(f"the inspector is not installable here: {r.stderr[-300:]}")
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
-        self.assertEqual(len(json.loads(r.stdout)["tools"]), 11)
+        self.assertEqual(len(json.loads(r.stdout)["tools"]), 12)
         r = subprocess.run([*base, "--method", "tools/call", "--tool-name", "overview", "--tool-arg", f"snapshot={REAL}"], capture_output=True, text=True, timeout=300, cwd=cwd)
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
         out = json.loads(r.stdout)

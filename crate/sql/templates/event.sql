@@ -1,4 +1,4 @@
-SELECT t.trace_index AS id, t.action, t.addr AS address, t.size, t.stream, t.allocated, t.active, t.reserved, COALESCE(cs.text, '[no stack recorded]') AS callstack, t.stack_id
+SELECT t.trace_index AS id, t.action, t.addr AS address, t.size, t.stream, t.allocated, t.active, t.reserved, COALESCE(NULLIF(cs.label, ''), cs.text, '[no stack recorded]') AS label, COALESCE(cs.text, '[no stack recorded]') AS callstack, t.stack_id
   FROM traces t LEFT JOIN call_stacks cs ON cs.id = t.stack_id WHERE t.device_id = {DEV}
   AND (:id IS NULL OR t.trace_index = :id) AND (:action IS NULL OR t.action = :action) AND (:address IS NULL OR t.addr = :address)
   AND (:size IS NULL OR t.size = :size) AND (:stream IS NULL OR t.stream = :stream)

@@ -49,8 +49,6 @@ pub fn findings(
 ) -> Vec<Finding> {
     let d = ov.device;
     let (cats, steps, held) = sem;
-    // Growth across steps outranks the floor over tenths of the window as leak evidence.
-    let steps_grow = steps.is_some_and(|s| s.growth.verdict == "growing");
     let mut f = Vec::new();
     let mut add = |priority: &str, category: &str, title: String, evidence: String, suggestion: &str, effect: String| {
         f.push(Finding {
@@ -98,75 +96,8 @@ pub fn findings(
     if let Some(p) = program.filter(|_| ov.events > 0) {
         add("info", "program", program_title(p), p.text.clone(), "", "".into());
     }
-    if let Some(l) = leak {
-        let kept = || {
-            l.candidates_by_category
-                .iter()
-                .filter(|c| c.bytes > 0)
-                .take(4)
-                .map(|c| format!("{} {}", c.category, bytes(c.bytes)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let top = l.candidates_by_stack.first().map(|s| s.label.clone()).unwrap_or_default();
-        match kind {
-            // Growth across steps is the leak verdict (below); the floor only adds evidence.
-            "training_steps" if l.candidate_bytes > 0 && !steps_grow => {
-                let growth = steps.map(|s| s.growth.text.clone()).unwrap_or_default();
-                add(
-                    "info",
-                    "leak",
-                    format!("{} blocks ({}) allocated in the window are alive at the dump", count(l.candidates), bytes(l.candidate_bytes)),
-                    format!("{growth} What is kept: {}; largest site: {top}", kept()),
-                    "not a leak by the steps; if the dump was taken between steps, the largest sites say what is kept",
-                    "".into(),
-                );
-            }
-            "one_training_step" | "model_build" | "forward" if l.candidate_bytes > 0 => {
-                // What the window kept, by category; why that is no leak follows from the kind.
-                let (what, why) = match kind {
-                    "one_training_step" => (
-                        "a one-step trace",
-                        "what a step keeps (its gradients, optimizer state) is state for the next step, not growth (a first step creates it, a later one replaces it); a leak shows only across three or more steps",
-                    ),
-                    "model_build" => ("a model build", "the model's parameters and buffers, built to stay: not a leak"),
-                    _ => ("forward passes only", "what the program holds at the dump (its model, the passes' outputs, caches); with no training steps to compare there is no leak verdict"),
-                };
-                add(
-                    "info",
-                    "leak",
-                    format!("{} allocated in the window ({what}) is still held at the dump", bytes(l.candidate_bytes)),
-                    format!("{} blocks: {}; {why}", count(l.candidates), kept()),
-                    if kind == "one_training_step" { "record three or more steps to check for growth" } else { "" },
-                    "".into(),
-                );
-            }
-            "unknown" if l.floor_rises_steadily && l.candidate_bytes > 0 => {
-                add(
-                    "low",
-                    "leak",
-                    format!("Allocated memory floor grows by {} over the window", bytes(l.floor_growth)),
-                    format!(
-                        "{} blocks ({}) allocated in the window are still allocated at the end; largest site: {top}. The frames name no steps, so whether this is a leak or the program's working set cannot be told",
-                        count(l.candidates),
-                        bytes(l.candidate_bytes)
-                    ),
-                    "record a few complete steps (torch.profiler's step() names them) to tell growth from state",
-                    format!("up to {} less memory at the end", bytes(l.candidate_bytes)),
-                );
-            }
-            _ => {}
-        }
-        if l.pending_free_bytes > 0 {
-            add(
-                "low",
-                "leak",
-                format!("{} freed but not yet returned at the dump", bytes(l.pending_free_bytes)),
-                format!("{} pending-free blocks (used on other streams, record_stream)", count(l.pending_free_blocks)),
-                "synchronize the side streams or avoid record_stream on large tensors",
-                format!("{} returned sooner", bytes(l.pending_free_bytes)),
-            );
-        }
+    for x in leak_findings(ov, leak, steps) {
+        add(&x.priority, &x.category, x.title, x.evidence, &x.suggestion, x.expected_effect);
     }
     if let Some(h) = held.filter(|h| ov.peaks.allocated.bytes > 0 && h.bytes as f64 >= 0.05 * ov.peaks.allocated.bytes as f64) {
         add(
@@ -407,5 +338,96 @@ pub fn findings(
             .unwrap_or(8)
     };
     f.sort_by_key(|x| (rank(&x.priority), order(&x.category)));
+    f
+}
+
+/// The leak findings alone (what the Leaks view shows as its verdict): they read the window's
+/// leak analysis and the steps (the program's kind, growth across steps), nothing else.
+pub fn leak_findings(ov: &DeviceOverview, leak: Option<&LeakAnalysis>, steps: Option<&StepsAnalysis>) -> Vec<Finding> {
+    // Growth across steps outranks the floor over tenths of the window as leak evidence.
+    let steps_grow = steps.is_some_and(|s| s.growth.verdict == "growing");
+    let kind = steps.map_or("unknown", |s| s.program.kind.as_str());
+    let mut f = Vec::new();
+    let mut add = |priority: &str, category: &str, title: String, evidence: String, suggestion: &str, effect: String| {
+        f.push(Finding {
+            device: ov.device,
+            priority: priority.into(),
+            category: category.into(),
+            title,
+            evidence,
+            suggestion: suggestion.into(),
+            expected_effect: effect,
+        });
+    };
+    if let Some(l) = leak {
+        let kept = || {
+            l.candidates_by_category
+                .iter()
+                .filter(|c| c.bytes > 0)
+                .take(4)
+                .map(|c| format!("{} {}", c.category, bytes(c.bytes)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let top = l.candidates_by_stack.first().map(|s| s.label.clone()).unwrap_or_default();
+        match kind {
+            // Growth across steps is the leak verdict (below); the floor only adds evidence.
+            "training_steps" if l.candidate_bytes > 0 && !steps_grow => {
+                let growth = steps.map(|s| s.growth.text.clone()).unwrap_or_default();
+                add(
+                    "info",
+                    "leak",
+                    format!("{} blocks ({}) allocated in the window are alive at the dump", count(l.candidates), bytes(l.candidate_bytes)),
+                    format!("{growth} What is kept: {}; largest site: {top}", kept()),
+                    "not a leak by the steps; if the dump was taken between steps, the largest sites say what is kept",
+                    "".into(),
+                );
+            }
+            "one_training_step" | "model_build" | "forward" if l.candidate_bytes > 0 => {
+                // What the window kept, by category; why that is no leak follows from the kind.
+                let (what, why) = match kind {
+                    "one_training_step" => (
+                        "a one-step trace",
+                        "what a step keeps (its gradients, optimizer state) is state for the next step, not growth (a first step creates it, a later one replaces it); a leak shows only across three or more steps",
+                    ),
+                    "model_build" => ("a model build", "the model's parameters and buffers, built to stay: not a leak"),
+                    _ => ("forward passes only", "what the program holds at the dump (its model, the passes' outputs, caches); with no training steps to compare there is no leak verdict"),
+                };
+                add(
+                    "info",
+                    "leak",
+                    format!("{} allocated in the window ({what}) is still held at the dump", bytes(l.candidate_bytes)),
+                    format!("{} blocks: {}; {why}", count(l.candidates), kept()),
+                    if kind == "one_training_step" { "record three or more steps to check for growth" } else { "" },
+                    "".into(),
+                );
+            }
+            "unknown" if l.floor_rises_steadily && l.candidate_bytes > 0 => {
+                add(
+                    "low",
+                    "leak",
+                    format!("Allocated memory floor grows by {} over the window", bytes(l.floor_growth)),
+                    format!(
+                        "{} blocks ({}) allocated in the window are still allocated at the end; largest site: {top}. The frames name no steps, so whether this is a leak or the program's working set cannot be told",
+                        count(l.candidates),
+                        bytes(l.candidate_bytes)
+                    ),
+                    "record a few complete steps (torch.profiler's step() names them) to tell growth from state",
+                    format!("up to {} less memory at the end", bytes(l.candidate_bytes)),
+                );
+            }
+            _ => {}
+        }
+        if l.pending_free_bytes > 0 {
+            add(
+                "low",
+                "leak",
+                format!("{} freed but not yet returned at the dump", bytes(l.pending_free_bytes)),
+                format!("{} pending-free blocks (used on other streams, record_stream)", count(l.pending_free_blocks)),
+                "synchronize the side streams or avoid record_stream on large tensors",
+                format!("{} returned sooner", bytes(l.pending_free_bytes)),
+            );
+        }
+    }
     f
 }

@@ -20,6 +20,7 @@ pub mod markers;
 pub mod oom;
 pub mod overview;
 pub mod peak;
+pub mod peak_rows;
 pub mod stack_labels;
 pub mod state;
 pub mod steps;

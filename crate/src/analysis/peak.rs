@@ -6,6 +6,7 @@ use super::basis::{Group, PeakSet};
 use super::holders::{self, By};
 use super::live;
 use super::overview::DeviceOverview;
+use super::peak_rows::{self, Shown};
 use super::stack_labels::StackLabels;
 use crate::replay::Counters;
 use crate::Loaded;
@@ -29,6 +30,12 @@ pub struct PeakAnalysis {
     /// live_bytes / active counter (1.0 when the replay is consistent).
     pub coverage: f64,
     pub by_stack: Vec<Group>,
+    /// How much of the live memory the rows of `by_stack` hold.
+    pub stack_rows: Shown,
+    /// The live memory by site: stacks named by the same frame merged into one row.
+    pub by_site: Vec<Group>,
+    /// How much of the live memory the rows of `by_site` hold.
+    pub site_rows: Shown,
     pub by_top_frame: Vec<Group>,
     /// The same live memory by category (docs/categories.md).
     pub by_category: Vec<super::categories::CategoryTotal>,
@@ -36,7 +43,8 @@ pub struct PeakAnalysis {
 
 /// Who holds the live memory at the event: the groups and their totals.
 struct Holders {
-    by_stack: Vec<Group>,
+    /// Every group by stack, largest first (the rows are cut from it).
+    all_stacks: Vec<Group>,
     by_top_frame: Vec<Group>,
     live_bytes: i64,
     live_blocks: i64,
@@ -50,14 +58,26 @@ pub fn peak(l: &Loaded, pos: usize, ov: &DeviceOverview, event: Option<i64>, top
     let at = live::event_index(event);
     let live = live::live(d, at);
     let labels = StackLabels::new(&l.snapshot.interner);
-    let (by_stack, live_bytes, live_blocks) = holders::live_groups(d, &live, &labels, By::Stack, top);
+    let (all_stacks, live_bytes, live_blocks) = holders::live_groups(d, &live, &labels, By::Stack, usize::MAX);
     let (by_top_frame, _, _) = holders::live_groups(d, &live, &labels, By::Frame, top);
     let by_category = super::categories::totals_of(&super::categories::categories(l, pos, event));
-    let h = Holders { by_stack, by_top_frame, live_bytes, live_blocks, by_category };
-    assemble(ov, event, live::counters_at(d, at), h)
+    let h = Holders { all_stacks, by_top_frame, live_bytes, live_blocks, by_category };
+    assemble(ov, event, live::counters_at(d, at), h, top)
 }
 
-fn assemble(ov: &DeviceOverview, event: Option<i64>, c: Counters, h: Holders) -> PeakAnalysis {
+fn assemble(ov: &DeviceOverview, event: Option<i64>, c: Counters, h: Holders, top: usize) -> PeakAnalysis {
+    let place = if ov.events == 0 {
+        "at the dump".to_string()
+    } else if event.is_some() && event == ov.peaks.allocated.event.map(i64::from) {
+        "at the allocated peak".to_string()
+    } else {
+        format!("after {}", crate::format::event(event))
+    };
+    let (by_site, sites) = peak_rows::by_site(&h.all_stacks, top);
+    let site_rows = peak_rows::shown(&by_site, sites, h.live_bytes, &place);
+    let stacks = h.all_stacks.len();
+    let by_stack = super::basis::top_groups(h.all_stacks, top).0;
+    let stack_rows = peak_rows::shown(&by_stack, stacks, h.live_bytes, &place);
     PeakAnalysis {
         device: ov.device,
         peaks: live::peak_set(&ov.peaks),
@@ -69,7 +89,10 @@ fn assemble(ov: &DeviceOverview, event: Option<i64>, c: Counters, h: Holders) ->
         live_blocks: h.live_blocks,
         live_bytes: h.live_bytes,
         coverage: if c.active > 0 { h.live_bytes as f64 / c.active as f64 } else { 1.0 },
-        by_stack: h.by_stack,
+        by_stack,
+        stack_rows,
+        by_site,
+        site_rows,
         by_top_frame: h.by_top_frame,
         by_category: h.by_category,
     }

@@ -8,6 +8,7 @@ mod envelope;
 mod files;
 mod load_stats;
 mod modes;
+mod view_parts;
 mod what_if;
 
 use crate::analysis::basis::Counter;
@@ -30,6 +31,7 @@ pub use files::{
 };
 pub use load_stats::LoadStats;
 pub use modes::{Answer, Mode, ANALYSES};
+pub use view_parts::{LeakView, OomView};
 
 /// Which event of a device a question is about. Across the page's boundary and in JSON:
 /// `"allocated_peak"` (or `active_`, `reserved_`, `requested_peak`), `"window_start"`, `"dump"`
@@ -322,6 +324,12 @@ impl Engine {
     /// Every analysis of one device; `at` picks the peak analysis's event (default: the
     /// allocated peak).
     pub fn analyze(&self, device: i64, at: At) -> Result<DeviceAnalysis> {
+        self.analyze_parts(device, at, true)
+    }
+
+    /// `analyze`, with the streams part only when `streams` (the findings do not read it: the
+    /// `overview` mode leaves it out).
+    pub(super) fn analyze_parts(&self, device: i64, at: At, streams: bool) -> Result<DeviceAnalysis> {
         let ov = self.overview()?.devices.iter().find(|d| d.device == device).cloned().ok_or_else(|| Error::no_device(device))?;
         let event = self.resolve(device, at)?;
         let has_events = ov.events > 0;
@@ -338,7 +346,7 @@ impl Engine {
         let categories = self.categories_at(device, event)?;
         // A dump-only file gets its steps answer too: it says the program kind (`dump_only`).
         let steps = Some(self.steps(device)?);
-        let streams = if has_events { Some(self.streams(device)?) } else { None };
+        let streams = if streams && has_events { Some(self.streams(device)?) } else { None };
         let what_if = if simulated { Some(self.what_if(device, &oom)?) } else { None };
         let held = self.held_gradients(device)?;
         let findings = findings::findings(

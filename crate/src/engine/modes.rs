@@ -83,7 +83,7 @@ pub const ANALYSES: [&str; 12] = {
 
 /// One device's answer to one mode.
 pub enum Answer {
-    /// The device's figures and its prioritized findings (which need every analysis).
+    /// The device's figures and its prioritized findings (which read every analysis but streams).
     Overview(overview::DeviceOverview, Vec<crate::analysis::findings::Finding>),
     Peak(Option<peak::PeakAnalysis>),
     Fragment(fragment::Fragmentation),
@@ -133,7 +133,7 @@ impl Engine {
     pub fn answer(&self, mode: Mode, device: i64, at: At) -> Result<Answer> {
         Ok(match mode {
             Mode::Overview => {
-                let a = self.analyze(device, at)?;
+                let a = self.analyze_parts(device, at, false)?;
                 Answer::Overview(a.overview, a.findings)
             }
             Mode::Peak => Answer::Peak(Some(self.peak(device, at)?)),

@@ -244,6 +244,16 @@ export interface DeviceSide {
   stacks: Record<string, number>;
 }
 
+export interface DeviceSteps {
+  device: number;
+  /** Why there is nothing to compare, when there is not. */
+  note: string | null;
+  /** The steps both runs have, in order. */
+  steps: StepComparison[];
+  steps_a: number;
+  steps_b: number;
+}
+
 export interface DeviceSummary {
   /** Allocated bytes at the allocated peak by category, largest first. */
   categories: Holder[];
@@ -531,6 +541,17 @@ export interface LeakAnalysis {
   pending_free_bytes: number;
 }
 
+/** The Leaks view: the window's leak analysis, the steps (growth across them) and the leak findings that give the verdict. */
+export interface LeakView {
+  device: number;
+  /** The findings of category `leak`, as `analyze` gives them. */
+  findings: Finding[];
+  /** None without trace events. */
+  leak: LeakAnalysis | null;
+  /** None for a SnapshotDB file (steps need the replay). */
+  steps: StepsAnalysis | null;
+}
+
 /** What the block did after its allocation. */
 export type LifetimeRule =
   | 'any'
@@ -685,6 +706,13 @@ export interface OomCase {
   verdict: string;
 }
 
+/** The OOM view: each recorded OOM, and the what-if the verdicts cite (only when there is an OOM to cite it for). */
+export interface OomView {
+  device: number;
+  oom: OomAnalysis;
+  what_if: WhatIf | null;
+}
+
 export interface OomWhatIf {
   event: number;
   happens: boolean;
@@ -736,6 +764,8 @@ export interface PeakAnalysis {
   at_dump: boolean;
   /** The same live memory by category (docs/categories.md). */
   by_category: CategoryTotal[];
+  /** The live memory by site: stacks named by the same frame merged into one row. */
+  by_site: Group[];
   by_stack: Group[];
   by_top_frame: Group[];
   counters_at_event: Counters;
@@ -750,6 +780,10 @@ export interface PeakAnalysis {
   /** reserved − active and reserved − allocated at the event: cached, not handed out. */
   reserved_minus_active: number;
   reserved_minus_allocated: number;
+  /** How much of the live memory the rows of `by_site` hold. */
+  site_rows: Shown;
+  /** How much of the live memory the rows of `by_stack` hold. */
+  stack_rows: Shown;
 }
 
 export interface PeakPlace {
@@ -866,6 +900,19 @@ export interface SegmentFrag {
   is_expandable: boolean;
   largest_free: number;
   size: number;
+}
+
+/** What a list of groups leaves out: the rows it lists and the share of the live memory they hold. */
+export interface Shown {
+  /** Their bytes and share of the live bytes. */
+  bytes: number;
+  /** Groups summed in the "[N other groups]" row (0 without one). */
+  other_groups: number;
+  /** Rows listed, the "[N other groups]" row not counted. */
+  rows: number;
+  share: number;
+  /** "These 10 rows hold 87.3% of the memory live at the allocated peak; 1,076 other groups 12.7%." */
+  text: string;
 }
 
 /** What one snapshot contributes to a comparison, per device: its overview, its peaks and the live bytes per stack at its allocated peak. Each snapshot computes its own side (the page holds them in different workers), and either side compares itself with the other. */
@@ -1026,6 +1073,28 @@ export interface Step {
   /** The phase of the event where allocated peaked. */
   peak_phase: string;
   peak_reserved: Peak;
+  step: number;
+}
+
+export interface StepComparison {
+  /** Live memory by category at each step's peak, largest change first. */
+  categories: CategoryDelta[];
+  delta: number;
+  event_a: number | null;
+  event_b: number | null;
+  /** Each run's allocated peak within the step, and its event. */
+  peak_a: number;
+  peak_b: number;
+  /** Live memory by site at each step's peak, largest change first. */
+  stacks: StackDelta[];
+  step: number;
+}
+
+/** One run's step: its number and its side at the step's allocated peak. */
+export interface StepSide {
+  /** The step's allocated peak: bytes and event. */
+  peak_bytes: number;
+  side: DeviceSide;
   step: number;
 }
 
@@ -1255,7 +1324,10 @@ export interface EngineAnswers {
   compareSide: Side;
   compareWith: Comparison;
   diffMoments: MomentsDiff;
+  diffSteps: DeviceSteps;
   event: EventDetail;
+  leakView: LeakView;
+  oomView: OomView;
   overview: {
     ok: boolean;
     schema_version: number;
@@ -1281,6 +1353,7 @@ export interface EngineAnswers {
   stackText: StackText | null;
   state: AllocatorState;
   stats: LoadStats;
+  stepSides: StepSide[];
   timeline: Timeline;
   timelineMarkers: TimelineMarkers;
   tuneCandidates: string[];

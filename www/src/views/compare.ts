@@ -3,35 +3,14 @@
 // file's engine compares with it (`compareWith`): figures and stacks of a (this file) and b (the
 // other) with b − a: the figures, what the memory is by category (the largest change in one
 // line), and the sites (matched by meaning: a moved line is one site with its line change).
-// Below, two moments of this file (`diffMoments`): kept, freed, born between two events. The
-// page only lays the answers out.
+// Then the two files step by step (compare-steps.ts). Below, two moments of this file
+// (`diffMoments`): kept, freed, born between two events. The page only lays the answers out.
 import type { ViewContext } from '../app-types';
-import type {
-  CategoryDelta,
-  Comparison,
-  DeviceComparison,
-  Figure,
-  MomentsDiff,
-  Moved,
-  StackDelta,
-} from '../generated/answers';
-import { bytes, bytesSpan, clip, clipLines, distinctNames, el, exact, gridTable, int } from '../ui/format';
+import type { Comparison, DeviceComparison, Figure, MomentsDiff, Moved } from '../generated/answers';
+import { bytesSpan, clip, clipLines, distinctNames, el, gridTable, int } from '../ui/format';
 import { categoryColor } from '../ui/categories-palette';
-import { largestChange } from './categories-layout';
-
-/**
- * A difference with its sign, exact on hover; byte figures red when b is larger (more memory),
- * green when smaller. Counts (events, segments) stay uncoloured: more is not worse.
- */
-function deltaCell(delta: number | null, unit: Figure['unit']) {
-  if (delta === null) return el('td', { class: 'num', text: '—' });
-  const tone = unit !== 'bytes' ? '' : delta > 0 ? 'worse' : delta < 0 ? 'better' : '';
-  return el('td', {
-    class: `num ${tone}`,
-    title: unit === 'bytes' ? exact(delta) : undefined,
-    text: `${delta > 0 ? '+' : ''}${unit === 'bytes' ? bytes(delta) : int(delta)}`,
-  });
-}
+import { categoryRow, categorySummary, deltaCell, stackRow } from './compare-rows';
+import { stepsSection } from './compare-steps';
 
 function figureRow(f: Figure) {
   const cell = (v: number | null) =>
@@ -39,78 +18,8 @@ function figureRow(f: Figure) {
   return el('tr', {}, el('th', { text: f.label }), cell(f.a), cell(f.b), deltaCell(f.delta, f.unit));
 }
 
-/** How a row's two sides were matched, in words. */
-const MATCHED: Record<string, string> = {
-  stack: 'the same stack',
-  code: 'the same functions and callers; lines moved',
-  function: 'the same function, other callers',
-};
-
-function stackRow(s: StackDelta) {
-  const hover = [s.stack, s.stack_b ? `in b:\n${s.stack_b}` : ''].filter(Boolean).join('\n\n');
-  return el(
-    'tr',
-    { 'data-change': s.change, 'data-matched': s.matched_by ?? '' },
-    el('td', { text: s.change, title: s.matched_by ? `matched by ${MATCHED[s.matched_by]}` : undefined }),
-    el('td', { class: 'num' }, bytesSpan(s.bytes_a)),
-    el('td', { class: 'num' }, bytesSpan(s.bytes_b)),
-    deltaCell(s.delta, 'bytes'),
-    el(
-      'td',
-      { class: 'line-change', title: s.site_a && s.site_b ? `${s.site_a} → ${s.site_b}` : undefined },
-      s.line_change ?? (s.matched_by === 'function' ? 'other callers' : ''),
-    ),
-    el(
-      'td',
-      { class: 'stack-cell', title: clipLines(hover, 60) },
-      el('span', { class: 'label', text: clip(s.label) }),
-      s.detail ? el('span', { class: 'detail', text: clip(s.detail) }) : '',
-    ),
-  );
-}
-
 /** Both files take part in the comparison by site and category on this device. */
 const traced = (d: DeviceComparison) => !d.a_lacks && !d.b_lacks;
-
-/** "optimizer state +2.10 GiB between the runs": the engine's largest category change, in words. */
-function categorySummary(rows: CategoryDelta[], a: string, b: string): HTMLElement {
-  const top = largestChange(rows);
-  if (!top)
-    return el('p', { class: 'cat-change', text: 'No category changed between the runs: the same bytes in each.' });
-  return el(
-    'p',
-    { class: 'cat-change' },
-    el('i', { class: 'swatch', style: `background:${categoryColor(top.category)}` }),
-    el('b', { text: top.category }),
-    ' ',
-    el(
-      'b',
-      { class: top.delta > 0 ? 'worse' : 'better', title: exact(top.delta) },
-      `${top.delta > 0 ? '+' : ''}${bytes(top.delta)}`,
-    ),
-    ' between the runs',
-    el('span', {
-      class: 'muted',
-      text: `: ${top.delta > 0 ? 'more' : 'less'} in ${clip(b, 80)} than in ${clip(a, 80)}`,
-    }),
-  );
-}
-
-function categoryRow(x: CategoryDelta) {
-  return el(
-    'tr',
-    { 'data-category': x.category },
-    el(
-      'td',
-      { class: 'cat' },
-      el('i', { class: 'swatch', style: `background:${categoryColor(x.category)}` }),
-      x.category,
-    ),
-    el('td', { class: 'num' }, bytesSpan(x.bytes_a)),
-    el('td', { class: 'num' }, bytesSpan(x.bytes_b)),
-    deltaCell(x.delta, 'bytes'),
-  );
-}
 
 /** Per device both files traced: what the memory is at each file's allocated peak. */
 function categorySection(d: DeviceComparison, a: string, b: string): HTMLElement[] {
@@ -312,6 +221,7 @@ export async function renderCompare(c: ViewContext) {
     const side = await other.client.call('compareSide');
     const cmp = await c.file.client.call('compareWith', JSON.stringify(side));
     out.replaceChildren(...render(cmp, mine, otherName));
+    out.append(await stepsSection(c, other, mine, otherName));
   };
   pick.addEventListener('change', () => void draw());
   c.root.append(

@@ -4,7 +4,7 @@
 // allocated memory growing from training step to step, its sentence comes first; the candidates
 // are shown by category (what the kept memory is) and by allocation site.
 import type { ViewContext } from '../app-types';
-import type { DeviceAnalysis, LeakAnalysis, StepsAnalysis } from '../generated/answers';
+import type { LeakAnalysis, LeakView, StepsAnalysis } from '../generated/answers';
 import { DEFS, bytes, bytesSpan, card, el, plural } from '../ui/format';
 import { groupTable } from '../ui/groups';
 import { byteTicks } from '../ui/plot';
@@ -62,7 +62,7 @@ function floorChart(floor: number[]): HTMLElement {
  * The engine's leak verdict: its leak finding (a high or medium one calls a leak; an info one says
  * what the window kept and why that is not one, from the program's kind), or none.
  */
-function verdict(a: DeviceAnalysis): HTMLElement | '' {
+function verdict(a: LeakView): HTMLElement | '' {
   const f = a.findings.find((x) => x.category === 'leak' && x.title !== '' && !x.title.includes('freed but not yet'));
   if (!f) return '';
   const leak = f.priority === 'high' || f.priority === 'medium';
@@ -105,10 +105,12 @@ function headline(l: LeakAnalysis, stepsGrow: boolean, suspect: boolean): HTMLEl
 export async function renderLeaks(c: ViewContext) {
   const d = c.deviceOverview;
   if (!d) return;
-  const a = await c.file.client.analyze('all', c.device, 'allocated_peak');
+  // The leak analysis, the steps and the leak findings only (not every analysis).
+  const a = await c.file.client.call('leakView', c.device);
   const l = a.leak;
   if (d.events === 0 || !l) {
-    const dump = a.fragment.at.find((f) => f.label === 'dump');
+    const frag = await c.file.client.analyze('fragment', c.device, 'dump');
+    const dump = frag.at.find((f) => f.label === 'dump');
     c.root.append(
       el(
         'div',

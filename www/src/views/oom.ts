@@ -1,7 +1,7 @@
 // OOM: each out-of-memory event with the request, what was free, who held the memory, the events
 // just before, and the engine's verdict and suggestions.
 import type { ViewContext } from '../app-types';
-import type { DeviceAnalysis, DumpRoom } from '../generated/answers';
+import type { DumpRoom, OomView } from '../generated/answers';
 import { DEFS, bytesSpan, card, el, eventLabel, int, plural } from '../ui/format';
 import { groupTable } from '../ui/groups';
 import { openWhatIf } from './whatif';
@@ -9,7 +9,8 @@ import { openWhatIf } from './whatif';
 export async function renderOom(c: ViewContext) {
   const d = c.deviceOverview;
   if (!d) return;
-  const a = await c.file.client.analyze('all', c.device, 'allocated_peak');
+  // The OOMs and the what-if their verdicts cite only (not every analysis).
+  const a = await c.file.client.call('oomView', c.device);
   if (!a.oom.ooms.length) {
     c.root.append(...otherDevices(c));
     if (a.oom.at_dump) c.root.append(...dumpRoom(c, a.oom.at_dump));
@@ -84,7 +85,7 @@ export async function renderOom(c: ViewContext) {
  * The simulator's word on this OOM (the recording with expandable segments toggled), with a link
  * that opens the What if view on that setting; nothing when the analysis has none.
  */
-function whatIfLine(c: ViewContext, a: DeviceAnalysis, event: number): HTMLElement | string {
+function whatIfLine(c: ViewContext, a: OomView, event: number): HTMLElement | string {
   const w = a.what_if;
   const o = w?.ooms.find((x) => x.event === event);
   if (!w || !o) return '';

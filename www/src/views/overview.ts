@@ -356,10 +356,10 @@ export async function renderOverview(c: ViewContext) {
     );
   }
 
-  const [analysis, steps] = await Promise.all([
-    c.file.client.analyze('all', c.device, 'allocated_peak'),
-    d.events ? c.file.client.analyze('steps', c.device, 'dump') : Promise.resolve(null),
-  ]);
+  // `all`: the Overview shows the streams, the peak's and the dump's cards and the steps' peak
+  // places, and its findings read every other part; one call, so none is computed twice.
+  const analysis = await c.file.client.analyze('all', c.device, 'allocated_peak');
+  const steps = d.events ? analysis.steps : null;
   allocPlace.replaceChildren(peakPlace(steps?.peak_allocated_at ?? null, p.allocated.event));
   reservedPlace.replaceChildren(peakPlace(steps?.peak_reserved_at ?? null, p.reserved.event));
   if (analysis.peak)

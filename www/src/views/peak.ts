@@ -16,6 +16,7 @@ import { streamHex } from './streams-layout';
 
 /** The groupings of the view: the engine's own (stack, frame, category) and the template's fields. */
 const GROUPINGS = [
+  ['site', 'by site (stacks named by one frame merged)'],
   ['stack', 'by stack (named by its innermost user frame)'],
   ['frame', 'by top frame'],
   ['category', 'by category'],
@@ -27,10 +28,10 @@ const GROUPINGS = [
 ] as const;
 type Grouping = (typeof GROUPINGS)[number][0];
 /** Groupings answered by the engine's analysis itself (the others need an event of the trace). */
-const OWN = new Set<Grouping>(['stack', 'frame', 'category']);
+const OWN = new Set<Grouping>(['site', 'stack', 'frame', 'category']);
 
 /** The grouping chosen last, kept when another event or device is shown. */
-let chosen: Grouping = 'stack';
+let chosen: Grouping = 'site';
 
 function categoryTable(p: PeakAnalysis): HTMLElement {
   const rows = byteShares(p.by_category, p.counters_at_event.active).map((x: CategoryTotal & { share: number }) =>
@@ -103,15 +104,24 @@ export async function renderPeak(c: ViewContext) {
       }),
     ),
   );
-  if (!traced && !OWN.has(chosen)) chosen = 'stack';
+  if (!traced && !OWN.has(chosen)) chosen = 'site';
   by.value = chosen;
   const table = el('div', { class: 'peak-table' });
   let drawing = 0;
   const draw = async () => {
     const g = (chosen = by.value as Grouping);
     const mine = ++drawing;
-    if (g === 'stack' || g === 'frame') {
-      table.replaceChildren(groupTable(g === 'frame' ? p.by_top_frame : p.by_stack, p.live_bytes));
+    if (g === 'site' || g === 'stack') {
+      // The engine's sentence says how much of the live memory the rows hold.
+      const shown = g === 'site' ? p.site_rows : p.stack_rows;
+      table.replaceChildren(
+        el('p', { class: 'rows-cover', text: shown.text }),
+        groupTable(g === 'site' ? p.by_site : p.by_stack, p.live_bytes),
+      );
+      return;
+    }
+    if (g === 'frame') {
+      table.replaceChildren(groupTable(p.by_top_frame, p.live_bytes));
       return;
     }
     if (g === 'category') {

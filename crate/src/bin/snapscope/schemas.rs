@@ -165,17 +165,22 @@ pub fn capabilities() -> Value {
     json!({"analyses": modes, "templates": tpl, "commands": {"diff": diff_answer()}})
 }
 
-/// `diff --json`: two files (`files`), step by step (`steps`) or two moments of one (`moments`).
-pub fn diff_answer() -> Value {
+/// The three forms of `diff --json`'s body, one object schema each.
+pub fn diff_forms(g: &mut Gen) -> Vec<Value> {
     use snapscope::analysis::{compare_steps, diff};
-    let mut g = Gen::default();
     let path = json!({"type": "string"});
     let bodies = [
         json!({"mode": {"const": "files"}, "a": path, "b": path, "comparison": g.of::<compare::Comparison>()}),
         json!({"mode": {"const": "steps"}, "a": path, "b": path, "devices": g.of::<Vec<compare_steps::DeviceSteps>>()}),
         json!({"mode": {"const": "moments"}, "file": path, "devices": g.of::<Vec<diff::MomentsDiff>>()}),
     ];
-    let one_of: Vec<Value> = bodies.into_iter().map(|b| json!({"type": "object", "properties": b, "required": ["mode"]})).collect();
+    bodies.into_iter().map(|b| json!({"type": "object", "properties": b, "required": ["mode"]})).collect()
+}
+
+/// `diff --json`: two files (`files`), step by step (`steps`) or two moments of one (`moments`).
+pub fn diff_answer() -> Value {
+    let mut g = Gen::default();
+    let one_of = diff_forms(&mut g);
     let mut s = json!({"type": "object", "properties": {"ok": {"type": "boolean"}, "schema_version": {"type": "integer"}}, "required": ["ok", "schema_version"], "allOf": [{"anyOf": one_of}]});
     s = g.root(s);
     s
@@ -209,6 +214,10 @@ pub fn typescript() -> String {
         ("compareSide", g.of::<compare::Side>()),
         ("compareWith", g.of::<compare::Comparison>()),
         ("diffMoments", g.of::<snapscope::analysis::diff::MomentsDiff>()),
+        ("leakView", g.of::<snapscope::engine::LeakView>()),
+        ("oomView", g.of::<snapscope::engine::OomView>()),
+        ("stepSides", g.of::<Vec<snapscope::analysis::compare_steps::StepSide>>()),
+        ("diffSteps", g.of::<snapscope::analysis::compare_steps::DeviceSteps>()),
         ("report", json!({"type": "string"})),
         ("catalogue", g.of::<Vec<catalogue::Template>>()),
         ("schema", g.of::<Vec<snapscope::store::tables::TableDoc>>()),

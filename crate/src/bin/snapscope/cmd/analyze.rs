@@ -287,9 +287,11 @@ fn print_findings(findings: &[snapscope::analysis::findings::Finding]) {
 fn print_peak(p: &snapscope::analysis::peak::PeakAnalysis) {
     let at = if p.at_dump { "the dump".to_string() } else { event(p.event) };
     say!("\nwho holds {} at {at} (reserved − allocated {}):", bytes(p.live_bytes), bytes(p.reserved_minus_allocated));
-    for g in &p.by_stack {
+    say!("by site (stacks named by the same frame merged):");
+    for g in &p.by_site {
         say!("  {:5.1}% {:>11} {:>6} blocks  {}", g.share * 100.0, bytes(g.bytes), count(g.blocks), shown(&g.label, &g.detail));
     }
+    say!("  {}", p.site_rows.text);
 }
 
 fn print_fragment(fr: &snapscope::analysis::fragment::Fragmentation) {

@@ -1,7 +1,7 @@
 //! Each tool's outputSchema: the command's answer schema (`crate::schemas`, derived from the
 //! Rust answer types) with what the server adds (`provenance`, `bounds`, paging).
 
-use crate::schemas::{analyze_body, answer, mode_item, sql_body, template_body, Gen};
+use crate::schemas::{analyze_body, answer, diff_forms, mode_item, sql_body, template_body, Gen};
 use serde_json::{json, Value};
 
 fn added() -> Value {
@@ -41,6 +41,7 @@ pub fn output(name: &str) -> Value {
         }
         "compare" => analyze_body("compare", &mut g),
         "tree" => analyze_body("tree", &mut g),
+        "diff" => json!({"_result": {"anyOf": diff_forms(&mut g)}}),
         "simulate" => json!({"devices": {"type": "array", "items": g.of::<snapscope::simulate::Simulation>()}}),
         "ranks" => json!({"_result": g.of::<snapscope::ranks::RanksReport>()}),
         "query" | "stack" => template_body(None, &mut g),

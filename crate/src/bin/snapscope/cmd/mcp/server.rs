@@ -146,7 +146,7 @@ impl ServerHandler for Server {
                 "snapscope answers questions about PyTorch / torch_npu GPU memory snapshots (torch.cuda.memory._snapshot pickles) \
                  with exact figures from an allocator replay. Start with `overview` on the file, then `analyze` (mode oom, peak, \
                  leak, fragment, categories, steps), `holders` and `tree` at an event, `event` and `stack` for evidence, \
-                 `simulate` or `analyze` mode tune for allocator settings, `compare` for two runs, `ranks` for many ranks, \
+                 `simulate` or `analyze` mode tune for allocator settings, `compare` for two runs, `diff` for two runs step by step or two moments of one, `ranks` for many ranks, \
                  `query`/`sql` for anything else. Sizes are bytes, events are 0-based trace indices. Opened files are kept: \
                  later calls on the same file are fast. Prompts are the snapscope playbooks (OOM, peak, leak, fragmentation, preflight).",
             )

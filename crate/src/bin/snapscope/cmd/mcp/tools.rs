@@ -140,6 +140,19 @@ pub fn defs() -> Vec<ToolDef> {
             required: &["snapshot", "ref"],
         },
         ToolDef {
+            name: "diff",
+            title: "Diff two runs or two moments",
+            description: "What changed, by category and by site (`snapscope diff … --json`), sites matched by meaning (function and file, then callers; a moved line shows as `line_change`, not as a new site). Three forms: `snapshot` and `ref` (two runs at their allocated peaks, mode files); the same with `steps: true` (step N of one run against step N of the other, at each step's allocated peak, mode steps); or `snapshot` with `at: [A, B]` (two moments of one run: what was kept, freed, born and transient between them, mode moments; a moment is an event index, \"peak\", \"start\" or \"end\").".into(),
+            properties: common(json!({
+                "ref": {"type": "string", "description": "The other snapshot or SnapshotDB (side B); not with `at`."},
+                "steps": {"type": "boolean", "description": "With `ref`: compare step by step (default false)."},
+                "at": {"type": "array", "items": {"type": ["string", "integer"]}, "minItems": 2, "maxItems": 2, "description": "Two moments of `snapshot`: event indices or \"peak\", \"start\", \"end\"."},
+                "device": device(),
+                "top": {"type": "integer", "minimum": 1, "description": "Sites per device or per step (default 20)."},
+            })),
+            required: &["snapshot"],
+        },
+        ToolDef {
             name: "simulate",
             title: "What if: allocator settings",
             description: "Replay the caching allocator on the recorded requests under other settings (`snapscope simulate FILE --alloc-conf S --json`): reserved and allocated peaks in bytes, free memory at the reserved peak, segment allocations, whether and where it runs out of memory within the device capacity, the recorded OOMs it would have served. Without `alloc_conf`: the recorded settings and the self-check that the simulation reproduces the recording. Pinned host memory is skipped unless `device` names it. For a ranked set of settings use `analyze` mode tune.".into(),
@@ -435,6 +448,47 @@ pub fn call(name: &str, map: &Map<String, Value>, ctx: &Ctx) -> Result<Answer> {
                 let c = run(v)?;
                 (c.json.unwrap_or_default(), c.text)
             }
+        }
+        "diff" => {
+            let mut v = argv(&["diff", &p]);
+            let at: Vec<String> = match map.get("at") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(xs)) if xs.len() == 2 => xs
+                    .iter()
+                    .map(|x| match x {
+                        Value::String(s) => Ok(s.clone()),
+                        Value::Number(n) if n.as_u64().is_some() => Ok(n.to_string()),
+                        x => Err(bad(name, format!("each `at` is an event index or \"peak\", \"start\", \"end\", not {x}"))),
+                    })
+                    .collect::<Result<_>>()?,
+                Some(x) => return Err(bad(name, format!("`at` takes two moments, not {x}"))),
+            };
+            let steps = match map.get("steps") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(x) => return Err(bad(name, format!("`steps` must be true or false, not {x}"))),
+            };
+            match (a.str("ref")?, at.is_empty()) {
+                (Some(r), true) => v.push(ctx.file(&r)?.display().to_string()),
+                (None, false) if !steps => {
+                    for m in &at {
+                        v.extend(["--at".into(), m.clone()]);
+                    }
+                }
+                (Some(_), false) => return Err(bad(name, "give `ref` (two runs) or `at` (two moments of one run), not both".into())),
+                _ => return Err(bad(name, "give `ref` (another run, optionally with `steps`) or `at` (two moments of this one)".into())),
+            }
+            if steps {
+                v.push("--steps".into());
+            }
+            if let Some(d) = device {
+                v.extend(["--device".into(), d.to_string()]);
+            }
+            if let Some(t) = a.uint("top")? {
+                v.extend(["--top".into(), t.max(1).to_string()]);
+            }
+            let c = run(v)?;
+            (c.json.unwrap_or_default(), c.text)
         }
         "simulate" => {
             let mut v = argv(&["simulate", &p]);
