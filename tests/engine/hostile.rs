@@ -798,6 +798,10 @@ open(os.path.join(sys.argv[1], "streams.pickle"), "wb").write(pickle.dumps({"seg
     let d = &st["devices"][0]["streams"];
     assert_eq!(d["streams"].as_array().unwrap().len(), 1000);
     assert_eq!((d["streams_total"].as_u64(), d["truncated"].as_bool()), (Some(100000), Some(true)));
+    // The what-if replay once walked every stream's free blocks at each new peak (over 5 min).
+    let all = json(&cli(&dir, &["analyze", "streams.pickle", "--json"]));
+    assert!(all["devices"][0]["what_if"]["reserved_peak"].is_object(), "{}", all["devices"][0]["what_if"]);
+    assert!(cli(&dir, &["report", "streams.pickle", "-o", "s.html"]).status.success());
 }
 
 /// 100,000 OOM events (one pass over the trace each) took over a minute: the first 100 are
