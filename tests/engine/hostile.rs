@@ -825,3 +825,39 @@ open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [ev
     assert_eq!((d["ooms"].as_array().map(Vec::len), d["ooms_total"].as_u64()), (Some(100), Some(100000)), "{d}");
     assert!(cli(&dir, &["report", "o.pickle", "-o", "o.html"]).status.success());
 }
+
+/// A fuzzed file whose alloc lands inside a recorded block (seeding keeps more active than it
+/// reserves) once made the replay subtract past zero (a panic with overflow checks, a wrapped
+/// "free at peak" without, shown as -22 MiB when the peak is the window start): the free bytes at
+/// the peak stay within the reserved peak.
+#[test]
+fn seeding_more_active_than_reserved_does_not_wrap() {
+    let dir = scratch("seedwrap");
+    python(
+        r#"
+import pickle, sys
+A, B, M = 139706696204288, 139844135157760, 1 << 20
+def seg(addr, used, total, pool):
+    return {"device": 0, "address": addr, "total_size": total, "allocated_size": used, "active_size": used, "requested_size": used,
+            "stream": 0, "segment_type": "large", "frames": [], "is_expandable": False, "segment_pool_id": pool,
+            "blocks": [{"address": addr, "size": used, "requested_size": used, "state": "active_allocated", "frames": []},
+                       {"address": addr + used, "size": total - used, "requested_size": 0, "state": "inactive", "frames": []}]}
+ev = [dict(action=a, addr=x, size=s, stream=0, frames=[]) for a, x, s in (("segment_alloc", B, 40 * M), ("alloc", B + 16640, 30 * M))]
+snap = {"segments": [seg(A, 12 * M, 20 * M, (0, 0)), seg(B, 30 * M, 40 * M, (1, 0))], "device_traces": [ev]}
+open(sys.argv[1], "wb").write(pickle.dumps(snap, protocol=4))
+"#,
+        &[dir.join("s.pickle").to_str().unwrap()],
+    );
+    let loaded = snapscope::Loaded::from_bytes(&std::fs::read(dir.join("s.pickle")).unwrap()).unwrap();
+    for conf in ["", "expandable_segments:True"] {
+        let sim = snapscope::simulate::simulate_loaded(&loaded, 0, conf, None).unwrap();
+        assert!(
+            sim.free_at_reserved_peak <= sim.reserved_peak.bytes,
+            "{conf}: {} free of {}",
+            sim.free_at_reserved_peak,
+            sim.reserved_peak.bytes
+        );
+    }
+    let out = cli(&dir, &["analyze", "s.pickle", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
