@@ -424,7 +424,7 @@ fn sql_answers_are_bounded_in_bytes() {
     for q in [
         "SELECT length(printf('%.*c', 1000000000, 'x'))",
         "SELECT zeroblob(2000000000)",
-        "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT i, printf('%.*c', 100000, 'x') FROM r",
+        "SELECT printf('%.*c', 9000000, 'x'), printf('%.*c', 2000000, 'y')",
     ] {
         let out = cli(&dir, &["sql", s, q, "--timeout", "5", "--json"]);
         assert!(out.stdout.len() < 10 << 20);
@@ -434,6 +434,16 @@ fn sql_answers_are_bounded_in_bytes() {
         assert!(e["hint"].as_str().unwrap().contains("--budget answer_bytes="), "{e}");
         assert!(!e["hint"].as_str().unwrap().contains("check the SQL"), "{e}");
     }
+    // A list of rows is cut at the budget, said by `truncated`, and stays under 10 MB.
+    let endless = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT i, printf('%.*c', 100000, 'x') FROM r";
+    let out = cli(&dir, &["sql", s, endless, "--timeout", "5", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.len() < 10_100_000, "{} bytes", out.stdout.len());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["truncated"].as_bool(), v["has_more"].as_bool()), (Some(true), Some(true)), "{}", v["returned"]);
+    assert!((90..100).contains(&v["returned"].as_u64().unwrap()), "{}", v["returned"]);
+    let text = cli(&dir, &["sql", s, endless, "--timeout", "5"]);
+    assert!(String::from_utf8_lossy(&text.stderr).contains("--budget answer_bytes="), "{}", String::from_utf8_lossy(&text.stderr));
     // Raised by its flag; ordinary answers are untouched.
     let q = "SELECT length(printf('%.*c', 100000000, 'x'))";
     assert_eq!(error_code(&cli(&dir, &["sql", s, q, "--json"])), "BUDGET_EXCEEDED");
