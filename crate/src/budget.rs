@@ -36,10 +36,15 @@ pub const RULES_BYTES: Budget =
     Budget { name: "rules_bytes", default: 1 << 20, unit: "bytes", what: "size of a category rules file", index: 1 };
 
 /// Bytes of cell values one SQL or template answer may carry (rows are bounded by `--max-rows`),
-/// and the largest value SQLite may build while answering: 64 MiB (a real template answer on a
-/// few-MB snapshot can pass 8 MiB).
-pub const ANSWER_BYTES: Budget =
-    Budget { name: "answer_bytes", default: 64 << 20, unit: "bytes", what: "bytes of cell values in one sql/query answer", index: 2 };
+/// and the largest value SQLite may build while answering: 10 MB, an answer's bound. A longer
+/// list of rows is cut there (`truncated`, `has_more`); one row over it is BUDGET_EXCEEDED.
+pub const ANSWER_BYTES: Budget = Budget {
+    name: "answer_bytes",
+    default: 10_000_000,
+    unit: "bytes",
+    what: "bytes of cell values in one sql/query answer (rows past it are cut)",
+    index: 2,
+};
 
 /// Segments and blocks of the dump, counted as expanded: a container the pickle memo shares
 /// counts each time it is used (4,194,304 by default; real dumps hold thousands to a few hundred

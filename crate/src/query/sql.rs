@@ -81,7 +81,7 @@ pub struct Rows {
     #[serde(skip)]
     pub rows: Vec<Vec<Cell>>,
     pub returned: usize,
-    /// More rows exist beyond `max_rows`.
+    /// More rows exist beyond `max_rows`, or beyond the `answer_bytes` budget.
     pub has_more: bool,
     pub truncated: bool,
 }
@@ -189,17 +189,27 @@ fn run_unguarded(conn: &Connection, sql: &str, params: &[(&str, rusqlite::types:
                 has_more = true;
                 break;
             }
-            let mut row = Vec::with_capacity(columns.len());
+            // A cell costs its text, or 8 bytes for anything else (as JSON: a number, null, "<n bytes>").
+            let mut row_bytes = 0u64;
             for i in 0..columns.len() {
-                let value = r.get_ref(i).map_err(Error::sql)?;
-                // A cell costs its text, or 8 bytes for anything else (as JSON: a number, null, "<n bytes>").
-                bytes = bytes.saturating_add(match value {
+                row_bytes = row_bytes.saturating_add(match r.get_ref(i).map_err(Error::sql)? {
                     ValueRef::Text(t) => t.len() as u64 + 2,
                     _ => 8,
                 });
-                if bytes > budget {
-                    return Err(answer_too_large(budget, out.len()));
+            }
+            bytes = bytes.saturating_add(row_bytes);
+            if bytes > budget {
+                // A list is cut at the budget (said by `truncated`); a first row alone over it
+                // cannot be cut.
+                if out.is_empty() {
+                    return Err(answer_too_large(budget, row_bytes));
                 }
+                has_more = true;
+                break;
+            }
+            let mut row = Vec::with_capacity(columns.len());
+            for i in 0..columns.len() {
+                let value = r.get_ref(i).map_err(Error::sql)?;
                 row.push(match value {
                     ValueRef::Null => Cell::Null,
                     ValueRef::Integer(v) => Cell::Int(v),
@@ -214,10 +224,10 @@ fn run_unguarded(conn: &Connection, sql: &str, params: &[(&str, rusqlite::types:
     }
 }
 
-fn answer_too_large(budget: u64, rows: usize) -> Error {
+fn answer_too_large(budget: u64, row_bytes: u64) -> Error {
     crate::budget::ANSWER_BYTES.exceeded(
         budget,
-        format_args!("the answer's cells pass {budget} bytes after {rows} rows; narrow the query (fewer columns, LIMIT, substr())"),
+        format_args!("the first row alone holds {row_bytes} bytes of cells, over {budget}; narrow the query (fewer columns, substr())"),
     )
 }
 

@@ -263,7 +263,7 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
         allocated.push(total_allocated as i64);
         if total_reserved > peak.bytes {
             peak = SimPeak { bytes: total_reserved, event: Some(i as u32) };
-            free_at_peak = total_reserved - a.active - kept.active;
+            free_at_peak = total_reserved.saturating_sub(a.active + kept.active);
             largest_at_peak = a.largest_free();
             small_at_peak = a.reserved_small;
         }

@@ -7,7 +7,7 @@
 use super::addresses::AddressSource;
 use super::settings::Settings;
 use crate::replay::rules::MIB;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub(crate) const NIL: u32 = u32::MAX;
 
@@ -88,6 +88,9 @@ pub(crate) struct Allocator {
     spare: Vec<u32>,
     /// Free mapped blocks of the small (0) and large (1) pool: (stream, size, addr, id).
     free: [BTreeSet<(u64, u64, u64, u32)>; 2],
+    /// The sizes in `free` (both pools, all streams) with their counts: the largest free block
+    /// in O(log n) whatever the number of streams (a walk per stream was quadratic in streams).
+    free_sizes: BTreeMap<u64, u32>,
     /// Unmapped expandable blocks per pool: (stream, addr, id).
     unmapped: [BTreeSet<(u64, u64, u32)>; 2],
     pub regions: Vec<Region>,
@@ -113,6 +116,7 @@ impl Allocator {
             blocks: Vec::new(),
             spare: Vec::new(),
             free: [BTreeSet::new(), BTreeSet::new()],
+            free_sizes: BTreeMap::new(),
             unmapped: [BTreeSet::new(), BTreeSet::new()],
             regions: Vec::new(),
             addresses,
@@ -136,18 +140,9 @@ impl Allocator {
         }
     }
 
-    /// The largest free mapped block: the last of each stream's run in the free sets (asked at
-    /// each new reserved peak; a multiset of sizes kept on every insert and removal cost more).
+    /// The largest free mapped block (asked at each new reserved peak).
     pub fn largest_free(&self) -> u64 {
-        let mut largest = 0;
-        for set in &self.free {
-            let mut last = set.iter().next_back();
-            while let Some(&(stream, size, _, _)) = last {
-                largest = largest.max(size);
-                last = if stream == 0 { None } else { set.range(..(stream, 0, 0, 0)).next_back() };
-            }
-        }
-        largest
+        self.free_sizes.last_key_value().map_or(0, |(&size, _)| size)
     }
 
     fn new_block(&mut self, b: Block) -> u32 {
@@ -173,12 +168,21 @@ impl Allocator {
         let b = &mut self.blocks[id as usize];
         b.state = State::Free;
         b.gc_base = self.free_calls[pool_index(b.small)];
-        self.free[pool_index(b.small)].insert((b.stream, b.size, b.addr, id));
+        if self.free[pool_index(b.small)].insert((b.stream, b.size, b.addr, id)) {
+            *self.free_sizes.entry(b.size).or_insert(0) += 1;
+        }
     }
 
     fn remove_free(&mut self, id: u32) {
         let b = &self.blocks[id as usize];
-        self.free[pool_index(b.small)].remove(&(b.stream, b.size, b.addr, id));
+        if self.free[pool_index(b.small)].remove(&(b.stream, b.size, b.addr, id)) {
+            if let Some(n) = self.free_sizes.get_mut(&b.size) {
+                *n -= 1;
+                if *n == 0 {
+                    self.free_sizes.remove(&b.size);
+                }
+            }
+        }
     }
 
     fn insert_unmapped(&mut self, id: u32) {

@@ -27,7 +27,9 @@ pub fn run(a: Args, out: Out) -> Result<()> {
         for r in &rows.rows {
             say!("{}", r.iter().map(cell_text).collect::<Vec<_>>().join("\t"));
         }
-        if rows.has_more {
+        if rows.has_more && rows.returned < a.result.max_rows {
+            eprintln!("(stopped at the answer_bytes budget; more rows exist: narrow the query or raise --budget answer_bytes=N)");
+        } else if rows.has_more {
             eprintln!("(stopped at --max-rows {}; more rows exist)", a.result.max_rows);
         }
     });
