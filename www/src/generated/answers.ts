@@ -866,7 +866,7 @@ export interface RecentEvent {
 
 export interface Rows {
   columns: string[];
-  /** More rows exist beyond `max_rows`. */
+  /** More rows exist beyond `max_rows`, or beyond the `answer_bytes` budget. */
   has_more: boolean;
   returned: number;
   truncated: boolean;
