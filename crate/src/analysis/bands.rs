@@ -73,10 +73,20 @@ pub fn bands(loaded: &Loaded, device: i64, from: u32, to: u32, columns: u32, max
     });
     let interner = &loaded.snapshot.interner;
     let root = crate::frames::user_root(interner.frames.iter());
+    // Blocks share stacks (a layer's every step): each stack's site is found once.
+    let mut sites: crate::fasthash::FastMap<u32, Option<String>> = Default::default();
     let blocks: Vec<BandBlock> = chosen
         .iter()
         .map(|&i| {
             let l = &d.lifetimes[i as usize];
+            let site = l.stack().and_then(|s| {
+                sites
+                    .entry(s)
+                    .or_insert_with(|| {
+                        crate::frames::site(interner, &interner.stacks[s as usize]).map(|f| crate::frames::display(f, &root))
+                    })
+                    .clone()
+            });
             BandBlock {
                 lifetime: i,
                 address: l.addr,
@@ -84,13 +94,13 @@ pub fn bands(loaded: &Loaded, device: i64, from: u32, to: u32, columns: u32, max
                 alloc_event: l.alloc_event(),
                 free_event: l.free_completed_event(),
                 stack: l.stack(),
-                site: match l.stack().and_then(|s| crate::frames::site(interner, &interner.stacks[s as usize])) {
+                site: match site {
                     // A stack known only from the free does not say where the block was allocated.
                     Some(f) if l.stack_source == crate::replay::StackSource::Free => {
                         let what = if l.before_window() { "allocated before the window" } else { "allocation stack not recorded" };
-                        format!("{what}; freed at {}", crate::frames::display(f, &root))
+                        format!("{what}; freed at {f}")
                     }
-                    Some(f) => crate::frames::display(f, &root),
+                    Some(f) => f,
                     None => String::new(),
                 },
             }
