@@ -25,6 +25,13 @@ pub struct Finding {
     pub expected_effect: String,
 }
 
+impl Finding {
+    fn new(device: i64, priority: &str, category: &str, title: String, evidence: String, suggestion: &str, effect: String) -> Finding {
+        let (priority, category, suggestion) = (priority.into(), category.into(), suggestion.into());
+        Finding { device, priority, category, title, evidence, suggestion, expected_effect: effect }
+    }
+}
+
 /// The program finding's title: the kind in a few words.
 fn program_title(p: &super::steps::Program) -> String {
     match p.kind.as_str() {
@@ -51,15 +58,7 @@ pub fn findings(
     let (cats, steps, held) = sem;
     let mut f = Vec::new();
     let mut add = |priority: &str, category: &str, title: String, evidence: String, suggestion: &str, effect: String| {
-        f.push(Finding {
-            device: d,
-            priority: priority.into(),
-            category: category.into(),
-            title,
-            evidence,
-            suggestion: suggestion.into(),
-            expected_effect: effect,
-        });
+        f.push(Finding::new(d, priority, category, title, evidence, suggestion, effect))
     };
     if !ov.consistency.ok {
         let n = ov.consistency.issues.len() as u64 + ov.consistency.more_issues;
@@ -349,15 +348,7 @@ pub fn leak_findings(ov: &DeviceOverview, leak: Option<&LeakAnalysis>, steps: Op
     let kind = steps.map_or("unknown", |s| s.program.kind.as_str());
     let mut f = Vec::new();
     let mut add = |priority: &str, category: &str, title: String, evidence: String, suggestion: &str, effect: String| {
-        f.push(Finding {
-            device: ov.device,
-            priority: priority.into(),
-            category: category.into(),
-            title,
-            evidence,
-            suggestion: suggestion.into(),
-            expected_effect: effect,
-        });
+        f.push(Finding::new(ov.device, priority, category, title, evidence, suggestion, effect))
     };
     if let Some(l) = leak {
         let kept = || {

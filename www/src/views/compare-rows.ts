@@ -73,16 +73,21 @@ export function categorySummary(rows: CategoryDelta[], a: string, b: string): HT
   );
 }
 
+/** A category's name with its colour swatch, as the first cell of a row. */
+export function categoryCell(category: string) {
+  return el(
+    'td',
+    { class: 'cat' },
+    el('i', { class: 'swatch', style: `background:${categoryColor(category)}` }),
+    category,
+  );
+}
+
 export function categoryRow(x: CategoryDelta) {
   return el(
     'tr',
     { 'data-category': x.category },
-    el(
-      'td',
-      { class: 'cat' },
-      el('i', { class: 'swatch', style: `background:${categoryColor(x.category)}` }),
-      x.category,
-    ),
+    categoryCell(x.category),
     el('td', { class: 'num' }, bytesSpan(x.bytes_a)),
     el('td', { class: 'num' }, bytesSpan(x.bytes_b)),
     deltaCell(x.delta, 'bytes'),

@@ -8,8 +8,7 @@
 import type { ViewContext } from '../app-types';
 import type { Comparison, DeviceComparison, Figure, MomentsDiff, Moved } from '../generated/answers';
 import { bytesSpan, clip, clipLines, distinctNames, el, gridTable, int } from '../ui/format';
-import { categoryColor } from '../ui/categories-palette';
-import { categoryRow, categorySummary, deltaCell, stackRow } from './compare-rows';
+import { categoryCell, categoryRow, categorySummary, deltaCell, stackRow } from './compare-rows';
 import { stepsSection } from './compare-steps';
 
 function figureRow(f: Figure) {
@@ -110,19 +109,7 @@ function renderMoments(m: MomentsDiff): HTMLElement[] {
     ),
     gridTable(
       ['category', ...MOVED_HEADERS],
-      m.by_category.map((x) =>
-        el(
-          'tr',
-          { 'data-category': x.category },
-          el(
-            'td',
-            { class: 'cat' },
-            el('i', { class: 'swatch', style: `background:${categoryColor(x.category)}` }),
-            x.category,
-          ),
-          ...movedCells(x),
-        ),
-      ),
+      m.by_category.map((x) => el('tr', { 'data-category': x.category }, categoryCell(x.category), ...movedCells(x))),
       'grid compact moments-categories',
     ),
     gridTable(
