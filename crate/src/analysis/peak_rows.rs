@@ -25,26 +25,42 @@ pub struct Shown {
 /// origin), its bytes and blocks summed; the row keeps its largest stack (to expand) and says
 /// how many stacks it holds. The `limit` largest rows and one for the rest.
 pub fn by_site(all: &[Group], limit: usize) -> (Vec<Group>, usize) {
-    let mut rows: Vec<(Group, i64)> = Vec::new();
+    // Per row: the group it became, its stacks and the callers they come through (largest first).
+    let mut rows: Vec<(Group, i64, Vec<String>)> = Vec::new();
+    let mut row_of_label: crate::fasthash::FastMap<&str, usize> = Default::default();
     for g in all {
         // Synthetic and freed-only rows are not sites: each stays as it is.
         let site = g.stack_id.is_some() && g.origin == "dynamic";
-        match rows.iter_mut().find(|(r, _)| site && r.stack_id.is_some() && r.origin == "dynamic" && r.label == g.label) {
-            Some((r, n)) => {
+        match row_of_label.get(g.label.as_str()).filter(|_| site) {
+            Some(&i) => {
+                let (r, n, via) = &mut rows[i];
                 r.bytes += g.bytes;
                 r.blocks += g.blocks;
                 r.requested_bytes += g.requested_bytes;
                 *n += 1;
+                if let Some(d) = caller(g).filter(|d| !via.iter().any(|v| v == d)) {
+                    via.push(d.to_string());
+                }
             }
-            None => rows.push((g.clone(), 1)),
+            None => {
+                if site {
+                    row_of_label.insert(g.label.as_str(), rows.len());
+                }
+                rows.push((g.clone(), 1, caller(g).map(str::to_string).into_iter().collect()));
+            }
         }
     }
     let mut merged: Vec<Group> = rows
         .into_iter()
-        .map(|(mut r, n)| {
+        .map(|(mut r, n, via)| {
             if n > 1 {
-                // The callers of the largest stack do not speak for the others.
-                r.detail = Some(format!("{} stacks merged", count(n)));
+                // The callers of the largest stack do not speak for the others: name the callers
+                // the merged stacks come from (the two largest), so the row says what it holds.
+                r.detail = Some(match via.len() {
+                    0 => format!("{} stacks merged", count(n)),
+                    1 | 2 => format!("{} stacks merged, called from {}", count(n), via.join("; ")),
+                    k => format!("{} stacks merged, called from {}; {}; {} more", count(n), via[0], via[1], count(k as i64 - 2)),
+                });
             }
             r
         })
@@ -52,6 +68,15 @@ pub fn by_site(all: &[Group], limit: usize) -> (Vec<Group>, usize) {
     merged.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.label.cmp(&b.label)));
     let total = merged.len();
     (top_groups(merged, limit).0, total)
+}
+
+/// The calling frame a group's detail names, without what `basis::disambiguate` added to tell
+/// stacks of the same label apart (` · via …`, ` · native path 2 of 3`): merged, they need not be.
+fn caller(g: &Group) -> Option<&str> {
+    g.detail
+        .as_deref()
+        .and_then(|d| d.split(" · ").next())
+        .filter(|d| !d.is_empty() && !d.starts_with("via ") && !d.starts_with("native path"))
 }
 
 /// How much of `live_bytes` the rows of `groups` (the largest of `total` groups) hold, `place`
@@ -79,5 +104,42 @@ fn percent(share: f64) -> String {
         "under 0.1%".into()
     } else {
         format!("{p:.1}%")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(label: &str, detail: Option<&str>, bytes: i64, stack_id: i64) -> Group {
+        Group {
+            label: label.into(),
+            detail: detail.map(str::to_string),
+            site: None,
+            stack: None,
+            stack_id: Some(stack_id),
+            origin: "dynamic".into(),
+            blocks: 1,
+            bytes,
+            requested_bytes: bytes,
+            share: 0.0,
+        }
+    }
+
+    /// Stacks of one label merge wherever they stand in the list, and the row names the callers
+    /// they come from without the marks that told the stacks apart.
+    #[test]
+    fn merged_rows_name_their_callers() {
+        let all = [
+            group("forward (m.py:5)", Some("_call_impl (module.py:1750) · native path 1 of 2"), 40, 1),
+            group("step (o.py:9)", None, 30, 2),
+            group("forward (m.py:5)", Some("_call_impl (module.py:1750) · native path 2 of 2"), 20, 3),
+            group("forward (m.py:5)", Some("run (r.py:3) · via main (r.py:1)"), 10, 4),
+        ];
+        let (rows, total) = by_site(&all, 10);
+        assert_eq!(total, 2);
+        assert_eq!((rows[0].label.as_str(), rows[0].bytes), ("forward (m.py:5)", 70));
+        assert_eq!(rows[0].detail.as_deref(), Some("3 stacks merged, called from _call_impl (module.py:1750); run (r.py:3)"));
+        assert_eq!((rows[1].label.as_str(), rows[1].detail.as_deref()), ("step (o.py:9)", None));
     }
 }
