@@ -104,7 +104,6 @@ codes! {
         SummaryInvalid = "SUMMARY_INVALID" => "a file that is not a summary written by `ranks --summary-out`",
         TemplateColumns = "TEMPLATE_COLUMNS" => "a query template returned other columns than it declares (a bug: report it)",
         TemplateNotFound = "TEMPLATE_NOT_FOUND" => "no query template of that name",
-        Unsupported = "UNSUPPORTED" => "a call that needs the snapshot itself, made on a SnapshotDB",
         Usage = "USAGE" => "a malformed command line or limit setting",
     }
 }

@@ -45,11 +45,6 @@ impl Error {
         Error::new(ErrorCode::DeviceNotFound, format!("device {device} is not in this snapshot"), "see `overview` for the devices it has")
     }
 
-    /// A call that needs the snapshot itself (the replay in memory), made on a SnapshotDB.
-    pub fn needs_snapshot(what: &str) -> Self {
-        Error::new(ErrorCode::Unsupported, format!("{what} needs the snapshot itself"), "open the snapshot pickle, not the SnapshotDB")
-    }
-
     /// A category rules file that cannot be used.
     pub fn rules(message: impl Into<String>) -> Self {
         Error::new(ErrorCode::RulesInvalid, message, "fix the rules file (docs/categories.md shows the format and the default rules)")
