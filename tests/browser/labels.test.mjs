@@ -132,7 +132,7 @@ test(
       cli.site_rows.text,
       /^These \d+ rows hold \d+\.\d% of the memory live /,
     );
-    const rows = await page.$$eval("table.groups tbody tr", (trs) =>
+    const rows = await page.$$eval("table.groups > tbody > tr", (trs) =>
       trs.map((tr) => ({
         bytes: Number(
           tr.children[1].querySelector(".bytes").title.replace(/[^0-9]/g, ""),
@@ -149,6 +149,70 @@ test(
     assert.equal(new Set(sites).size, sites.length, sites.join(" | "));
     assert.equal(rows.length, cli.by_site.length);
     await shot(page, "28-peak-rows");
+  },
+);
+
+test(
+  "Peak by site: a merged row opens on every stack it holds, their bytes adding up to the row",
+  { skip: SKIP },
+  async () => {
+    const cli = JSON.parse(
+      execFileSync(
+        join(ROOT, "target/release/snapscope"),
+        ["analyze", CPP, "--mode", "peak", "--device", "0", "--json"],
+        { encoding: "utf8" },
+      ),
+    ).devices[0].peak;
+    const at = cli.by_site.findIndex((g) => g.merged);
+    assert.ok(at >= 0, "this file has a row of merged stacks at its peak");
+    const row = cli.by_site[at];
+    const n = Number(/^(\d+) stacks merged/.exec(row.detail)[1]);
+    await view("peak");
+    const tr = page.locator("table.groups > tbody > tr").nth(at);
+    assert.equal(
+      await tr.locator(".label-cell .label").textContent(),
+      row.label,
+    );
+    assert.ok(!(await tr.locator(".merged").isVisible()));
+    await tr.locator(".label-cell .label").click();
+    const lines = await tr
+      .locator("table.merged-stacks tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((x) => ({
+          bytes: Number(x.querySelector(".bytes").title.replace(/[^0-9]/g, "")),
+          blocks: Number(x.children[1].textContent.replace(/[^0-9]/g, "")),
+          text: x.children[2].textContent,
+          more: x.classList.contains("more"),
+        })),
+      );
+    const listed = lines.filter((l) => !l.more);
+    const more = lines.find((l) => l.more);
+    // Every stack of the row: the listed ones and the "… N more" line add up to the row.
+    assert.equal(
+      listed.length + Number(more ? /… (\d+) more/.exec(more.text)[1] : 0),
+      n,
+    );
+    assert.equal(
+      lines.reduce((s, l) => s + l.bytes, 0),
+      row.bytes,
+    );
+    assert.equal(
+      lines.reduce((s, l) => s + l.blocks, 0),
+      row.blocks,
+    );
+    // Largest first, each with the caller that tells it apart, as the engine lists them.
+    for (let i = 1; i < listed.length; i++)
+      assert.ok(listed[i - 1].bytes >= listed[i].bytes);
+    assert.deepEqual(
+      listed.map((l) => l.text),
+      row.merged.stacks.map((s) => s.detail ?? "no calling frame"),
+    );
+    // Below the list, the frames of the largest stack.
+    assert.match(
+      await tr.locator(".merged pre.stack-text").textContent(),
+      /\.py:\d+/,
+    );
+    await shot(page, "28-peak-merged-row");
   },
 );
 
