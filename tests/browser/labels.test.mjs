@@ -283,3 +283,84 @@ test(
     assert.deepEqual(errors, []);
   },
 );
+
+test(
+  "OOM view of the device that ran out: the engine's request, free room and the events before it",
+  { skip: SKIP },
+  async () => {
+    const run = (...a) =>
+      JSON.parse(
+        execFileSync(join(ROOT, "target/release/snapscope"), a, {
+          encoding: "utf8",
+        }),
+      );
+    const dev = run("overview", OOM, "--json").devices.find(
+      (d) => d.window.oom_events > 0,
+    ).device;
+    const o = run(
+      "analyze",
+      OOM,
+      "--mode",
+      "oom",
+      "--device",
+      String(dev),
+      "--json",
+    ).devices[0].oom.ooms[0];
+    // The file is open (Compare above); another device's OOM view points to this one.
+    const files = await page.$$eval("#file-select option", (x) =>
+      x.map((o) => o.textContent),
+    );
+    await page.selectOption(
+      "#file-select",
+      String(
+        files.findIndex((f) => f.startsWith("memory_snapshot.pickle (2.5")),
+      ),
+    );
+    await page.selectOption("#device-select", dev === 0 ? "1" : "0");
+    await view("oom");
+    await page.click(".device-link");
+    await page.waitForFunction(
+      (d) =>
+        document.querySelector("#device-select").value === String(d) &&
+        document.documentElement.dataset.view === "done" &&
+        document.querySelector(".view-oom h3"),
+      dev,
+    );
+    assert.equal(
+      await page.textContent(".view-oom h3"),
+      `Out of memory at event ${o.event.toLocaleString("en-US")} — ${o.verdict.replace(/_/g, " ")}`,
+    );
+    assert.match(
+      await page.textContent(".view-oom .health.warn"),
+      new RegExp(o.explanation.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")),
+    );
+    // The cards' exact bytes (on hover) are the engine's.
+    const exact = (n) => `${n.toLocaleString("en-US")} B`;
+    const titles = await page.$$eval(
+      ".view-oom .cards .card-value .bytes",
+      (x) => x.map((s) => s.title),
+    );
+    assert.deepEqual(titles.slice(0, 3), [
+      exact(o.requested),
+      exact(o.device_free),
+      exact(o.counters.allocated),
+    ]);
+    // The events just before, under their headings, the last one's counter the OOM's.
+    assert.deepEqual(
+      await page.$$eval("table.events-before th", (x) =>
+        x.map((t) => t.textContent),
+      ),
+      ["event", "action", "bytes", "allocated after it"],
+    );
+    const rows = await page.$$eval("table.events-before tbody tr", (x) =>
+      x.map((tr) => [...tr.children].map((td) => td.textContent)),
+    );
+    assert.equal(rows.length, o.events_before.length);
+    assert.deepEqual(
+      rows.map((r) => [Number(r[0].replace(/,/g, "")), r[1]]),
+      o.events_before.map((e) => [e.index, e.action]),
+    );
+    assert.deepEqual(errors, []);
+    await shot(page, "28-oom-device");
+  },
+);
