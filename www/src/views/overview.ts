@@ -3,7 +3,7 @@ import type { ViewContext } from '../app-types';
 import type { DeviceOverview, PeakPlace, StreamAnalysis } from '../generated/answers';
 import { DEFS, bytes, bytesSpan, card, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
 import { streamHex, streamsShape } from './streams-layout';
-import { fitCanvas } from '../ui/canvas';
+import { fitCanvas, onResize } from '../ui/canvas';
 import { reveal } from '../ui/busy';
 import { withDocLinks } from './doc-panels';
 import { COLORS, drawTimeline, type Marker } from './timeline-draw';
@@ -80,7 +80,7 @@ function overviewChart(
       });
     };
     draw();
-    new ResizeObserver(draw).observe(canvas);
+    onResize(canvas, draw);
     canvas.addEventListener('click', (e) => {
       const f = frame();
       const i = xScale(data, from, to, f, false).iOf(e.offsetX);
