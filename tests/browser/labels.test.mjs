@@ -132,7 +132,7 @@ test(
       cli.site_rows.text,
       /^These \d+ rows hold \d+\.\d% of the memory live /,
     );
-    const rows = await page.$$eval("table.groups tbody tr", (trs) =>
+    const rows = await page.$$eval("table.groups > tbody > tr", (trs) =>
       trs.map((tr) => ({
         bytes: Number(
           tr.children[1].querySelector(".bytes").title.replace(/[^0-9]/g, ""),
@@ -149,6 +149,70 @@ test(
     assert.equal(new Set(sites).size, sites.length, sites.join(" | "));
     assert.equal(rows.length, cli.by_site.length);
     await shot(page, "28-peak-rows");
+  },
+);
+
+test(
+  "Peak by site: a merged row opens on every stack it holds, their bytes adding up to the row",
+  { skip: SKIP },
+  async () => {
+    const cli = JSON.parse(
+      execFileSync(
+        join(ROOT, "target/release/snapscope"),
+        ["analyze", CPP, "--mode", "peak", "--device", "0", "--json"],
+        { encoding: "utf8" },
+      ),
+    ).devices[0].peak;
+    const at = cli.by_site.findIndex((g) => g.merged);
+    assert.ok(at >= 0, "this file has a row of merged stacks at its peak");
+    const row = cli.by_site[at];
+    const n = Number(/^(\d+) stacks merged/.exec(row.detail)[1]);
+    await view("peak");
+    const tr = page.locator("table.groups > tbody > tr").nth(at);
+    assert.equal(
+      await tr.locator(".label-cell .label").textContent(),
+      row.label,
+    );
+    assert.ok(!(await tr.locator(".merged").isVisible()));
+    await tr.locator(".label-cell .label").click();
+    const lines = await tr
+      .locator("table.merged-stacks tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((x) => ({
+          bytes: Number(x.querySelector(".bytes").title.replace(/[^0-9]/g, "")),
+          blocks: Number(x.children[1].textContent.replace(/[^0-9]/g, "")),
+          text: x.children[2].textContent,
+          more: x.classList.contains("more"),
+        })),
+      );
+    const listed = lines.filter((l) => !l.more);
+    const more = lines.find((l) => l.more);
+    // Every stack of the row: the listed ones and the "… N more" line add up to the row.
+    assert.equal(
+      listed.length + Number(more ? /… (\d+) more/.exec(more.text)[1] : 0),
+      n,
+    );
+    assert.equal(
+      lines.reduce((s, l) => s + l.bytes, 0),
+      row.bytes,
+    );
+    assert.equal(
+      lines.reduce((s, l) => s + l.blocks, 0),
+      row.blocks,
+    );
+    // Largest first, each with the caller that tells it apart, as the engine lists them.
+    for (let i = 1; i < listed.length; i++)
+      assert.ok(listed[i - 1].bytes >= listed[i].bytes);
+    assert.deepEqual(
+      listed.map((l) => l.text),
+      row.merged.stacks.map((s) => s.detail ?? "no calling frame"),
+    );
+    // Below the list, the frames of the largest stack.
+    assert.match(
+      await tr.locator(".merged pre.stack-text").textContent(),
+      /\.py:\d+/,
+    );
+    await shot(page, "28-peak-merged-row");
   },
 );
 
@@ -217,5 +281,86 @@ test(
       );
     }
     assert.deepEqual(errors, []);
+  },
+);
+
+test(
+  "OOM view of the device that ran out: the engine's request, free room and the events before it",
+  { skip: SKIP },
+  async () => {
+    const run = (...a) =>
+      JSON.parse(
+        execFileSync(join(ROOT, "target/release/snapscope"), a, {
+          encoding: "utf8",
+        }),
+      );
+    const dev = run("overview", OOM, "--json").devices.find(
+      (d) => d.window.oom_events > 0,
+    ).device;
+    const o = run(
+      "analyze",
+      OOM,
+      "--mode",
+      "oom",
+      "--device",
+      String(dev),
+      "--json",
+    ).devices[0].oom.ooms[0];
+    // The file is open (Compare above); another device's OOM view points to this one.
+    const files = await page.$$eval("#file-select option", (x) =>
+      x.map((o) => o.textContent),
+    );
+    await page.selectOption(
+      "#file-select",
+      String(
+        files.findIndex((f) => f.startsWith("memory_snapshot.pickle (2.5")),
+      ),
+    );
+    await page.selectOption("#device-select", dev === 0 ? "1" : "0");
+    await view("oom");
+    await page.click(".device-link");
+    await page.waitForFunction(
+      (d) =>
+        document.querySelector("#device-select").value === String(d) &&
+        document.documentElement.dataset.view === "done" &&
+        document.querySelector(".view-oom h3"),
+      dev,
+    );
+    assert.equal(
+      await page.textContent(".view-oom h3"),
+      `Out of memory at event ${o.event.toLocaleString("en-US")} — ${o.verdict.replace(/_/g, " ")}`,
+    );
+    assert.match(
+      await page.textContent(".view-oom .health.warn"),
+      new RegExp(o.explanation.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")),
+    );
+    // The cards' exact bytes (on hover) are the engine's.
+    const exact = (n) => `${n.toLocaleString("en-US")} B`;
+    const titles = await page.$$eval(
+      ".view-oom .cards .card-value .bytes",
+      (x) => x.map((s) => s.title),
+    );
+    assert.deepEqual(titles.slice(0, 3), [
+      exact(o.requested),
+      exact(o.device_free),
+      exact(o.counters.allocated),
+    ]);
+    // The events just before, under their headings, the last one's counter the OOM's.
+    assert.deepEqual(
+      await page.$$eval("table.events-before th", (x) =>
+        x.map((t) => t.textContent),
+      ),
+      ["event", "action", "bytes", "allocated after it"],
+    );
+    const rows = await page.$$eval("table.events-before tbody tr", (x) =>
+      x.map((tr) => [...tr.children].map((td) => td.textContent)),
+    );
+    assert.equal(rows.length, o.events_before.length);
+    assert.deepEqual(
+      rows.map((r) => [Number(r[0].replace(/,/g, "")), r[1]]),
+      o.events_before.map((e) => [e.index, e.action]),
+    );
+    assert.deepEqual(errors, []);
+    await shot(page, "28-oom-device");
   },
 );

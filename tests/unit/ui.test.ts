@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { panBy, zoomAround } from "../../www/src/ui/window";
 import { tipPosition } from "../../www/src/ui/tooltip";
+import { pageFonts } from "../../www/src/ui/fonts";
 
 test("zoom keeps the event under the cursor and stays inside the trace", () => {
   assert.deepEqual(zoomAround(0, 1000, 10000, 500, true), [100, 900]);
@@ -28,4 +29,24 @@ test("the tooltip sits below right of the pointer, inside the box and the viewpo
     left: 114,
     top: 368,
   });
+});
+
+test("the fonts warmed up are every size, weight and family the rules declare", () => {
+  const rule = (fontSize = "", fontWeight = "", fontFamily = "") =>
+    ({ fontSize, fontWeight, fontFamily }) as CSSStyleDeclaration;
+  const fonts = pageFonts(
+    [
+      rule("12px", "600"),
+      rule("", "bold", "monospace"),
+      rule("1.2em"),
+      rule("", "", "inherit"),
+    ],
+    rule("14px", "", "sans-serif"),
+  );
+  // 2 families x 2 sizes x (3 weights + italic); an em size is left to its first use.
+  assert.equal(fonts.length, 16);
+  assert.ok(fonts.includes("normal 600 12px monospace"));
+  assert.ok(fonts.includes("normal 700 14px sans-serif"));
+  assert.ok(fonts.includes("italic 400 12px sans-serif"));
+  assert.ok(!fonts.some((f) => f.includes("em ") || f.includes("inherit")));
 });

@@ -12,6 +12,7 @@ import { summarizeRun } from './run-pool';
 import { installPageApi } from './page-api';
 import { changeSelection, errorInfo, renderView, viewContext } from './shell';
 import { fetchSnapshot } from './fetch-snapshot';
+import { warmFonts } from './ui/fonts';
 
 /** A file chosen, dropped or found in a dropped folder, with its path there (or its name). */
 interface Picked {
@@ -629,6 +630,8 @@ function prepareNextEngine() {
   );
 }
 prepareNextEngine();
+// The fonts too, while the page waits: a file's first view then lays out without font look-ups.
+void warmFonts();
 
 boot().catch((e) =>
   app.showError({

@@ -82,6 +82,9 @@ pub struct Group {
     pub bytes: i64,
     pub requested_bytes: i64,
     pub share: f64,
+    /// A Peak row by site that merges several stacks: those stacks (absent on every other row).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<super::peak_rows::Merged>,
 }
 
 /// SQL for the lifetimes of device row `dev` live right after event `event` (allocated or
@@ -231,6 +234,7 @@ pub fn top_groups(mut all: Vec<Group>, limit: usize) -> (Vec<Group>, i64, i64) {
             bytes: rest.iter().map(|g| g.bytes).sum(),
             requested_bytes: rest.iter().map(|g| g.requested_bytes).sum(),
             share: 0.0,
+            merged: None,
         });
     }
     for g in &mut all {

@@ -88,5 +88,6 @@ fn group(k: Key, s: Sums, traced: bool, labels: &StackLabels, by: By) -> Group {
         bytes: s.bytes,
         requested_bytes: s.requested,
         share: 0.0,
+        merged: None,
     }
 }

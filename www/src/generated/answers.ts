@@ -446,6 +446,8 @@ export interface Group {
   detail: string | null;
   /** What people read: the frame that names the stack (`frames::display`), or a synthetic label (`[no stack recorded]`, `[allocated before the window]`, `[N other groups]`). */
   label: string;
+  /** A Peak row by site that merges several stacks: those stacks (absent on every other row). */
+  merged?: Merged | null;
   /** dynamic (allocated in the window, or a dump block's own stack) | before_window (allocated before the window, no allocation stack known) | other (the rest, summed) */
   origin: string;
   requested_bytes: number;
@@ -599,6 +601,23 @@ export interface MemoryTree {
   /** None = before the first event. */
   event: number | null;
   nodes: TreeNode[];
+}
+
+/** The stacks a merged row holds, largest first: the first [`MERGED_LISTED`] one by one, the rest summed, so the listed stacks and the rest add up to the row. */
+export interface Merged {
+  /** Stacks of the row not listed, and their bytes and blocks. */
+  more: number;
+  more_blocks: number;
+  more_bytes: number;
+  stacks: MergedStack[];
+}
+
+/** One stack of a merged row: how it is called (the group's own second line, which tells it apart from the others) and what it holds. */
+export interface MergedStack {
+  blocks: number;
+  bytes: number;
+  detail: string | null;
+  stack_id: number | null;
 }
 
 /** Bytes of one row (a category or a site) between the two moments. */

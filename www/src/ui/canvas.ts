@@ -25,6 +25,20 @@ export function fitCanvas(
   return { w, h };
 }
 
+/**
+ * Call `f` when `box`'s size changes while it is on the page. A ResizeObserver also reports the
+ * size it first sees: a view that has drawn already would draw (or ask the engine) twice.
+ */
+export function onResize(box: HTMLElement, f: () => void) {
+  const sizeOf = () => `${box.clientWidth}x${box.clientHeight}`;
+  let size = sizeOf();
+  new ResizeObserver(() => {
+    if (!box.isConnected || sizeOf() === size) return;
+    size = sizeOf();
+    f();
+  }).observe(box);
+}
+
 /** `text`, cut with an ellipsis to at most `maxWidth` pixels in the current font. */
 export function fitText(g: CanvasRenderingContext2D, text: string, maxWidth: number): string {
   return fitLabel(text, maxWidth, (s) => g.measureText(s).width);

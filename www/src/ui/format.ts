@@ -24,8 +24,10 @@ export function bytes(b: number): string {
   return `${b < 0 ? '-' : ''}${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')} ${name}`;
 }
 
-export const exact = (b: number) => `${b.toLocaleString('en-US')} B`;
-export const int = (n: number) => n.toLocaleString('en-US');
+/** One formatter made at page load: the first `toLocaleString` of a page costs milliseconds. */
+const EN_US = new Intl.NumberFormat('en-US');
+export const exact = (b: number) => `${EN_US.format(b)} B`;
+export const int = (n: number) => EN_US.format(n);
 
 /**
  * Bytes in their human unit, with the exact count in brackets only when the unit differs from it:

@@ -61,7 +61,13 @@ export async function renderOom(c: ViewContext) {
       el('h4', { text: 'The events just before' }),
       el(
         'table',
-        { class: 'grid compact' },
+        { class: 'grid compact events-before' },
+        // The action's bytes (a segment event's: the segment's), the allocated counter after it.
+        el(
+          'thead',
+          {},
+          el('tr', {}, ...['event', 'action', 'bytes', 'allocated after it'].map((h) => el('th', { text: h }))),
+        ),
         el(
           'tbody',
           {},
@@ -72,7 +78,7 @@ export async function renderOom(c: ViewContext) {
               el('td', { class: 'num', text: int(e.index) }),
               el('td', { text: e.action }),
               el('td', { class: 'num' }, bytesSpan(e.size)),
-              el('td', { class: 'num' }, 'allocated ', bytesSpan(e.allocated)),
+              el('td', { class: 'num' }, bytesSpan(e.allocated)),
             ),
           ),
         ),

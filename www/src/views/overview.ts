@@ -3,7 +3,7 @@ import type { ViewContext } from '../app-types';
 import type { DeviceOverview, PeakPlace, StreamAnalysis } from '../generated/answers';
 import { DEFS, bytes, bytesSpan, card, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
 import { streamHex, streamsShape } from './streams-layout';
-import { fitCanvas } from '../ui/canvas';
+import { fitCanvas, onResize } from '../ui/canvas';
 import { reveal } from '../ui/busy';
 import { withDocLinks } from './doc-panels';
 import { COLORS, drawTimeline, type Marker } from './timeline-draw';
@@ -19,7 +19,11 @@ export const OVERVIEW_BUCKETS = 400;
  * A small allocated/reserved timeline over the whole trace (the Timeline's own data: the engine's
  * min/max buckets), the allocated and reserved peaks marked; a click opens the Timeline there.
  */
-function overviewChart(c: ViewContext, d: DeviceOverview): { el: HTMLElement; drawn: Promise<void> } {
+function overviewChart(
+  c: ViewContext,
+  d: DeviceOverview,
+  cardsPainted: Promise<void>,
+): { el: HTMLElement; drawn: Promise<void> } {
   const canvas = el('canvas', {
     class: 'overview-chart',
     role: 'img',
@@ -47,7 +51,10 @@ function overviewChart(c: ViewContext, d: DeviceOverview): { el: HTMLElement; dr
   const markers: Marker[] = [{ index: d.peaks.allocated.event ?? 0, kind: 'peak', label: 'allocated peak' }];
   if (d.peaks.reserved.event !== d.peaks.allocated.event)
     markers.push({ index: d.peaks.reserved.event ?? 0, kind: 'reservedPeak', label: 'reserved peak' });
-  const drawn = c.file.client.call('timeline', c.device, from, to, OVERVIEW_BUCKETS).then((data) => {
+  // Asked at once (the worker answers it from the load, before the analysis asked after it),
+  // drawn once the peak cards are on screen: drawing first would hold their frame back.
+  const answer = c.file.client.call('timeline', c.device, from, to, OVERVIEW_BUCKETS);
+  const drawn = Promise.all([answer, cardsPainted]).then(([data]) => {
     const why = flatNote(data, d.events, d.window.blocks_before_window);
     note.hidden = why === null;
     note.textContent = why ?? '';
@@ -73,7 +80,7 @@ function overviewChart(c: ViewContext, d: DeviceOverview): { el: HTMLElement; dr
       });
     };
     draw();
-    new ResizeObserver(draw).observe(canvas);
+    onResize(canvas, draw);
     canvas.addEventListener('click', (e) => {
       const f = frame();
       const i = xScale(data, from, to, f, false).iOf(e.offsetX);
@@ -235,7 +242,9 @@ export async function renderOverview(c: ViewContext) {
   // The headline figures come from the overview (the replay), at once; what needs the analysis
   // (the SnapshotDB) fills in after: the peaks' step and phase, the cached bytes at the peak, the
   // free share at the dump, the findings and the streams.
-  const chart = d.events > 0 ? overviewChart(c, d) : null;
+  // After the frame that paints the figures (a task queued from the next animation frame).
+  const cardsPainted = new Promise<void>((res) => requestAnimationFrame(() => setTimeout(res)));
+  const chart = d.events > 0 ? overviewChart(c, d, cardsPainted) : null;
   if (chart) root.append(chart.el);
   const span = !d.events
     ? 'only the dump was recorded'
@@ -290,8 +299,8 @@ export async function renderOverview(c: ViewContext) {
   root.append(tail);
   // The figures are on screen: no "computing…" cover over them while the rest comes.
   reveal(c.root);
-  // After the frame that paints the figures (benchmarks: choosing the file → the peak figures).
-  requestAnimationFrame(() => setTimeout(() => performance.mark('snapscope:peak-figures')));
+  // Benchmarks: choosing the file → the peak figures painted.
+  void cardsPainted.then(() => performance.mark('snapscope:peak-figures'));
 
   if (d.events > 0) {
     const actions = el('div', { class: 'actions' });

@@ -5,7 +5,7 @@
 import type { ViewContext } from '../app-types';
 import type { CategorySeries, Timeline } from '../generated/answers';
 import { bytesSpan, clip, duration, el, eventLabel, int } from '../ui/format';
-import { fitCanvas } from '../ui/canvas';
+import { fitCanvas, onResize } from '../ui/canvas';
 import { plotWidth, type Frame } from '../ui/plot';
 import { newestOnly } from '../ui/window';
 import { panZoom } from '../ui/zoom';
@@ -387,7 +387,7 @@ export async function renderTimeline(c: ViewContext) {
     void fetchData();
   });
 
-  new ResizeObserver(() => fetchData()).observe(canvas);
+  onResize(canvas, () => void fetchData());
   await fetchData();
   if (c.event !== null) {
     // Centre the selected event when it was chosen elsewhere.

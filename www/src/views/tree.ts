@@ -5,7 +5,7 @@
 // Above the tree, a thin bar of what the same live memory is, by category.
 import type { ViewContext } from '../app-types';
 import { bytesSpan, el, eventLabel, int, plural } from '../ui/format';
-import { fitCanvas } from '../ui/canvas';
+import { fitCanvas, onResize } from '../ui/canvas';
 import { tooltip } from '../ui/tooltip';
 import { focusAt, focusEvent, focusSwitch } from './focus';
 import { drawIcicle } from './tree-draw';
@@ -153,6 +153,6 @@ export async function renderTree(c: ViewContext) {
     matches = search(nodes, query);
     draw();
   });
-  new ResizeObserver(() => draw()).observe(canvas);
+  onResize(canvas, draw);
   draw();
 }

@@ -7,7 +7,7 @@ import type { OpenFile, ViewContext } from '../app-types';
 import type { SimulationLines, TuneRow, Tuning } from '../generated/answers';
 import { EngineFailure } from '../client';
 import { DEFS, bytes, bytesSpan, card, el, eventLabel, gridTable, int, plural } from '../ui/format';
-import { fitCanvas } from '../ui/canvas';
+import { fitCanvas, onResize } from '../ui/canvas';
 import { plotWidth, type Frame } from '../ui/plot';
 import { computing } from '../ui/busy';
 import { newestOnly } from '../ui/window';
@@ -540,7 +540,7 @@ export async function renderWhatIf(c: ViewContext) {
     hover = null;
     draw();
   });
-  new ResizeObserver(() => draw()).observe(canvas);
+  onResize(canvas, draw);
 
   // ---- first answer: as recorded, or what the view had (or was opened with) ----
   loadConf(keep.conf);
