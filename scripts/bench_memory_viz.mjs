@@ -81,13 +81,15 @@ then: node scripts/bench_memory_viz.mjs --memory-viz DIR --files A.pickle,...
 
 const vizDir = arg("--memory-viz", process.env.SNAPSCOPE_MEMORY_VIZ_DIR ?? "");
 if (!snapscopeOnly) {
-  const missing = !vizDir
-    ? "no directory"
-    : ["MemoryViz.js", ...Object.values(CDN).map((p) => `node_modules/${p}`)]
-        .filter((f) => !existsSync(join(vizDir, f)))
-        .join(", ");
-  if (missing) {
-    console.log(`${HOW_TO_GET}\n(${vizDir || "DIR"}: missing ${missing})`);
+  const lacks = [
+    "MemoryViz.js",
+    ...Object.values(CDN).map((p) => `node_modules/${p}`),
+  ].filter((f) => !vizDir || !existsSync(join(vizDir, f)));
+  if (lacks.length) {
+    const why = vizDir
+      ? `${vizDir} lacks ${lacks.join(", ")}`
+      : "no --memory-viz DIR nor SNAPSCOPE_MEMORY_VIZ_DIR";
+    console.log(`${HOW_TO_GET}\n(${why})`);
     process.exit(0);
   }
 }
@@ -255,14 +257,20 @@ async function memoryVizRun(origin, file, name) {
   }
   let inPageMs = NaN;
   let polygons = 0;
-  if (!errors.length) {
-    await page.waitForFunction(() => window.__figuresMs !== undefined);
-    [inPageMs, polygons] = await page.evaluate(() => [
-      window.__figuresMs,
-      document.querySelectorAll("svg polygon").length,
-    ]);
-    await shot(page, `${name}-memory_viz`);
-  }
+  // The frame that paints the polygons can take long on a large file: the same time limit.
+  if (!errors.length)
+    try {
+      await page.waitForFunction(() => window.__figuresMs !== undefined, null, {
+        timeout: TIMEOUT_MS,
+      });
+      [inPageMs, polygons] = await page.evaluate(() => [
+        window.__figuresMs,
+        document.querySelectorAll("svg polygon").length,
+      ]);
+      await shot(page, `${name}-memory_viz`);
+    } catch (e) {
+      errors.push(String(e).split("\n")[0]);
+    }
   const tabPeakRssMib = sampler.stop();
   await ctx.close();
   return {
