@@ -198,8 +198,20 @@ async function memoryVizRun(origin, file, name) {
   const refused = await offline(ctx, origin);
   const page = await ctx.newPage();
   const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  page.on("crash", () => errors.push("the tab crashed"));
+  // memory_viz reports nothing on screen when it fails (an exception in its loader, the tab out
+  // of memory): each ends the waits below at once instead of after the time limit.
+  let failed = () => {};
+  const failure = new Promise((_, reject) => (failed = reject));
+  failure.catch(() => {});
+  const fail = (why) => {
+    errors.push(why);
+    failed(new Error(why));
+  };
+  page.on("pageerror", (e) => fail(String(e)));
+  page.on("crash", () => fail("the tab crashed"));
+  page.on("console", (m) => {
+    if (m.type() === "error") fail(`console error: ${m.text()}`);
+  });
   await page.goto(origin + "/");
   // MemoryViz.js has run when its controls (three <select>s) are in the body.
   await page.waitForFunction(
@@ -246,30 +258,36 @@ async function memoryVizRun(origin, file, name) {
   });
   let driverMs = NaN;
   try {
-    await page.waitForFunction(
-      () => document.querySelector("svg polygon") !== null,
-      null,
-      { timeout: TIMEOUT_MS, polling: 5 },
-    );
+    await Promise.race([
+      failure,
+      page.waitForFunction(
+        () => document.querySelector("svg polygon") !== null,
+        null,
+        { timeout: TIMEOUT_MS, polling: 5 },
+      ),
+    ]);
     driverMs = performance.now() - t0;
   } catch (e) {
-    errors.push(String(e).split("\n")[0]);
+    if (!errors.length) errors.push(String(e).split("\n")[0]);
   }
   let inPageMs = NaN;
   let polygons = 0;
   // The frame that paints the polygons can take long on a large file: the same time limit.
   if (!errors.length)
     try {
-      await page.waitForFunction(() => window.__figuresMs !== undefined, null, {
-        timeout: TIMEOUT_MS,
-      });
+      await Promise.race([
+        failure,
+        page.waitForFunction(() => window.__figuresMs !== undefined, null, {
+          timeout: TIMEOUT_MS,
+        }),
+      ]);
       [inPageMs, polygons] = await page.evaluate(() => [
         window.__figuresMs,
         document.querySelectorAll("svg polygon").length,
       ]);
       await shot(page, `${name}-memory_viz`);
     } catch (e) {
-      errors.push(String(e).split("\n")[0]);
+      if (!errors.length) errors.push(String(e).split("\n")[0]);
     }
   const tabPeakRssMib = sampler.stop();
   await ctx.close();
