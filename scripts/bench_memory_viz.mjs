@@ -212,6 +212,21 @@ async function memoryVizRun(origin, file, name) {
   page.on("console", (m) => {
     if (m.type() === "error") fail(`console error: ${m.text()}`);
   });
+  // memory_viz reads the dropped file with a FileReader and handles no error: a failed read
+  // would leave it waiting forever. Observed here (not changed): a failure is reported, and the
+  // read's end is noted, to tell reading from parsing and drawing.
+  await page.addInitScript(() => {
+    const read = FileReader.prototype.readAsArrayBuffer;
+    FileReader.prototype.readAsArrayBuffer = function (blob) {
+      this.addEventListener("error", () =>
+        console.error(`memory_viz's FileReader failed: ${this.error}`),
+      );
+      this.addEventListener("load", () => {
+        window.__readAt = performance.now();
+      });
+      return read.call(this, blob);
+    };
+  });
   await page.goto(origin + "/");
   // MemoryViz.js has run when its controls (three <select>s) are in the body.
   await page.waitForFunction(
@@ -237,6 +252,7 @@ async function memoryVizRun(origin, file, name) {
     const dt = new DataTransfer();
     dt.items.add(input.files[0]);
     const drop = performance.now();
+    window.__dropAt = drop;
     // The page's mark: a poll that runs when the main thread is free sees the timeline's
     // polygons, then the task after the next frame (the one that paints them).
     const poll = () =>
@@ -271,6 +287,7 @@ async function memoryVizRun(origin, file, name) {
     if (!errors.length) errors.push(String(e).split("\n")[0]);
   }
   let inPageMs = NaN;
+  let readMs = NaN;
   let polygons = 0;
   // The frame that paints the polygons can take long on a large file: the same time limit.
   if (!errors.length)
@@ -281,8 +298,9 @@ async function memoryVizRun(origin, file, name) {
           timeout: TIMEOUT_MS,
         }),
       ]);
-      [inPageMs, polygons] = await page.evaluate(() => [
+      [inPageMs, readMs, polygons] = await page.evaluate(() => [
         window.__figuresMs,
+        window.__readAt - window.__dropAt,
         document.querySelectorAll("svg polygon").length,
       ]);
       await shot(page, `${name}-memory_viz`);
@@ -294,6 +312,7 @@ async function memoryVizRun(origin, file, name) {
   return {
     driver_ms: Math.round(driverMs),
     in_page_ms: Math.round(inPageMs),
+    read_ms: Math.round(readMs),
     polygons,
     tab_peak_rss_mib: tabPeakRssMib,
     errors,
@@ -402,6 +421,8 @@ console.log(
 );
 console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
 const mib = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+// A figure with its unit, or a dash where there is none (a failed or skipped side).
+const fig = (x, unit) => (Number.isFinite(x) ? `${x}${unit}` : "—");
 for (const r of runs) {
   const v = r.memory_viz;
   const s = r.snapscope;
@@ -411,14 +432,20 @@ for (const r of runs) {
       ? `FAILED: ${[...v.errors, ...v.refused.map((u) => "refused " + u)].join("; ").slice(0, 120)}`
       : `${v.in_page_ms} ms (${v.driver_ms} ms)`;
   console.log(
-    `| ${r.file.split("/").pop()} (${mib(r.bytes)}) | ${r.pair} | ${vCell} | ${v ? v.tab_peak_rss_mib + " MiB" : "—"} | ${s.in_page_ms} ms (${s.driver_ms} ms) | ${s.tab_peak_rss_mib} MiB (${s.wasm_memory_mib ?? "—"}) | ${r.native_overview_ms ?? "—"} ms | ${r.memory_viz_over_snapscope_in_page ?? "—"}× (${r.memory_viz_over_snapscope_driver ?? "—"}×) | ${r.snapscope_over_native ?? "—"}× | ${r.load_before} → ${r.load_after} |`,
+    `| ${r.file.split("/").pop()} (${mib(r.bytes)}) | ${r.pair} | ${vCell} | ${fig(v?.tab_peak_rss_mib, " MiB")} | ${s.in_page_ms} ms (${s.driver_ms} ms) | ${s.tab_peak_rss_mib} MiB (${fig(s.wasm_memory_mib, "")}) | ${fig(r.native_overview_ms, " ms")} | ${fig(r.memory_viz_over_snapscope_in_page, "×")} (${fig(r.memory_viz_over_snapscope_driver, "×")}) | ${fig(r.snapscope_over_native, "×")} | ${r.load_before} → ${r.load_after} |`,
   );
 }
 for (const file of files) {
   const of = runs.filter((r) => r.file === file);
-  const m = (f) => median(of.map(f));
+  const m = (f, unit) => fig(median(of.map(f)), unit);
+  const vizPart = viz
+    ? `memory_viz ${m((r) => r.memory_viz?.in_page_ms, " ms")} in the page (${m((r) => r.memory_viz?.driver_ms, " ms")} driver), `
+    : "";
+  const ratioPart = viz
+    ? `; per-pair ratio memory_viz ÷ snapscope ${m((r) => r.memory_viz_over_snapscope_in_page, "×")} in the page (${m((r) => r.memory_viz_over_snapscope_driver, "×")} driver)`
+    : "";
   console.log(
-    `\n${file}: medians of ${of.length} pair(s): memory_viz ${m((r) => r.memory_viz?.in_page_ms)} ms in the page (${m((r) => r.memory_viz?.driver_ms)} ms driver), snapscope ${m((r) => r.snapscope.in_page_ms)} ms (${m((r) => r.snapscope.driver_ms)} ms); per-pair ratio memory_viz ÷ snapscope ${m((r) => r.memory_viz_over_snapscope_in_page)}× in the page (${m((r) => r.memory_viz_over_snapscope_driver)}× driver); snapscope ÷ native overview ${m((r) => r.snapscope_over_native)}×`,
+    `\n${file}: medians of ${of.length} pair(s): ${vizPart}snapscope ${m((r) => r.snapscope.in_page_ms, " ms")} (${m((r) => r.snapscope.driver_ms, " ms")})${ratioPart}; snapscope ÷ native overview ${m((r) => r.snapscope_over_native, "×")}`,
   );
 }
 const refused = runs.flatMap((r) => [
