@@ -14,8 +14,8 @@
 // by a poll that runs only when the main thread is free) → the page answering again (a task queued
 // after that runs and a round trip to the engine's worker, `window.snapscope.stats()`), and the
 // longest main-thread task meanwhile (PerformanceObserver "longtask"); beside each file, the native
-// `snapscope overview` (read + replay) in the same run, and the figures' time over it. No
-// memory_viz column: the project has no offline memory_viz harness (it would fetch at run time).
+// `snapscope overview` (read + replay) in the same run, and the figures' time over it. Beside
+// memory_viz: scripts/bench_memory_viz.mjs (the same figures measurement, alternating with it).
 //
 // Per size: the read-only floor (the page streams the File through File.stream() and does nothing
 // else), time from choosing the file to the first view (overview rendered), measured in the page
@@ -26,16 +26,15 @@
 // latency (wheel → redrawn, p95), the wasm memory high-water mark and the peak RSS of all the
 // browser's processes; natively: `snapscope overview` and `snapscope import` wall time.
 import { execFileSync, spawnSync } from "node:child_process";
-import {
-  existsSync,
-  readFileSync,
-  readdirSync,
-  statSync,
-  writeFileSync,
-  mkdirSync,
-} from "node:fs";
+import { existsSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { serve, launch, ROOT } from "../tests/browser/harness.mjs";
+import {
+  browserRss,
+  tabRssSampler,
+  snapscopeReady,
+  snapscopeFigures,
+} from "./bench_page.mjs";
 
 const arg = (k, d) => {
   const i = process.argv.indexOf(k);
@@ -70,25 +69,6 @@ function timeNative(args) {
   });
   if (r.status !== 0) throw new Error(r.stderr);
   return (performance.now() - t0) / 1000;
-}
-
-/** Sum of RSS of the processes whose command line names this browser's profile directory
- * (and, with `only`, also contains that text: "--type=renderer" is the tab, worker included). */
-function browserRss(profile, only = "") {
-  let sum = 0;
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (!cmd.includes(profile) || !cmd.includes(only)) continue;
-      const m = /VmRSS:\s+(\d+) kB/.exec(
-        readFileSync(`/proc/${pid}/status`, "utf8"),
-      );
-      if (m) sum += Number(m[1]) * 1024;
-    } catch {
-      /* process ended */
-    }
-  }
-  return sum;
 }
 
 const pct = (xs, p) =>
@@ -287,51 +267,19 @@ async function viewsRun(origin, file) {
         window.__long.push({ start: e.startTime, ms: e.duration });
     }).observe({ type: "longtask", buffered: true });
   });
-  await page.goto(origin + "/");
-  await page.waitForFunction(
-    () =>
-      document.documentElement.dataset.snapscope === "empty" &&
-      document.documentElement.dataset.engine === "ready",
-  );
-  await page.waitForTimeout(settleMs);
+  await snapscopeReady(page, origin, settleMs);
   // The tab's resident memory (its renderer, worker included), sampled while the file loads.
-  let tabPeakRss = 0;
-  const sampler = setInterval(() => {
-    tabPeakRss = Math.max(
-      tabPeakRss,
-      browserRss(ctx.profileDir, "--type=renderer"),
-    );
-  }, 50);
-  const epoch = () => performance.timeOrigin + performance.now();
-  const t0 = epoch();
-  // The driver's view: a figure's text on screen, a number with its unit, not an empty card (a
-  // dump-only file has no peak card: its dump figures). The poll (every 5 ms) runs from before
-  // the file is set, so it does not wait for setInputFiles to return.
-  const figuresSeen = page
-    .waitForFunction(
-      () =>
-        /\d/.test(
-          document.querySelector(".view-overview .cards .card .card-value")
-            ?.textContent ?? "",
-        ),
-      null,
-      { timeout: 600000, polling: 5 },
-    )
-    .then(epoch);
-  await page.setInputFiles("#file-input", file);
-  const tSeen = await figuresSeen;
-  const changeAt = await page.evaluate(() => window.__changeAt);
-  const driverFiguresMs = tSeen - changeAt;
-  const setInputFilesMs = changeAt - t0;
-  await page.waitForFunction(
-    () => performance.getEntriesByName("snapscope:peak-figures").length > 0,
+  const sampler = tabRssSampler(ctx.profileDir);
+  const { driverMs: driverFiguresMs, setInputFilesMs } = await snapscopeFigures(
+    page,
+    file,
   );
   await page.waitForFunction(
     () => document.documentElement.dataset.view === "done",
     null,
     { timeout: 600000 },
   );
-  clearInterval(sampler);
+  const tabPeakRssMib = sampler.stop();
   const stats = await page.evaluate(() => window.snapscope.stats());
   const marks = await page.evaluate(() => {
     const at = (n) => performance.getEntriesByName(n)[0]?.startTime ?? NaN;
@@ -385,7 +333,7 @@ async function viewsRun(origin, file) {
     wasm_memory_mib: stats?.wasm_memory_bytes
       ? Math.round(stats.wasm_memory_bytes / 2 ** 20)
       : null,
-    tab_peak_rss_mib: Math.round(tabPeakRss / 2 ** 20),
+    tab_peak_rss_mib: tabPeakRssMib,
     ...Object.fromEntries(
       Object.entries(marks).map(([k, x]) => [k, Math.round(x)]),
     ),

@@ -1,0 +1,92 @@
+// What the page benchmarks share (scripts/bench_browser.mjs, scripts/bench_memory_viz.mjs): the
+// browser's memory as the kernel sees it, and snapscope's figures on screen for one file.
+import { readFileSync, readdirSync } from "node:fs";
+
+/** Sum of RSS of the processes whose command line names this browser's profile directory
+ * (and, with `only`, also contains that text: "--type=renderer" is the tab, worker included). */
+export function browserRss(profile, only = "") {
+  let sum = 0;
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmd.includes(profile) || !cmd.includes(only)) continue;
+      const m = /VmRSS:\s+(\d+) kB/.exec(
+        readFileSync(`/proc/${pid}/status`, "utf8"),
+      );
+      if (m) sum += Number(m[1]) * 1024;
+    } catch {
+      /* process ended */
+    }
+  }
+  return sum;
+}
+
+/** Samples the tab's RSS (its renderer processes) every `everyMs` until `stop()`, which
+ * returns the peak in MiB. */
+export function tabRssSampler(profile, everyMs = 50) {
+  let peak = 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, browserRss(profile, "--type=renderer"));
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.round(peak / 2 ** 20);
+    },
+  };
+}
+
+/** Opens snapscope's page and waits until it is ready for a file (engine started and warmed
+ * up), then `settleMs` more: a person takes longer than that to choose a file. */
+export async function snapscopeReady(page, origin, settleMs) {
+  await page.goto(origin + "/");
+  await page.waitForFunction(
+    () =>
+      document.documentElement.dataset.snapscope === "empty" &&
+      document.documentElement.dataset.engine === "ready",
+  );
+  await page.waitForTimeout(settleMs);
+}
+
+/** Chooses `file` in snapscope's file input and waits for the Overview's peak figures on
+ * screen: as the test driver sees them (a card's figure, a number with its unit, polled every
+ * 5 ms; a dump-only file's cards are its dump figures), and the page's own
+ * `snapscope:peak-figures` mark (the task after the frame that paints the cards) from
+ * `snapscope:file-chosen`. */
+export async function snapscopeFigures(page, file, timeoutMs = 600000) {
+  // One epoch clock on both sides. The driver's figure runs from the file input's change event
+  // (Playwright's delivery of the file before it takes 40-200 ms and is reported apart), and its
+  // poll (every 5 ms) starts before the file is set, so it never waits for setInputFiles to return.
+  const epoch = () => performance.timeOrigin + performance.now();
+  await page.evaluate(() => {
+    window.__changeAt = undefined;
+    document.addEventListener(
+      "change",
+      () => (window.__changeAt ??= performance.timeOrigin + performance.now()),
+      { capture: true, once: true },
+    );
+  });
+  const t0 = epoch();
+  const figuresSeen = page
+    .waitForFunction(
+      () =>
+        /\d/.test(
+          document.querySelector(".view-overview .cards .card .card-value")
+            ?.textContent ?? "",
+        ),
+      null,
+      { timeout: timeoutMs, polling: 5 },
+    )
+    .then(epoch);
+  await page.setInputFiles("#file-input", file);
+  const tSeen = await figuresSeen;
+  const changeAt = await page.evaluate(() => window.__changeAt);
+  await page.waitForFunction(
+    () => performance.getEntriesByName("snapscope:peak-figures").length > 0,
+  );
+  const markMs = await page.evaluate(() => {
+    const at = (n) => performance.getEntriesByName(n)[0]?.startTime ?? NaN;
+    return at("snapscope:peak-figures") - at("snapscope:file-chosen");
+  });
+  return { driverMs: tSeen - changeAt, setInputFilesMs: changeAt - t0, markMs };
+}
