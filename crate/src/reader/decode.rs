@@ -39,8 +39,8 @@ pub struct DecodeState {
     frames_folded: u64,
     /// Segments and blocks decoded so far, against the `dump_blocks` budget.
     dump_items: u64,
-    /// Frame and annotation texts by arena string, cut for display once: the shown text and,
-    /// when it is cut, the whole text (the arena's own allocation, hashed once).
+    /// Frame and annotation texts longer than shown, by arena string, cut for display once: the
+    /// shown text and the whole text (the arena's own allocation, hashed once).
     shown_texts: FastMap<u32, (String, Option<LongText>)>,
     frame_texts_cut: u64,
     /// Bytes of the distinct frames' names and file names as shown, against `frame_text_bytes`.
@@ -618,15 +618,15 @@ impl Decoder<'_> {
         t
     }
 
-    /// A pickled string as shown, and whole when it is cut: worked out once per string, its
-    /// whole text (the arena's own allocation) counted once against `text_bytes`.
+    /// A pickled string as shown, and whole when it is cut: a long one worked out once per
+    /// string, its whole text (the arena's own allocation) counted once against `text_bytes`.
     fn shown(&mut self, v: Node) -> (String, Option<LongText>) {
-        let Some(whole) = self.a.shared_str(v) else {
+        let (Some(whole), Node::Str(i)) = (self.a.shared_str(v), v) else {
             return (String::new(), None);
         };
-        let Node::Str(i) = v else {
-            return (String::new(), None);
-        };
+        if whole.len() <= SHOWN_TEXT_BYTES {
+            return (whole.to_string(), None);
+        }
         if let Some(t) = self.st.shown_texts.get(&i) {
             return t.clone();
         }
