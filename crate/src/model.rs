@@ -159,12 +159,6 @@ pub struct FxNode {
 }
 
 impl Frame {
-    /// A frame from its whole names, each cut for display by [`shown_text`].
-    pub fn from_whole(filename: &std::sync::Arc<str>, line: i64, name: &std::sync::Arc<str>, fx: Option<Box<FxNode>>) -> Frame {
-        let ((filename, whole_filename), (name, whole_name)) = (shown_text(filename), shown_text(name));
-        Frame::from_shown(filename, line, name, fx, WholeNames { filename: whole_filename, name: whole_name })
-    }
-
     /// A frame from names already cut for display and their whole texts.
     pub fn from_shown(filename: String, line: i64, name: String, fx: Option<Box<FxNode>>, whole: WholeNames) -> Frame {
         let whole = (whole != WholeNames::default()).then(|| Box::new(whole));
