@@ -57,14 +57,15 @@ pub const DUMP_BLOCKS: Budget = Budget {
     index: 3,
 };
 
-/// Bytes of the distinct stack frames' file and function names (each cut at 4,096 bytes):
-/// 32 MiB by default, where real snapshots hold well under 1 MiB (distinct frames sharing one
-/// pickled string count per frame).
+/// Bytes of the distinct stack frames' file and function names as shown (each at most 4,096
+/// bytes; a longer one is shown cut and held whole once, under `text_bytes`): 32 MiB by default,
+/// where real snapshots hold well under 1 MiB (distinct frames sharing one pickled string count
+/// per frame, as every answer and the SnapshotDB's `frames` rows show them per frame).
 pub const FRAME_TEXT_BYTES: Budget = Budget {
     name: "frame_text_bytes",
     default: 32 << 20,
     unit: "bytes",
-    what: "file and function names of the distinct stack frames",
+    what: "file and function names of the distinct stack frames, as shown",
     index: 4,
 };
 
@@ -73,7 +74,7 @@ pub const FRAME_TEXT_BYTES: Budget = Budget {
 pub const DB_STATEMENT_MS: Budget =
     Budget { name: "db_statement_ms", default: 60_000, unit: "milliseconds", what: "time of one statement over an input .db", index: 5 };
 
-/// Bytes of the `external_annotations` (names cut at 4,096 bytes, 32 bytes per entry), an
+/// Bytes of the `external_annotations` as shown (names at most 4,096 bytes, 32 bytes per entry), an
 /// annotation shared through the pickle memo counted per use.
 pub const ANNOTATION_BYTES: Budget = Budget {
     name: "annotation_bytes",
@@ -83,12 +84,23 @@ pub const ANNOTATION_BYTES: Budget = Budget {
     index: 6,
 };
 
+/// Bytes of the distinct texts longer than shown (4,096 bytes: frames' file and function names,
+/// annotations' names), each held whole once however many frames or annotations share it:
+/// 256 MiB by default, where real snapshots hold none.
+pub const TEXT_BYTES: Budget = Budget {
+    name: "text_bytes",
+    default: 256 << 20,
+    unit: "bytes",
+    what: "distinct names longer than 4,096 bytes, held whole once each",
+    index: 7,
+};
+
 /// Every budget, for `--budget` and `capabilities`.
 pub const BUDGETS: &[&Budget] =
-    &[&DECOMPRESSED_BYTES, &RULES_BYTES, &ANSWER_BYTES, &DUMP_BLOCKS, &FRAME_TEXT_BYTES, &DB_STATEMENT_MS, &ANNOTATION_BYTES];
+    &[&DECOMPRESSED_BYTES, &RULES_BYTES, &ANSWER_BYTES, &DUMP_BLOCKS, &FRAME_TEXT_BYTES, &DB_STATEMENT_MS, &ANNOTATION_BYTES, &TEXT_BYTES];
 
 const UNSET: u64 = u64::MAX;
-static OVERRIDES: [AtomicU64; 7] = [const { AtomicU64::new(UNSET) }; 7];
+static OVERRIDES: [AtomicU64; 8] = [const { AtomicU64::new(UNSET) }; 8];
 
 impl Budget {
     /// The limit in force: the override given with `--budget`, else the default.

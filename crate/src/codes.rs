@@ -132,12 +132,12 @@ codes! {
     /// The `code` of a reader warning: something in the file skipped or cut, the rest read.
     WarningCode, "Warning codes" {
         AllocConfInvalid = "ALLOC_CONF_INVALID" => "recorded allocator settings that cannot be read (the defaults are used)",
-        AnnotationTextCut = "ANNOTATION_TEXT_CUT" => "annotation texts cut to the engine's length limit",
+        AnnotationTextCut = "ANNOTATION_TEXT_CUT" => "annotation names shown cut at 4,096 bytes (held whole, and whole in the SnapshotDB's long_texts)",
         DevicesTruncated = "DEVICES_TRUNCATED" => "more devices than an answer lists (the first ones are listed, `devices_total` says how many)",
         DumpInconsistent = "DUMP_INCONSISTENT" => "a dump segment whose totals differ from its blocks",
         EventInvalid = "EVENT_INVALID" => "trace entries that are not events, skipped",
         FrameInvalid = "FRAME_INVALID" => "stack frames that are not {filename, line, name}, skipped",
-        FrameTextCut = "FRAME_TEXT_CUT" => "frame texts cut to the engine's length limit",
+        FrameTextCut = "FRAME_TEXT_CUT" => "frame names or file names shown cut at 4,096 bytes (held whole, and whole in the SnapshotDB's long_texts)",
         SegmentInvalid = "SEGMENT_INVALID" => "dump segments that cannot be read, skipped",
         TraceInvalid = "TRACE_INVALID" => "a device trace that is not a list, skipped",
         TrailingBytes = "TRAILING_BYTES" => "bytes after the end of the pickle, ignored",

@@ -291,7 +291,7 @@ mod tests {
     use super::*;
 
     fn fr(filename: &str, name: &str) -> Frame {
-        Frame { filename: filename.into(), line: 1, name: name.into(), fx: None }
+        Frame { filename: filename.into(), line: 1, name: name.into(), fx: None, whole: None }
     }
 
     #[test]

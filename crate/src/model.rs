@@ -64,12 +64,88 @@ pub type StackId = u32;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Frame {
+    /// The file name as shown (cut at [`SHOWN_TEXT_BYTES`]; whole in `whole` when longer).
     pub filename: String,
     pub line: i64,
+    /// The function name as shown (cut like `filename`).
     pub name: String,
     /// The FX node a frame of generated code ran (`augment_with_fx_traces=True`), rare.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fx: Option<Box<FxNode>>,
+    /// The whole names of a frame whose names are longer than shown (rare; never in an answer,
+    /// kept for the SnapshotDB's `long_texts`).
+    #[serde(skip)]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(skip))]
+    pub whole: Option<Box<WholeNames>>,
+}
+
+/// Bytes of a frame's file or function name, or an annotation's name, that answers show: a
+/// longer text is shown cut there (at a character boundary, with `…`) and held whole once, as a
+/// [`LongText`] shared by every frame that names it (400 frames sharing one 1 MB name once held
+/// 400 copies).
+pub const SHOWN_TEXT_BYTES: usize = 4096;
+
+/// A text longer than shown, held whole: one allocation however many frames or annotations
+/// name it (the reader hands over the pickle's own string), with its content hash computed once
+/// (a frame is hashed by it, never by its megabytes).
+#[derive(Debug, Clone)]
+pub struct LongText {
+    text: std::sync::Arc<str>,
+    hash: u64,
+}
+
+impl LongText {
+    pub fn new(text: std::sync::Arc<str>) -> LongText {
+        use std::hash::BuildHasher;
+        let hash = std::hash::BuildHasherDefault::<crate::fasthash::FastHasher>::default().hash_one(&*text);
+        LongText { text, hash }
+    }
+
+    pub fn text(&self) -> &std::sync::Arc<str> {
+        &self.text
+    }
+}
+
+impl PartialEq for LongText {
+    fn eq(&self, other: &LongText) -> bool {
+        std::sync::Arc::ptr_eq(&self.text, &other.text) || (self.hash == other.hash && self.text == other.text)
+    }
+}
+
+impl Eq for LongText {}
+
+impl std::hash::Hash for LongText {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+/// The whole file and function names of a frame shown cut (None: that name is shown whole).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct WholeNames {
+    pub filename: Option<LongText>,
+    pub name: Option<LongText>,
+}
+
+/// `text` as shown, and whole when it is longer than [`SHOWN_TEXT_BYTES`]: the one place a
+/// stored text is cut for display.
+pub fn shown_text(text: &std::sync::Arc<str>) -> (String, Option<LongText>) {
+    match shown_cut(text) {
+        Some(shown) => (shown, Some(LongText::new(text.clone()))),
+        None => (text.to_string(), None),
+    }
+}
+
+/// `text` cut at [`SHOWN_TEXT_BYTES`] (a character boundary at or below) with `…`, when longer.
+pub fn shown_cut(text: &str) -> Option<String> {
+    if text.len() <= SHOWN_TEXT_BYTES {
+        return None;
+    }
+    let mut end = SHOWN_TEXT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(format!("{}…", &text[..end]))
 }
 
 /// `fx_node_op`, `fx_node_name`, `fx_node_target`, `fx_original_trace` of a frame.
@@ -83,6 +159,22 @@ pub struct FxNode {
 }
 
 impl Frame {
+    /// A frame from names already cut for display and their whole texts.
+    pub fn from_shown(filename: String, line: i64, name: String, fx: Option<Box<FxNode>>, whole: WholeNames) -> Frame {
+        let whole = (whole != WholeNames::default()).then(|| Box::new(whole));
+        Frame { filename, line, name, fx, whole }
+    }
+
+    /// The whole file name (the shown one when it was not cut).
+    pub fn whole_filename(&self) -> &str {
+        self.whole.as_ref().and_then(|w| w.filename.as_ref()).map_or(&self.filename, |t| &**t.text())
+    }
+
+    /// The whole function name (the shown one when it was not cut).
+    pub fn whole_name(&self) -> &str {
+        self.whole.as_ref().and_then(|w| w.name.as_ref()).map_or(&self.name, |t| &**t.text())
+    }
+
     pub fn label(&self) -> String {
         format!("{}:{} {}", self.filename, self.line, self.name)
     }
@@ -369,8 +461,13 @@ impl DeviceTrace {
 pub struct Annotation {
     pub device: Option<i64>,
     pub time_us: Option<i64>,
+    /// As shown (cut at [`SHOWN_TEXT_BYTES`]).
     pub name: String,
     pub stage: String,
+    /// The whole name when it is longer than shown.
+    #[serde(skip)]
+    #[cfg_attr(not(target_arch = "wasm32"), schemars(skip))]
+    pub whole_name: Option<LongText>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

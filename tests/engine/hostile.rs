@@ -42,6 +42,40 @@ fn cli(dir: &Path, args: &[&str]) -> Output {
     out
 }
 
+/// `cli`, and the child's peak resident memory in KiB (its own, from wait4: tests running at the
+/// same time do not count).
+fn cli_peak_rss(dir: &Path, args: &[&str]) -> (Output, u64) {
+    use std::io::Read;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_snapscope"));
+    c.args(args).current_dir(dir).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        out.read_to_end(&mut v).unwrap();
+        v
+    });
+    let mut stderr = Vec::new();
+    err.read_to_end(&mut stderr).unwrap();
+    let (mut status, mut usage) = (0i32, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: waits for this very child, once; std's handle is not waited on afterwards.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    std::mem::forget(child);
+    let status = std::os::unix::process::ExitStatusExt::from_raw(status);
+    (Output { status, stdout: reader.join().unwrap(), stderr }, usage.ru_maxrss as u64)
+}
+
+/// Rows of a one-number query on a SnapshotDB.
+fn db_count(db: &Path, sql: &str, text: &str) -> i64 {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    if sql.contains("?1") {
+        conn.query_row(sql, [text], |r| r.get(0)).unwrap()
+    } else {
+        conn.query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+}
+
 /// The error code of a failed `--json` run.
 fn error_code(out: &Output) -> String {
     assert!(!out.status.success(), "expected a failure: {}", String::from_utf8_lossy(&out.stdout));
@@ -115,6 +149,12 @@ fn a_shared_huge_name_is_not_multiplied() {
     // The frames table holds each name once (31 distinct frames); stacks do not repeat it. The
     // issue's bound for this case: the .db within 20 MB.
     assert!(std::fs::metadata(&db).unwrap().len() < 20 << 20);
+    // The whole name once (it is shown cut at 4,096 bytes), named by each of the 31 frames.
+    let name = "x".repeat(1_000_000);
+    assert_eq!(db_count(&db, "SELECT count(*) FROM long_texts WHERE text = ?1", &name), 1);
+    assert_eq!(db_count(&db, "SELECT count(*) FROM long_texts", ""), 1);
+    assert_eq!(db_count(&db, "SELECT count(*) FROM long_text_uses WHERE table_name = 'frames' AND column_name = 'name'", ""), 31);
+    assert_eq!(db_count(&db, "SELECT max(length(CAST(name AS BLOB))) FROM frames", ""), 4096 + "…".len() as i64);
 }
 
 /// Integers beyond any byte count are damage the analysis names, never wrapped into small ones.
@@ -655,12 +695,15 @@ annotated("shared_annotation.pickle", [{"name": big, "stage": "START", "device":
 "#,
         &[dir.to_str().unwrap()],
     );
-    for (name, budget) in [
-        ("shared_segment.pickle", "dump_blocks"),
-        ("distinct_frames.pickle", "frame_text_bytes"),
-        ("shared_annotation.pickle", "annotation_bytes"),
+    for (name, budget, args) in [
+        ("shared_segment.pickle", "dump_blocks", &[][..]),
+        ("distinct_frames.pickle", "frame_text_bytes", &[]),
+        ("shared_annotation.pickle", "annotation_bytes", &[]),
+        // Whole texts count once each: the 1 MB name of 400 frames is 1 MB against text_bytes.
+        ("shared_name.pickle", "text_bytes", &["--budget", "text_bytes=900K"]),
+        ("shared_annotation_name.pickle", "text_bytes", &["--budget", "text_bytes=900K"]),
     ] {
-        let e = error_of(&cli(&dir, &["overview", name, "--json"]));
+        let e = error_of(&cli(&dir, &[&["overview", name, "--json"][..], args].concat()));
         assert_eq!(e["code"], "BUDGET_EXCEEDED", "{name}: {e}");
         assert!(
             e["message"].as_str().unwrap().contains(budget) && e["hint"].as_str().unwrap().contains(&format!("--budget {budget}=")),
@@ -681,7 +724,23 @@ annotated("shared_annotation.pickle", [{"name": big, "stage": "START", "device":
         // 1.2 GB before. The issue's bounds: the .db within 20 MB, the report within 10 MB.
         eprintln!("{name}: .db {db} bytes, report {html} bytes");
         assert!(db < 20 << 20 && html < 10 << 20, "{name}: .db {db} bytes, report {html} bytes");
+        // The shared 1 MB name is in the .db whole, once, however many rows show it cut.
+        let (x, big) = (dir.join("x.db"), "y".repeat(1_000_000));
+        let (whole, uses) = match name {
+            "shared_name.pickle" => (1, 399),
+            "shared_annotation_name.pickle" => (1, 3000),
+            _ => (0, 0),
+        };
+        assert_eq!(db_count(&x, "SELECT count(*) FROM long_texts WHERE text = ?1", &big), whole, "{name}");
+        assert_eq!(db_count(&x, "SELECT count(*) FROM long_texts", ""), whole, "{name}");
+        assert_eq!(db_count(&x, "SELECT count(*) FROM long_text_uses", ""), uses, "{name}");
     }
+    // 400 distinct frames sharing the name: one copy in memory (it took 3.3 GB when each frame
+    // owned its name).
+    let (out, rss_kib) = cli_peak_rss(&dir, &["analyze", "shared_name.pickle", "--json"]);
+    assert!(out.status.success());
+    eprintln!("shared_name.pickle: analyze --json peak RSS {rss_kib} KiB");
+    assert!(rss_kib < 256 << 10, "peak RSS {rss_kib} KiB");
 }
 
 /// Issue 29.17 (the .db part): opening a WAL-mode SnapshotDB created `-shm` and `-wal` files

@@ -122,3 +122,55 @@ fn a_damaged_snapshotdb_row_is_named() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Names longer than shown (4,096 bytes) come back whole from a SnapshotDB: a 1.2 MB function
+/// name of two-byte characters (its cut falls inside one), a 5,000-byte file name, a 10,000-byte
+/// and a 2,000-character annotation name (the annotations table shows both cut), each held once.
+#[test]
+fn long_names_come_back_whole_from_a_snapshotdb() {
+    let dir = std::env::temp_dir().join(format!("snapscope-one-model-long-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (pickle, db) = (dir.join("long.pickle"), dir.join("long.db"));
+    let script = r#"
+import pickle, sys
+A = 0x7f0000000000
+big, path = "é" * 600_000, "/a/" + "f" * 5000 + ".py"
+frames = [{"filename": path, "line": 3, "name": big}, {"filename": "/a/m.py", "line": 4, "name": "forward"},
+          {"filename": "/a/m.py", "line": 5, "name": big}]
+events = [{"action": "alloc", "addr": A + i * 512, "size": 512, "stream": 0, "time_us": i, "frames": frames[i % 2:]} for i in range(8)]
+ann = [{"name": n, "stage": s, "device": 0, "time_us": t} for n, (s, t) in
+       [("n" * 10_000, ("START", 1)), ("n" * 10_000, ("END", 3)), ("m" * 2000, ("START", 2)), ("m" * 2000, ("END", 5))]]
+open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [events], "external_annotations": ann}, protocol=4))
+"#;
+    assert!(std::process::Command::new("python3").args(["-c", script, pickle.to_str().unwrap()]).status().unwrap().success());
+    let from_pickle = snapscope::reader::read_snapshot(&std::fs::read(&pickle).unwrap()).unwrap();
+    snapscope::engine::import_file(&pickle, &db, None, true, "now").unwrap();
+    let conn = snapscope::store::open_file(&db).unwrap();
+    let from_db = snapscope::store::read_back::snapshot(&conn).unwrap();
+    let (a, b) = (&from_pickle.interner.frames, &from_db.interner.frames);
+    assert_eq!(a.len(), 3, "three distinct frames");
+    assert_eq!(a, b, "the frames, their whole names with them");
+    let big = "é".repeat(600_000);
+    let f = a.iter().find(|f| f.line == 3).unwrap();
+    assert_eq!(f.whole_name(), big);
+    assert_eq!(f.whole_filename(), format!("/a/{}.py", "f".repeat(5000)));
+    assert!(f.name.ends_with('…') && f.name.len() <= 4096 + '…'.len_utf8() && big.starts_with(f.name.trim_end_matches('…')));
+    let one = |frames: &[snapscope::model::Frame], line| frames.iter().find(|f| f.line == line).unwrap().whole_name().as_ptr();
+    assert_eq!(one(a, 3), one(a, 5), "two frames naming one text share it");
+    assert_eq!(one(b, 3), one(b, 5), "and share it after read-back too");
+    let names = |s: &snapscope::model::Snapshot| {
+        s.annotations.iter().map(|x| x.whole_name.as_ref().map_or(x.name.clone(), |w| w.text().to_string())).collect::<Vec<_>>()
+    };
+    assert_eq!(names(&from_pickle), names(&from_db));
+    assert_eq!(names(&from_db)[0].len(), 10_000);
+    assert_eq!(names(&from_db)[2], "m".repeat(2000));
+    let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+    assert_eq!(count("SELECT count(*) FROM long_texts"), 4, "the name, the file name, two annotation names: each once");
+    // Every answer reads the same from either.
+    let (p, d) = (Engine::open(&pickle).unwrap(), Engine::open(&db).unwrap());
+    for mode in [Mode::Overview, Mode::Peak, Mode::Tree, Mode::Steps, Mode::All] {
+        let at = At::Peak(snapscope::analysis::basis::Counter::Allocated);
+        assert_eq!(answer(&p, mode, 0, at), answer(&d, mode, 0, at), "{mode:?}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -7,6 +7,7 @@
 
 use crate::fasthash::FastMap;
 use crate::model::StackId;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Node {
@@ -36,8 +37,10 @@ pub enum Node {
 
 #[derive(Default)]
 pub struct Arena {
-    pub strs: Vec<Box<str>>,
-    str_ids: FastMap<Box<str>, u32>,
+    /// Shared with the model: a frame's or annotation's whole text is this very allocation (the
+    /// id map holds a second handle, not a second copy).
+    pub strs: Vec<Arc<str>>,
+    str_ids: FastMap<Arc<str>, u32>,
     pub bytes: Vec<usize>,
     pub seqs: Vec<Vec<Node>>,
     pub maps: Vec<Vec<(Node, Node)>>,
@@ -57,8 +60,9 @@ impl Arena {
             return Node::Str(i);
         }
         let i = self.strs.len() as u32;
-        self.strs.push(s.into());
-        self.str_ids.insert(s.into(), i);
+        let text: Arc<str> = s.into();
+        self.strs.push(text.clone());
+        self.str_ids.insert(text, i);
         Node::Str(i)
     }
 
@@ -117,6 +121,14 @@ impl Arena {
                 self.bigs.push(v);
                 Node::Big((self.bigs.len() - 1) as u32)
             }
+        }
+    }
+
+    /// The string's own allocation, shared (None if `id` is not a string).
+    pub fn shared_str(&self, id: Node) -> Option<&Arc<str>> {
+        match id {
+            Node::Str(i) => self.strs.get(i as usize),
+            _ => None,
         }
     }
 

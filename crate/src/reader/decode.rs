@@ -39,11 +39,14 @@ pub struct DecodeState {
     frames_folded: u64,
     /// Segments and blocks decoded so far, against the `dump_blocks` budget.
     dump_items: u64,
-    /// Event texts by arena string: one copy however many events share the pickled string.
-    shared_texts: FastMap<u32, std::sync::Arc<str>>,
+    /// Frame and annotation texts longer than shown, by arena string, cut for display once: the
+    /// shown text and the whole text (the arena's own allocation, hashed once).
+    shown_texts: FastMap<u32, (String, Option<LongText>)>,
     frame_texts_cut: u64,
-    /// Bytes of the distinct frames' names and file names, against `frame_text_bytes`.
+    /// Bytes of the distinct frames' names and file names as shown, against `frame_text_bytes`.
     frame_text_bytes: u64,
+    /// Bytes of the distinct texts held whole beside their shown cut, against `text_bytes`.
+    long_text_bytes: u64,
 }
 
 /// The keys of a trace entry snapscope reads.
@@ -268,12 +271,15 @@ pub fn decode(arena: &Arena, root: Node, mut st: DecodeState) -> Result<Snapshot
             d.st.snap.warnings[w].device = None;
         }
     }
+    if d.st.long_text_bytes > crate::budget::TEXT_BYTES.limit() {
+        return Err(long_texts_exceeded());
+    }
     if d.st.frame_text_bytes > crate::budget::FRAME_TEXT_BYTES.limit() {
         let limit = crate::budget::FRAME_TEXT_BYTES.limit();
         return Err(crate::budget::FRAME_TEXT_BYTES.exceeded(
             limit,
             format_args!(
-                "the stack frames' distinct file and function names pass {limit} bytes (a string shared by many frames counts per frame)"
+                "the stack frames' distinct file and function names pass {limit} bytes (as shown, at most {SHOWN_TEXT_BYTES} bytes each: a string shared by many frames counts per frame)"
             ),
         ));
     }
@@ -580,34 +586,56 @@ impl Decoder<'_> {
         id
     }
 
-    /// A frame's file or function name, cut at MAX_FRAME_TEXT characters: no real name comes
-    /// close, and distinct frames sharing one huge pickled string would each hold a copy (400
-    /// frames sharing a 1 MB name took 3.3 GB). Counted for one warning.
-    /// A frame's text field ("??" when absent), cut from the arena's text (never copied whole).
-    fn frame_field(&mut self, f: Node, key: &str) -> String {
-        let a = self.a;
-        match a.get(f, key).and_then(|v| a.as_str(v)) {
-            Some(s) => self.frame_text(s),
-            None => "??".into(),
+    /// Over a budget of frame texts: decoding stops adding frames; `decode` refuses the file.
+    fn over_frame_budgets(&self) -> bool {
+        self.st.frame_text_bytes > crate::budget::FRAME_TEXT_BYTES.limit() || self.st.long_text_bytes > crate::budget::TEXT_BYTES.limit()
+    }
+
+    /// A frame's text field ("??" when absent) as shown, and whole when it is cut: worked out once
+    /// per pickled string (distinct frames sharing one huge name share its one allocation).
+    fn frame_field(&mut self, f: Node, key: &str) -> (String, Option<LongText>) {
+        match self.a.get(f, key).filter(|&v| self.a.as_str(v).is_some()) {
+            Some(v) => self.frame_text(v),
+            None => ("??".into(), None),
         }
     }
 
-    fn frame_text(&mut self, s: &str) -> String {
-        match prefix(s, MAX_FRAME_TEXT).map(str::len) {
-            Some(i) => {
-                if self.st.frame_texts_cut == 0 {
-                    self.warn(
-                        WarningCode::FrameTextCut,
-                        format!("frame names or file names longer than {MAX_FRAME_TEXT} bytes are cut there (`…`)"),
-                        None,
-                        None,
-                    );
-                }
-                self.st.frame_texts_cut += 1;
-                format!("{}…", &s[..i])
+    fn frame_text(&mut self, v: Node) -> (String, Option<LongText>) {
+        let t = self.shown(v);
+        if t.1.is_some() {
+            if self.st.frame_texts_cut == 0 {
+                self.warn(
+                    WarningCode::FrameTextCut,
+                    format!(
+                        "frame names or file names longer than {SHOWN_TEXT_BYTES} bytes are shown cut there (`…`); the SnapshotDB keeps them whole (long_texts)"
+                    ),
+                    None,
+                    None,
+                );
             }
-            None => s.to_string(),
+            self.st.frame_texts_cut += 1;
         }
+        t
+    }
+
+    /// A pickled string as shown, and whole when it is cut: a long one worked out once per
+    /// string, its whole text (the arena's own allocation) counted once against `text_bytes`.
+    fn shown(&mut self, v: Node) -> (String, Option<LongText>) {
+        let (Some(whole), Node::Str(i)) = (self.a.shared_str(v), v) else {
+            return (String::new(), None);
+        };
+        if whole.len() <= SHOWN_TEXT_BYTES {
+            return (whole.to_string(), None);
+        }
+        if let Some(t) = self.st.shown_texts.get(&i) {
+            return t.clone();
+        }
+        let t = shown_text(whole);
+        if let Some(long) = &t.1 {
+            self.st.long_text_bytes = self.st.long_text_bytes.saturating_add(long.text().len() as u64);
+        }
+        self.st.shown_texts.insert(i, t.clone());
+        t
     }
 
     fn frame(&mut self, f: Node) -> Option<FrameId> {
@@ -623,40 +651,38 @@ impl Decoder<'_> {
                 target: self.string(f, "fx_node_target"),
                 original_trace: self.string(f, "fx_original_trace"),
             };
-            if self.st.frame_text_bytes > crate::budget::FRAME_TEXT_BYTES.limit() {
-                // Over budget: decoding stops adding frames; `decode` refuses the file.
+            if self.over_frame_budgets() {
                 return None;
             }
-            let frame = Frame {
-                filename: self.frame_field(f, "filename"),
-                line: self.int(f, "line").and_then(|l| i64::try_from(l).ok()).unwrap_or(0),
-                name: self.frame_field(f, "name"),
-                fx: (fx != FxNode::default()).then(|| Box::new(fx)),
-            };
-            let (before, bytes) = (self.st.snap.interner.frames.len(), (frame.filename.len() + frame.name.len()) as u64);
-            let id = self.st.snap.interner.frame(frame);
-            if self.st.snap.interner.frames.len() > before {
-                self.st.frame_text_bytes += bytes;
-            }
-            Some(id)
-        } else if let Some(s) = self.a.as_str(f) {
+            let ((filename, whole_filename), (name, whole_name)) = (self.frame_field(f, "filename"), self.frame_field(f, "name"));
+            let line = self.int(f, "line").and_then(|l| i64::try_from(l).ok()).unwrap_or(0);
+            let fx = (fx != FxNode::default()).then(|| Box::new(fx));
+            let frame = Frame::from_shown(filename, line, name, fx, WholeNames { filename: whole_filename, name: whole_name });
+            Some(self.intern_frame(frame))
+        } else if self.a.as_str(f).is_some() {
             // Some re-encodings store preformatted "file:line:name" strings.
-            if self.st.frame_text_bytes > crate::budget::FRAME_TEXT_BYTES.limit() {
+            if self.over_frame_budgets() {
                 return None;
             }
-            let filename = self.frame_text(s);
-            let (before, bytes) = (self.st.snap.interner.frames.len(), filename.len() as u64);
-            let id = self.st.snap.interner.frame(Frame { filename, line: 0, name: String::new(), fx: None });
-            if self.st.snap.interner.frames.len() > before {
-                self.st.frame_text_bytes += bytes;
-            }
-            Some(id)
+            let (filename, whole_filename) = self.frame_text(f);
+            let frame = Frame::from_shown(filename, 0, String::new(), None, WholeNames { filename: whole_filename, name: None });
+            Some(self.intern_frame(frame))
         } else {
             self.st.bad_frames += 1;
             None
         };
         if let Node::Dict(i) = f {
             remember(&mut self.st.frame_of_dict, i, id);
+        }
+        id
+    }
+
+    /// Intern a frame, its shown texts counted against `frame_text_bytes` when it is new.
+    fn intern_frame(&mut self, frame: Frame) -> FrameId {
+        let (before, bytes) = (self.st.snap.interner.frames.len(), (frame.filename.len() + frame.name.len()) as u64);
+        let id = self.st.snap.interner.frame(frame);
+        if self.st.snap.interner.frames.len() > before {
+            self.st.frame_text_bytes += bytes;
         }
         id
     }
@@ -836,17 +862,13 @@ impl Decoder<'_> {
         (ev, frames)
     }
 
-    /// `nonempty_text`, shared: the events naming one pickled string hold one copy of it.
+    /// `nonempty_text`, shared: the events naming one pickled string hold its one allocation.
     fn shared_text(&mut self, v: Node) -> Option<std::sync::Arc<str>> {
-        if let Node::Str(i) = v {
-            if let Some(t) = self.st.shared_texts.get(&i) {
-                return Some(t.clone());
-            }
-            let t: std::sync::Arc<str> = self.nonempty_text(v)?.into();
-            self.st.shared_texts.insert(i, t.clone());
-            return Some(t);
+        match self.a.shared_str(v) {
+            Some(t) if t.is_empty() => None,
+            Some(t) => Some(t.clone()),
+            None => self.nonempty_text(v).map(Into::into),
         }
-        self.nonempty_text(v).map(Into::into)
     }
 
     fn nonempty_text(&self, v: Node) -> Option<String> {
@@ -887,10 +909,10 @@ impl Decoder<'_> {
         }
     }
 
-    /// `external_annotations`: names cut at MAX_FRAME_TEXT characters (one warning), times and
-    /// devices outside 64 bits dropped, never wrapped, and the whole list counted against the
-    /// annotation_bytes budget (an annotation dict shared through the memo counts per use; 3,000
-    /// annotations sharing a 1 MB name took 2.9 GB).
+    /// `external_annotations`: names shown cut at SHOWN_TEXT_BYTES (one warning) and held whole
+    /// once, times and devices outside 64 bits dropped, never wrapped, and the whole list counted
+    /// against the annotation_bytes budget as shown (an annotation dict shared through the memo
+    /// counts per use; 3,000 annotations sharing a 1 MB name took 2.9 GB).
     fn annotations(&mut self, list: Node) -> Result<()> {
         let budget = crate::budget::ANNOTATION_BYTES.limit();
         let (mut bytes, mut cut) = (0u64, 0u64);
@@ -898,17 +920,16 @@ impl Decoder<'_> {
             if self.a.as_dict(item).is_none() {
                 continue;
             }
-            // Cut from the arena's text, never copied whole first.
-            let text = |key: &str| self.a.get(item, key).and_then(|v| self.a.as_str(v)).unwrap_or("");
-            let full = text("name");
-            let name = match prefix(full, MAX_FRAME_TEXT) {
-                Some(p) => {
-                    cut += 1;
-                    format!("{p}…")
-                }
-                None => full.to_string(),
+            // Cut once per pickled string (3,000 annotations may share one name).
+            let (name, whole_name) = match self.a.get(item, "name") {
+                Some(v) => self.shown(v),
+                None => (String::new(), None),
             };
-            let stage: String = text("stage").chars().take(64).collect();
+            if self.st.long_text_bytes > crate::budget::TEXT_BYTES.limit() {
+                return Err(long_texts_exceeded());
+            }
+            cut += whole_name.is_some() as u64;
+            let stage: String = self.a.get(item, "stage").and_then(|v| self.a.as_str(v)).unwrap_or("").chars().take(64).collect();
             bytes = bytes.saturating_add((name.len() + stage.len() + 32) as u64);
             if bytes > budget {
                 return Err(crate::budget::ANNOTATION_BYTES.exceeded(
@@ -921,18 +942,30 @@ impl Decoder<'_> {
                 time_us: self.int(item, "time_us").and_then(|t| i64::try_from(t).ok()),
                 name,
                 stage,
+                whole_name,
             });
         }
         if cut > 0 {
             self.warn(
                 WarningCode::AnnotationTextCut,
-                format!("{cut} annotation names longer than {MAX_FRAME_TEXT} bytes were cut there (`…`)"),
+                format!("{cut} annotation names longer than {SHOWN_TEXT_BYTES} bytes are shown cut there (`…`); the SnapshotDB keeps them whole (long_texts)"),
                 None,
                 None,
             );
         }
         Ok(())
     }
+}
+
+/// The `text_bytes` budget's error.
+fn long_texts_exceeded() -> Error {
+    let limit = crate::budget::TEXT_BYTES.limit();
+    crate::budget::TEXT_BYTES.exceeded(
+        limit,
+        format_args!(
+            "the distinct texts longer than {SHOWN_TEXT_BYTES} bytes (frames' file and function names, annotations' names) pass {limit} bytes"
+        ),
+    )
 }
 
 /// The event's extras, created on first use.
@@ -961,22 +994,6 @@ fn figures_sum(s: &Segment) -> u64 {
     let own = [s.total_size, s.allocated_size, s.active_size, s.requested_size];
     let blocks = s.blocks.iter().flat_map(|b| [b.size, b.requested_size]);
     own.into_iter().chain(blocks).fold(0u64, u64::saturating_add)
-}
-
-/// Bytes of a frame's file or function name (or an annotation's name) kept (see
-/// `Decoder::frame_text`).
-const MAX_FRAME_TEXT: usize = 4096;
-
-/// `s` up to the last character boundary at or below `max` bytes, when `s` is longer.
-fn prefix(s: &str, max: usize) -> Option<&str> {
-    if s.len() <= max {
-        return None;
-    }
-    let mut i = max;
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    Some(&s[..i])
 }
 
 /// Device numbers a snapshot may use (traces and segments).

@@ -349,8 +349,13 @@ mod tests {
 
     #[test]
     fn ranges_pair_by_name_and_map_times_to_events() {
-        let ann =
-            |name: &str, stage: &str, t: i64| Annotation { device: Some(0), time_us: Some(t), name: name.into(), stage: stage.into() };
+        let ann = |name: &str, stage: &str, t: i64| Annotation {
+            device: Some(0),
+            time_us: Some(t),
+            name: name.into(),
+            stage: stage.into(),
+            whole_name: None,
+        };
         let anns = [
             ann("ProfilerStep#1", "START", 10),
             ann("Optimizer.step#Adam.step", "START", 25),
@@ -376,7 +381,7 @@ mod tests {
 
     #[test]
     fn frames_name_their_phase_on_any_platform() {
-        let f = |file: &str, name: &str| Frame { filename: file.into(), line: 1, name: name.into(), fx: None };
+        let f = |file: &str, name: &str| Frame { filename: file.into(), line: 1, name: name.into(), fx: None, whole: None };
         let phase = |fs: &[Frame]| phase_of_marks(fs.iter().fold(0, |m, x| m | frame_marks(x)));
         let engine = f("D:\\venv\\Lib\\site-packages\\torch\\autograd\\__init__.py", "backward");
         assert_eq!(phase(&[engine]), Some(Phase::Backward), "a Windows path names backward too");
@@ -393,10 +398,17 @@ mod tests {
     fn unpaired_annotations_pair_in_linear_time() {
         // 100,000 STARTs that never close and 100,000 ENDs of other names: a scan of the open
         // ones per END would take minutes.
-        let mut anns: Vec<Annotation> =
-            (0..100_000).map(|k| Annotation { device: Some(0), time_us: Some(k), name: format!("s{k}"), stage: "START".into() }).collect();
-        anns.extend((0..100_000).map(|k| Annotation { device: Some(0), time_us: Some(k), name: format!("e{k}"), stage: "END".into() }));
-        anns.push(Annotation { device: Some(0), time_us: Some(5), name: "s7".into(), stage: "END".into() });
+        let mut anns: Vec<Annotation> = (0..100_000)
+            .map(|k| Annotation { device: Some(0), time_us: Some(k), name: format!("s{k}"), stage: "START".into(), whole_name: None })
+            .collect();
+        anns.extend((0..100_000).map(|k| Annotation {
+            device: Some(0),
+            time_us: Some(k),
+            name: format!("e{k}"),
+            stage: "END".into(),
+            whole_name: None,
+        }));
+        anns.push(Annotation { device: Some(0), time_us: Some(5), name: "s7".into(), stage: "END".into(), whole_name: None });
         let t0 = std::time::Instant::now();
         let r = annotation_ranges(&anns, 0, &[0, 10, 20], true);
         assert!(t0.elapsed().as_secs_f64() < 5.0, "{:?}", t0.elapsed());

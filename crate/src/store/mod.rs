@@ -20,6 +20,7 @@ use tables::{
 };
 
 pub mod cells;
+pub mod long_texts;
 pub mod read_back;
 pub mod simulations;
 pub mod tables;
@@ -339,7 +340,15 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         let root = frames::user_root(s.interner.frames.iter());
         let shown: Vec<String> = s.interner.frames.iter().map(|f| frames::display(f, &root)).collect();
         let mut f = tx.prepare(&FRAMES.insert_sql())?;
+        let mut long = long_texts::Writer::new(&tx)?;
         for (i, fr) in s.interner.frames.iter().enumerate() {
+            if let Some(w) = fr.whole.as_deref() {
+                for (column, whole) in [("filename", &w.filename), ("name", &w.name)] {
+                    if let Some(whole) = whole {
+                        long.long("frames", i as i64, column, whole)?;
+                    }
+                }
+            }
             let fx = fr.fx.as_deref();
             f.execute(params![
                 i as i64,
@@ -505,10 +514,18 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         }
         let mut an = tx.prepare(&ANNOTATIONS.insert_sql())?;
         // An annotation's name is repeated per row (every START and END of a range): cut like
-        // the events' shared texts (3,000 rows sharing one long name made a 21 MB database).
+        // the events' shared texts (3,000 rows sharing one long name made a 21 MB database),
+        // its whole text once in `long_texts`.
         let shared = |t: &str| cut_at(t, cells::SHARED_TEXT_CHARS).into_owned();
         for a in &s.annotations {
-            an.execute(params![a.device, a.time_us, shared(&a.name), a.stage])?;
+            let shown = cut_at(&a.name, cells::SHARED_TEXT_CHARS);
+            an.execute(params![a.device, a.time_us, shown, a.stage])?;
+            let row = tx.last_insert_rowid();
+            match &a.whole_name {
+                Some(whole) => long.long("annotations", row, "name", whole)?,
+                None if shown != a.name => long.short("annotations", row, "name", &a.name)?,
+                None => {}
+            }
         }
         let mut ph = tx.prepare(&PHASES.insert_sql())?;
         for (dev_id, p) in l.phases().iter().enumerate() {

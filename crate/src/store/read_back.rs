@@ -7,8 +7,10 @@
 use crate::codes::{ErrorCode, WarningCode};
 use crate::error::{Error, Result};
 use crate::model::{
-    Action, Annotation, Block, BlockState, DeviceTrace, Event, EventExtra, Format, Frame, FxNode, Pool, Segment, Snapshot, Warning,
+    shown_cut, Action, Annotation, Block, BlockState, DeviceTrace, Event, EventExtra, Format, Frame, FxNode, LongText, Pool, Segment,
+    Snapshot, Warning, WholeNames,
 };
+use crate::store::long_texts;
 use crate::Loaded;
 use rusqlite::{Connection, Row};
 use std::collections::HashMap;
@@ -103,23 +105,38 @@ pub fn snapshot(conn: &Connection) -> Result<Snapshot> {
         },
         ..Snapshot::default()
     };
-    read_frames(conn, &mut s)?;
+    let long = long_texts::read(conn)?;
+    read_frames(conn, &mut s, &long)?;
     read_stacks(conn, &mut s)?;
     let devices = read_devices(conn)?;
     read_segments(conn, &mut s, &devices)?;
     read_events(conn, &mut s, &devices)?;
-    read_annotations(conn, &mut s)?;
+    read_annotations(conn, &mut s, &long)?;
     read_warnings(conn, &mut s)?;
     from_overview(conn, &mut s)?;
     Ok(s)
 }
 
-fn read_frames(conn: &Connection, s: &mut Snapshot) -> Result<()> {
+/// A cell's text as the model holds it: shown (cut, when `long_texts` holds it whole) and whole.
+fn text(long: &long_texts::Read, table: &str, row: i64, column: &str, cell: String) -> (String, Option<LongText>) {
+    match long.get(table, row, column) {
+        Some(whole) => match shown_cut(whole.text()) {
+            Some(shown) => (shown, Some(whole.clone())),
+            None => (whole.text().to_string(), None),
+        },
+        None => (cell, None),
+    }
+}
+
+fn read_frames(conn: &Connection, s: &mut Snapshot, long: &long_texts::Read) -> Result<()> {
     let sql = include_str!("../../sql/read_back/frames.sql");
     rows(conn, "frames", sql, |r, id| {
         let fx = FxNode { op: get(r, 4)?, name: get(r, 5)?, target: get(r, 6)?, original_trace: get(r, 7)? };
         let has_fx = fx.op.is_some() || fx.name.is_some() || fx.target.is_some() || fx.original_trace.is_some();
-        let f = Frame { filename: get(r, 1)?, line: get(r, 2)?, name: get(r, 3)?, fx: has_fx.then(|| Box::new(fx)) };
+        let (filename, whole_filename) = text(long, "frames", id, "filename", get(r, 1)?);
+        let (name, whole_name) = text(long, "frames", id, "name", get(r, 3)?);
+        let whole = WholeNames { filename: whole_filename, name: whole_name };
+        let f = Frame::from_shown(filename, get(r, 2)?, name, has_fx.then(|| Box::new(fx)), whole);
         let at = s.interner.frames.len() as i64;
         if s.interner.frame(f) as i64 != id || id != at {
             return Err(bad(format!("frame ids must run 0, 1, 2, … without repeating a frame (expected {at})")));
@@ -308,10 +325,11 @@ fn extra_of(json: &str) -> Result<EventExtra> {
     })
 }
 
-fn read_annotations(conn: &Connection, s: &mut Snapshot) -> Result<()> {
+fn read_annotations(conn: &Connection, s: &mut Snapshot, long: &long_texts::Read) -> Result<()> {
     let sql = "SELECT id, device_index, time_us, name, stage FROM annotations ORDER BY id";
-    rows(conn, "annotations", sql, |r, _| {
-        s.annotations.push(Annotation { device: get(r, 1)?, time_us: get(r, 2)?, name: get(r, 3)?, stage: get(r, 4)? });
+    rows(conn, "annotations", sql, |r, id| {
+        let (name, whole_name) = text(long, "annotations", id, "name", get(r, 3)?);
+        s.annotations.push(Annotation { device: get(r, 1)?, time_us: get(r, 2)?, name, stage: get(r, 4)?, whole_name });
         Ok(())
     })
 }

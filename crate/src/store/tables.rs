@@ -564,8 +564,33 @@ pub const WARNINGS: Table = table(
     true,
 );
 
+/// Texts the `frames` and `annotations` columns show cut (a name over 4,096 bytes; an annotation
+/// name over 1,000 characters), each distinct text whole and once however many rows name it.
+/// Added beside the schema_version 2 tables (none of theirs changed): a .db without them reads as
+/// one whose texts are all whole.
+pub const LONG_TEXTS: Table = table(
+    "long_texts",
+    "distinct text shown cut somewhere, whole",
+    &[col("id", "INTEGER PRIMARY KEY", "", "text id"), col("text", "TEXT NOT NULL", "", "the whole text")],
+    false,
+);
+
+pub const LONG_TEXT_USES: Table = Table {
+    name: "long_text_uses",
+    row: "cell shown cut, and its whole text",
+    columns: &[
+        col("table_name", "TEXT NOT NULL", "", "`frames` / `annotations`"),
+        col("row_id", "INTEGER NOT NULL", "", "the row's `id`"),
+        col("column_name", "TEXT NOT NULL", "", "`filename` / `name`: the column that shows it cut (`…`)"),
+        col("text_id", "INTEGER NOT NULL", "", "its whole text (`long_texts.id`)"),
+    ],
+    key: "PRIMARY KEY (table_name, row_id, column_name)",
+    without_rowid: true,
+    auto_id: false,
+};
+
 /// The small tables in DDL order (the large ones follow them).
-pub const SMALL: [&Table; 14] = [
+pub const SMALL: [&Table; 16] = [
     &METADATA,
     &DEVICES,
     &FRAMES,
@@ -580,6 +605,8 @@ pub const SMALL: [&Table; 14] = [
     &CATEGORY_RULES,
     &ISSUES,
     &WARNINGS,
+    &LONG_TEXTS,
+    &LONG_TEXT_USES,
 ];
 
 /// The whole schema's DDL.

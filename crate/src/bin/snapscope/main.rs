@@ -28,7 +28,8 @@ struct Cli {
     /// Raise (or lower) one resource budget: NAME=N, repeatable. Budgets: decompressed_bytes
     /// (a gzip input inflated, all members), rules_bytes (the --categories file), answer_bytes
     /// (cell bytes of one sql/query answer), dump_blocks (segments and blocks, shared ones
-    /// counted per use), frame_text_bytes (names of the distinct stack frames), annotation_bytes
+    /// counted per use), frame_text_bytes (names of the distinct stack frames, as shown),
+    /// text_bytes (distinct names over 4,096 bytes, held whole once), annotation_bytes
     /// (external_annotations), db_statement_ms (one statement over an input .db). An input over a
     /// budget fails with BUDGET_EXCEEDED.
     #[arg(long, global = true, value_name = "NAME=N")]
