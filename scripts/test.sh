@@ -21,10 +21,11 @@ scripts/release.sh "$v" >/dev/null && (cd "dist/release/$v" && sha256sum -c --qu
 step lint
 cargo fmt --all -- --check
 cargo clippy -j 2 --release --all-targets -- -D warnings
-cargo clippy -j 2 --release --target wasm32-unknown-unknown --lib -- -D warnings
+cargo clippy -j 2 --profile wasm --target wasm32-unknown-unknown --lib -- -D warnings
 (cd www && npx prettier --check "src/**/*.ts" build.mjs "../tests/browser/**/*.mjs" "../tests/python/*.mjs" "../tests/unit/**/*.{ts,mjs}" "../scripts/**/*.mjs" >/dev/null && npx tsc --noEmit -p .)
 step "native tests"
-cargo test -j 2 --profile fasttest
+# The profile scripts/build.sh built the CLI with: its dependencies are reused, not rebuilt.
+cargo test -j 2 --release
 step "meaning: what the engine concludes about each corpus file against its stacks (tests/meaning)"
 python3 tests/meaning/evaluate.py target/release/snapscope
 step "interop: pt-snap-cli 0.4.1 reads snapscope's export"
