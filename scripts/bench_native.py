@@ -4,7 +4,7 @@
 usage: scripts/bench_native.py [--mb 100] [--file SNAPSHOT] [--repeat 3] [--no-ptsnap] [--json OUT]
 
 Generates the snapshot with scripts/gen_big.py when --file is not given (bench-out/big<MB>.pickle),
-installs pt-snap-cli==0.4.1 into .venv-ptsnap on first use, then times `snapscope import` and
+installs pt-snap-cli==0.4.1 (scripts/tool_venv.py) on first use, then times `snapscope import` and
 `pt-snap import --force` (wall clock, peak RSS of the process via wait4) and prints a table with
 MB/s and the ratio. Not a test: numbers depend on the machine and its load; compare within a run.
 """
@@ -17,6 +17,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tool_venv import tool_venv  # noqa: E402
+
 EVENTS_PER_MB = 11000  # gen_big.py writes ~91 bytes per event
 
 
@@ -32,12 +35,7 @@ def run(cmd):
 
 
 def ensure_ptsnap():
-    venv = os.path.join(ROOT, ".venv-ptsnap")
-    exe = os.path.join(venv, "bin", "pt-snap")
-    if not os.path.exists(exe):
-        subprocess.check_call([sys.executable, "-m", "venv", venv])
-        subprocess.check_call([os.path.join(venv, "bin", "pip"), "install", "-q", "pt-snap-cli==0.4.1"])
-    return exe
+    return os.path.join(tool_venv("pt-snap-cli==0.4.1"), "bin", "pt-snap")
 
 
 def main():

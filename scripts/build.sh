@@ -3,9 +3,17 @@
 # (www/dist/ and the single-file www/dist/snapscope.html). Cargo and esbuild skip what is current.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build -j 2 --release --bin snapscope
-cargo build -j 2 --release --target wasm32-unknown-unknown --lib
-W=target/wasm32-unknown-unknown/release/snapscope.wasm
+# The CLI and the wasm engine build side by side: their profiles lock different folders of target/
+# (release; wasm and wasm32-unknown-unknown/wasm), and each has single-threaded stretches (a C
+# compile of SQLite, the wasm's fat-LTO link) the other can fill. A failure of either fails here.
+cargo build -j 2 --release --bin snapscope &
+cli=$!
+trap 'kill "$cli" 2>/dev/null || true' EXIT
+# The wasm profile (Cargo.toml): release code with fat LTO, for a smaller download.
+cargo build -j 2 --profile wasm --target wasm32-unknown-unknown --lib
+wait "$cli"
+trap - EXIT
+W=target/wasm32-unknown-unknown/wasm/snapscope.wasm
 if [ ! -f www/pkg/snapscope_bg.wasm ] || [ "$W" -nt www/pkg/snapscope_bg.wasm ]; then
   # The reset function lets the worker replace an instance a panic trapped with a fresh one.
   wasm-bindgen --target web --experimental-reset-state-function --out-dir www/pkg "$W"

@@ -6,7 +6,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$SECONDS
-step() { echo "::: $* (t=$((SECONDS - t0))s)"; }
+# Each step line says the wall time so far and the CPU time (user+sys) of every command so far:
+# CPU is the steadier figure on a loaded machine.
+# (`times` runs in this shell, not in a pipe's subshell, which would count none of them.)
+tf=$(mktemp)
+step() {
+  times >"$tf"
+  echo "::: $* (t=$((SECONDS - t0))s, cpu=$(awk 'END { s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] } printf "%d", s }' "$tf")s)"
+}
 step setup; scripts/setup.sh
 step "fixtures are what scripts/gen_fixtures.py writes"
 tmp=$(mktemp -d); python3 scripts/gen_fixtures.py "$tmp" >/dev/null
@@ -21,10 +28,11 @@ scripts/release.sh "$v" >/dev/null && (cd "dist/release/$v" && sha256sum -c --qu
 step lint
 cargo fmt --all -- --check
 cargo clippy -j 2 --release --all-targets -- -D warnings
-cargo clippy -j 2 --release --target wasm32-unknown-unknown --lib -- -D warnings
+cargo clippy -j 2 --profile wasm --target wasm32-unknown-unknown --lib -- -D warnings
 (cd www && npx prettier --check "src/**/*.ts" build.mjs "../tests/browser/**/*.mjs" "../tests/python/*.mjs" "../tests/unit/**/*.{ts,mjs}" "../scripts/**/*.mjs" >/dev/null && npx tsc --noEmit -p .)
 step "native tests"
-cargo test -j 2 --profile fasttest
+# The profile scripts/build.sh built the CLI with: its dependencies are reused, not rebuilt.
+cargo test -j 2 --release
 step "meaning: what the engine concludes about each corpus file against its stacks (tests/meaning)"
 python3 tests/meaning/evaluate.py target/release/snapscope
 step "interop: pt-snap-cli 0.4.1 reads snapscope's export"
@@ -36,3 +44,4 @@ step "unit tests: page layout, the generated answer types, imports"; node tests/
 step "browser tests (chromium)"
 node --test --test-concurrency=1 tests/browser/
 step "done"
+rm -f "$tf"

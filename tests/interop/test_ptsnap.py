@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""pt-snap-cli 0.4.1 (installed from PyPI into target/ptsnap-venv) reads snapscope's
+"""pt-snap-cli 0.4.1 (installed from PyPI into a virtualenv of scripts/tool_venv.py) reads snapscope's
 `export --format pt-snap` of the NPU snapshots: its memory_peak equals snapscope's peaks and its
 leak_detection finds the same candidates as its own import (pt-snap-cli-golden.json)."""
 import json
@@ -12,16 +12,15 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED = os.path.join(ROOT, "..", "shared")
 NPU = os.path.join(SHARED, "snapshots", "npu")
-VENV = os.path.join(ROOT, "target", "ptsnap-venv")
 CLI = os.path.join(ROOT, "target", "release", "snapscope")
 
 
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from tool_venv import tool_venv  # noqa: E402
+
+
 def ptsnap():
-    exe = os.path.join(VENV, "bin", "pt-snap")
-    if not os.path.exists(exe):
-        subprocess.check_call([sys.executable, "-m", "venv", VENV])
-        subprocess.check_call([os.path.join(VENV, "bin", "pip"), "install", "-q", "pt-snap-cli==0.4.1"])
-    return exe
+    return os.path.join(tool_venv("pt-snap-cli==0.4.1"), "bin", "pt-snap")
 
 
 def js(cmd, cwd):

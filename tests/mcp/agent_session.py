@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An agent-style session over MCP: the calls an agent makes to find an OOM's cause in a corpus
-file, each answer's size and the total (the transcript in the closing note). Run it with
-.venv-mcp/bin/python after tests/mcp/test_mcp.py has made the venv."""
+file, each answer's size and the total (the transcript in the closing note). Run it with the
+python of `scripts/tool_venv.py mcp==2.3.0` (the SDK's virtualenv tests/mcp/test_mcp.py uses)."""
 import json
 import os
 import sys

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`snapscope mcp` with the official MCP Python SDK (`mcp` from PyPI) as the client.
 
-Run with any python3: the first run makes a virtualenv (.venv-mcp at the checkout's root,
-reused when present) with `mcp` installed, and re-runs itself there. The server is the CLI of
+Run with any python3: it re-runs itself in the virtualenv of the pinned SDK (scripts/tool_venv.py,
+made on the machine's first run and reused by every checkout). The server is the CLI of
 this checkout (SNAPSCOPE_BIN, else target/release/snapscope, else target/debug/snapscope).
 
 Covered: initialize, tools with input and output schemas, prompts (the skills) and resources;
@@ -24,18 +24,19 @@ import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VENV = os.path.join(ROOT, ".venv-mcp")
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from tool_venv import tool_venv  # noqa: E402
+
+# The SDK's version, pinned so that a virtualenv made once stays the one tested.
+MCP_SDK = "mcp==2.3.0"
 
 
 def ensure_venv():
-    """Re-run inside .venv-mcp (made and given `mcp` on first use)."""
-    py = os.path.join(VENV, "bin", "python")
-    if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
+    """Re-run inside the SDK's virtualenv (scripts/tool_venv.py, made on first use)."""
+    venv = tool_venv(MCP_SDK)
+    if os.path.realpath(sys.prefix) == os.path.realpath(venv):
         return
-    if not os.path.exists(py):
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-    if subprocess.run([py, "-c", "import mcp"], capture_output=True).returncode != 0:
-        subprocess.run([py, "-m", "pip", "install", "-q", "mcp"], check=True)
+    py = os.path.join(venv, "bin", "python")
     os.execv(py, [py, os.path.abspath(__file__), *sys.argv[1:]])
 
 
