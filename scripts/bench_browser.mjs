@@ -34,12 +34,9 @@ import {
   tabRssSampler,
   snapscopeReady,
   snapscopeFigures,
+  arg,
 } from "./bench_page.mjs";
 
-const arg = (k, d) => {
-  const i = process.argv.indexOf(k);
-  return i > 0 ? process.argv[i + 1] : d;
-};
 const sizes = arg("--sizes", "10,100,1000")
   .split(",")
   .filter(Boolean)

@@ -41,12 +41,9 @@ import {
   tabRssSampler,
   snapscopeReady,
   snapscopeFigures,
+  arg,
 } from "./bench_page.mjs";
 
-const arg = (k, d) => {
-  const i = process.argv.indexOf(k);
-  return i > 0 ? process.argv[i + 1] : d;
-};
 const files = arg("--files", "").split(",").filter(Boolean);
 const pairs = Number(arg("--pairs", "3"));
 const settleMs = Number(arg("--settle-ms", "1000"));

@@ -90,3 +90,9 @@ export async function snapscopeFigures(page, file, timeoutMs = 600000) {
   });
   return { driverMs: tSeen - changeAt, setInputFilesMs: changeAt - t0, markMs };
 }
+
+/** The value after option `k` on the command line, or `d`. */
+export const arg = (k, d) => {
+  const i = process.argv.indexOf(k);
+  return i > 0 ? process.argv[i + 1] : d;
+};

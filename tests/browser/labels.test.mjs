@@ -20,6 +20,17 @@ const OOM = join(
   CORPUS,
   "cuda/Constructor-Sun__code_location/memory_snapshot.pickle",
 );
+// The CLI's peak answer for the C++ file's device 0, read once for the Peak tests.
+let cppPeakAnswer;
+const cppPeak = () =>
+  (cppPeakAnswer ??= JSON.parse(
+    execFileSync(
+      join(ROOT, "target/release/snapscope"),
+      ["analyze", CPP, "--mode", "peak", "--device", "0", "--json"],
+      { encoding: "utf8" },
+    ),
+  ).devices[0].peak);
+
 const SKIP = [CPP, DUMP_ONLY, OOM].every(existsSync)
   ? false
   : `the corpus files are missing under ${CORPUS}: these checks read real snapshots`;
@@ -115,13 +126,7 @@ test(
   "Peak by site: one row a label, and the engine's sentence says how much the rows hold",
   { skip: SKIP },
   async () => {
-    const cli = JSON.parse(
-      execFileSync(
-        join(ROOT, "target/release/snapscope"),
-        ["analyze", CPP, "--mode", "peak", "--device", "0", "--json"],
-        { encoding: "utf8" },
-      ),
-    ).devices[0].peak;
+    const cli = cppPeak();
     await view("peak");
     assert.equal(await page.inputValue("select.group-by"), "site");
     assert.equal(
@@ -156,13 +161,7 @@ test(
   "Peak by site: a merged row opens on every stack it holds, their bytes adding up to the row",
   { skip: SKIP },
   async () => {
-    const cli = JSON.parse(
-      execFileSync(
-        join(ROOT, "target/release/snapscope"),
-        ["analyze", CPP, "--mode", "peak", "--device", "0", "--json"],
-        { encoding: "utf8" },
-      ),
-    ).devices[0].peak;
+    const cli = cppPeak();
     const at = cli.by_site.findIndex((g) => g.merged);
     assert.ok(at >= 0, "this file has a row of merged stacks at its peak");
     const row = cli.by_site[at];
