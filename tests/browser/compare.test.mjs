@@ -116,12 +116,14 @@ test("two moments of one file: kept, freed and born by category, as the generato
   await page.fill(".compare-moments input.moment-a", String(m.a));
   await page.fill(".compare-moments input.moment-b", String(m.b));
   await page.click(".compare-moments button");
+  // The answer for this pair, both moments named (not an earlier answer that shares A).
   await page.waitForFunction(
-    (a) =>
-      document
-        .querySelector(".moments-summary")
-        ?.textContent.includes(`event ${a}:`),
-    m.a,
+    ([a, b]) => {
+      const t = document.querySelector(".moments-summary")?.textContent ?? "";
+      const e = (n) => `event ${n.toLocaleString("en-US")}:`;
+      return t.includes(`After ${e(a)}`) && t.includes(`after ${e(b)}`);
+    },
+    [m.a, m.b],
   );
   const got = await page.$$eval("table.moments-categories tbody tr", (trs) =>
     Object.fromEntries(
