@@ -3,7 +3,7 @@
 // Debian chromium, in one run.
 //
 // usage: node scripts/bench_browser.mjs [--sizes 10,100,1000] [--files A.pickle,B.pickle] [--out bench-out/bench.json] [--settle-ms 1000]
-//        node scripts/bench_browser.mjs --views A.pickle,B.pickle [--runs 3]
+//        node scripts/bench_browser.mjs --views A.pickle,B.pickle [--runs 3] [--tabs overview,allocations]
 // (--files adds existing snapshots, e.g. ../shared/tools/gen_big.py output, to the generated sizes)
 //
 // --views: what a user sees, per file (no generated sizes): from choosing the file to the peak
@@ -244,6 +244,9 @@ const VIEW_TABS = [
   "queries",
 ];
 
+/** The tabs --views clicks (--tabs a,b: only those, e.g. to profile one view). */
+const tabs = arg("--tabs", VIEW_TABS.join(",")).split(",").filter(Boolean);
+
 /** One file as a user meets it: peak figures, then each tab drawn and the page answering. */
 async function viewsRun(origin, file) {
   const ctx = await launch();
@@ -289,10 +292,25 @@ async function viewsRun(origin, file) {
       peak_figures_ms: at("snapscope:peak-figures") - chosen,
       empty_first_paint_ms: at("snapscope:first-view") - chosen,
       longest_task_ms: Math.max(0, ...long.map((e) => e.ms)),
+      // Every stage of the load, page and worker (client.ts marks the worker's), in time order.
+      stages: Object.fromEntries(
+        performance
+          .getEntriesByType("mark")
+          .filter(
+            (m) => m.name.startsWith("snapscope:") && m.startTime >= chosen,
+          )
+          .sort((a, b) => a.startTime - b.startTime)
+          .map((m) => [m.name.slice(10), Math.round(m.startTime - chosen)]),
+      ),
+      // Long tasks while loading: when each started (from the choice) and how long it ran.
+      long_tasks: long.map((e) => [
+        Math.round(e.start - chosen),
+        Math.round(e.ms),
+      ]),
     };
   });
   const views = {};
-  for (const v of VIEW_TABS) {
+  for (const v of tabs) {
     await page.waitForTimeout(300);
     views[v] = await page.evaluate(async (v) => {
       const tab = document.querySelector(`#tabs [data-view=${v}]`);
@@ -331,8 +349,19 @@ async function viewsRun(origin, file) {
       ? Math.round(stats.wasm_memory_bytes / 2 ** 20)
       : null,
     tab_peak_rss_mib: tabPeakRssMib,
+    // The engine's own clock of the load (read includes waiting for the file's chunks).
+    engine_ms: stats
+      ? Object.fromEntries(
+          ["read_ms", "decode_ms", "parse_ms", "replay_ms", "store_ms"].map(
+            (k) => [k.replace(/_ms$/, ""), Math.round(stats[k])],
+          ),
+        )
+      : null,
     ...Object.fromEntries(
-      Object.entries(marks).map(([k, x]) => [k, Math.round(x)]),
+      Object.entries(marks).map(([k, x]) => [
+        k,
+        typeof x === "number" ? Math.round(x) : x,
+      ]),
     ),
     views,
   };
@@ -368,14 +397,12 @@ if (viewFiles.length) {
     JSON.stringify({ date: new Date().toISOString(), runs: out }, null, 1),
   );
   console.log(
-    `\n| file | peak figures in page (driver) | native overview | figures ÷ native | overview answer | longest task while loading | ${VIEW_TABS.join(" | ")} |`,
+    `\n| file | peak figures in page (driver) | native overview | figures ÷ native | overview answer | longest task while loading | ${tabs.join(" | ")} |`,
   );
-  console.log(
-    `|---|---|---|---|---|---|${VIEW_TABS.map(() => "---").join("|")}|`,
-  );
+  console.log(`|---|---|---|---|---|---|${tabs.map(() => "---").join("|")}|`);
   for (const r of out)
     console.log(
-      `| ${r.file} (${(r.bytes / 2 ** 20).toFixed(1)} MiB) | ${r.peak_figures_ms} ms (${r.driver_peak_figures_ms} ms) | ${r.native_overview_ms} ms | ${r.figures_vs_native}× | ${r.overview_received_ms} ms | ${r.longest_task_ms} ms | ${VIEW_TABS.map((v) => `${r.views[v].drawn_ms} / ${r.views[v].answering_ms} ms (${r.views[v].longest_task_ms})`).join(" | ")} |`,
+      `| ${r.file} (${(r.bytes / 2 ** 20).toFixed(1)} MiB) | ${r.peak_figures_ms} ms (${r.driver_peak_figures_ms} ms) | ${r.native_overview_ms} ms | ${r.figures_vs_native}× | ${r.overview_received_ms} ms | ${r.longest_task_ms} ms | ${tabs.map((v) => `${r.views[v].drawn_ms} / ${r.views[v].answering_ms} ms (${r.views[v].longest_task_ms})`).join(" | ")} |`,
     );
   process.exit(0);
 }

@@ -157,7 +157,11 @@ export class EngineClient {
   async load(file: Blob, name: string, onProgress: (p: Progress) => void): Promise<string> {
     await this.ready;
     const r = await this.send({ op: 'load', file, name, key: 'main' }, onProgress);
-    return r.kind === 'ok' ? (r.json ?? '') : '';
+    if (r.kind !== 'ok') return '';
+    // Benchmarks: the worker's stages on the page's timeline (snapscope:worker-read, ...).
+    for (const [stage, at] of Object.entries(r.stages ?? {}))
+      performance.mark(`snapscope:worker-${stage}`, { startTime: at - performance.timeOrigin });
+    return r.json ?? '';
   }
 
   /**

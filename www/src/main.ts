@@ -263,6 +263,7 @@ class App {
       this.hideProgress();
       this.setStatus('ready');
       this.render();
+      performance.mark('snapscope:overview-built');
       // After the frame that paints it (a task queued from the next animation frame).
       requestAnimationFrame(() => setTimeout(() => performance.mark('snapscope:first-view')));
       return overview;

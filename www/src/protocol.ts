@@ -29,11 +29,22 @@ export type Progress = {
   events?: number;
 };
 
+/** Stage name → when it ended (performance.timeOrigin + performance.now() in the worker). */
+export type LoadStages = Record<string, number>;
+
 export type EngineError = { code: string; message: string; hint: string };
 
 export type Reply =
   | { id: number; kind: 'progress'; progress: Progress }
-  | { id: number; kind: 'ok'; json?: string; bytes?: ArrayBuffer; value?: unknown }
+  | {
+      id: number;
+      kind: 'ok';
+      json?: string;
+      bytes?: ArrayBuffer;
+      value?: unknown;
+      /** A load's stages in the worker: when each ended, in epoch ms (the page marks them). */
+      stages?: LoadStages;
+    }
   | { id: number; kind: 'error'; error: EngineError };
 
 /** Chunk size for streaming a File into the engine. */

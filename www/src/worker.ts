@@ -1,7 +1,7 @@
 // The engine's Web Worker: streams files into the wasm engine, answers queries. Heavy work never
 // runs on the page's thread.
 import init, { Engine, combineRanks, orderRunFiles, wasmMemoryBytes, __wbg_reset_state } from '../pkg/snapscope.js';
-import type { Envelope, Reply, EngineError, Progress } from './protocol';
+import type { Envelope, Reply, EngineError, LoadStages, Progress } from './protocol';
 
 const engines = new Map<string, Engine>();
 let ready: Promise<unknown> | null = null;
@@ -38,6 +38,9 @@ async function ensureLoaded(key: string) {
   }
   await again;
 }
+
+/** A time both threads read alike (each has its own performance.timeOrigin). */
+const epoch = () => performance.timeOrigin + performance.now();
 
 const post = (r: Reply, transfer: Transferable[] = []) => (self as unknown as Worker).postMessage(r, transfer);
 
@@ -222,6 +225,7 @@ function earlyAnswers(engine: Engine, overview: string): Map<string, string> {
  * false (a rank of a run is only summarized: the summary needs the replay, not the database).
  */
 async function load(id: number, file: Blob, name: string, key: string, store = true) {
+  const stages: LoadStages = { received: epoch() };
   warmedAhead.set(key, warmedUp);
   const warmUpMs = file.size >= WARM_UP_MIN_BYTES ? warmUp(false) : 0;
   const engine = new Engine();
@@ -238,23 +242,26 @@ async function load(id: number, file: Blob, name: string, key: string, store = t
       lastPost = now;
     }
   }
+  stages.read = epoch();
   progress({ stage: 'parsing', bytesRead: read, totalBytes: file.size });
   const events = engine.parse();
+  stages.parsed = epoch();
   progress({ stage: 'replaying', bytesRead: read, totalBytes: file.size, events });
   // The overview needs no database: answer with it now, then build the SnapshotDB.
   const overview = engine.replay();
+  stages.replayed = epoch();
   engines.get(key)?.free();
   engines.set(key, engine);
   sources.set(key, { file, name, store });
   if (!store) {
     stored.delete(key);
-    post({ id, kind: 'ok', json: overview });
+    post({ id, kind: 'ok', json: overview, stages });
     return;
   }
   let done!: () => void;
   let failed!: (e: unknown) => void;
   stored.set(key, new Promise<void>((res, rej) => ((done = res), (failed = rej))));
-  post({ id, kind: 'ok', json: overview });
+  post({ id, kind: 'ok', json: overview, stages });
   early.set(key, earlyAnswers(engine, overview));
   const build = () => {
     const pending = storeTimers.get(key);
