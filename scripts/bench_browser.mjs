@@ -3,7 +3,7 @@
 // Debian chromium, in one run.
 //
 // usage: node scripts/bench_browser.mjs [--sizes 10,100,1000] [--files A.pickle,B.pickle] [--out bench-out/bench.json] [--settle-ms 1000]
-//        node scripts/bench_browser.mjs --views A.pickle,B.pickle [--runs 3] [--tabs overview,allocations]
+//        node scripts/bench_browser.mjs --views A.pickle,B.pickle [--runs 3] [--tabs overview,allocations] [--dist www/dist] [--native target/release/snapscope]
 // (--files adds existing snapshots, e.g. ../shared/tools/gen_big.py output, to the generated sizes)
 //
 // --views: what a user sees, per file (no generated sizes): from choosing the file to the peak
@@ -60,10 +60,14 @@ function snapshot(mb) {
 
 function timeNative(args) {
   const t0 = performance.now();
-  const r = spawnSync(join(ROOT, "target/release/snapscope"), args, {
-    encoding: "utf8",
-    maxBuffer: 1 << 30,
-  });
+  const r = spawnSync(
+    arg("--native", join(ROOT, "target/release/snapscope")),
+    args,
+    {
+      encoding: "utf8",
+      maxBuffer: 1 << 30,
+    },
+  );
   if (r.status !== 0) throw new Error(r.stderr);
   return (performance.now() - t0) / 1000;
 }
@@ -333,7 +337,13 @@ async function viewsRun(origin, file) {
       await window.snapscope.stats();
       const answering = performance.now() - t;
       const long = window.__long.slice(first).filter((e) => e.start >= t);
+      // What a view's own mark says (allocations: the engine's and the drawing's parts).
+      const own = performance
+        .getEntriesByType("mark")
+        .filter((m) => m.name === `snapscope:${v}-drawn` && m.startTime >= t)
+        .at(-1)?.detail;
       return {
+        ...(own ? { mark: own } : {}),
         drawn_ms: Math.round(drawn),
         answering_ms: Math.round(answering),
         longest_task_ms: Math.round(Math.max(0, ...long.map((e) => e.ms))),
@@ -367,7 +377,8 @@ async function viewsRun(origin, file) {
   };
 }
 
-const { server, origin } = await serve();
+// --dist DIR: serve another build of the page (e.g. main's, for an A/B of the same files).
+const { server, origin } = await serve(arg("--dist", undefined));
 const viewFiles = arg("--views", "").split(",").filter(Boolean);
 if (viewFiles.length) {
   const runs = Number(arg("--runs", "1"));

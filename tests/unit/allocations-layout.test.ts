@@ -13,6 +13,7 @@ import {
   eventNear,
   hslPixel,
   paintBands,
+  paintedFor,
   rgbPixel,
   xTicks,
 } from "../../www/src/views/allocations-layout";
@@ -189,4 +190,28 @@ test("a block thinner than a pixel still shows (one pixel), on a million entries
   // Each block is 0.38 px tall: every pixel of the stack is painted.
   const top = Math.floor(400 - (per * 1000 * 400) / s.y.top);
   for (let r = top + 1; r < 400; r++) assert.notEqual(img.pixels[r * cols], 0);
+});
+
+test("a draw uses the pixels painted for its frame (the worker's), and paints anew for another frame", () => {
+  const data = { ...bands };
+  const first = paintedFor(data, scale, frame, 1);
+  assert.deepEqual(first.pixels, paintBands(bands, scale, frame, 1).pixels);
+  // The same frame and ratio again (a selection redrawn): those very pixels, not painted again.
+  assert.equal(
+    paintedFor(data, scale, { ...frame, pad: { ...frame.pad } }, 1),
+    first,
+  );
+  // Painted elsewhere (the worker) for this frame: taken as they are.
+  const worker = { ...first, pixels: first.pixels.slice() };
+  assert.equal(
+    paintedFor({ ...bands, painted: worker }, scale, frame, 1),
+    worker,
+  );
+  // Another size or ratio (the chart resized, another screen): painted for it.
+  const wider = { ...frame, w: frame.w + 100 };
+  const resized = paintedFor(data, bandScale(data, wider), wider, 1);
+  assert.notEqual(resized, first);
+  assert.equal(resized.width, first.width + 100);
+  const sharp = paintedFor(data, bandScale(data, wider), wider, 2);
+  assert.equal(sharp.width, resized.width * 2);
 });

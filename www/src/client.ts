@@ -1,6 +1,6 @@
 // Page-side handle of one engine worker. Each opened file gets its own worker: its own 4 GiB of
 // wasm memory, and cancelling a load terminates just that worker.
-import type { EngineMethod, Envelope, Progress, Reply, EngineError } from './protocol';
+import type { EngineMethod, Envelope, PaintRequest, Progress, Reply, EngineError } from './protocol';
 import type { At, EngineAnswers, ModeAnswers } from './generated/answers';
 
 export class EngineFailure extends Error {
@@ -205,8 +205,19 @@ export class EngineClient {
     return this.answer<EngineAnswers['state']>('state', [device, JSON.stringify(at)]);
   }
 
-  private async answer<T>(method: EngineMethod, args: (string | number)[]): Promise<T> {
-    const r = await this.send({ op: 'call', key: 'main', method, args });
+  /**
+   * `bands`, painted by the worker for a chart of `paint`'s frame (its `painted` pixels): the
+   * main thread copies them instead of painting a million entries itself.
+   */
+  async bandsPainted(
+    paint: PaintRequest,
+    ...args: [device: number, from: number, to: number, columns: number, maxBlocks: number]
+  ): Promise<EngineAnswers['bands']> {
+    return this.answer<EngineAnswers['bands']>('bands', args, paint);
+  }
+
+  private async answer<T>(method: EngineMethod, args: (string | number)[], paint?: PaintRequest): Promise<T> {
+    const r = await this.send({ op: 'call', key: 'main', method, args, paint });
     // An answer the worker parsed already (large arrays as typed arrays, see the worker).
     if (r.kind === 'ok' && r.value !== undefined) return r.value as T;
     return JSON.parse(r.kind === 'ok' ? (r.json ?? 'null') : 'null') as T;

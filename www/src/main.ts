@@ -615,22 +615,26 @@ installPageApi(app);
 onLiveEngines((n) => (document.documentElement.dataset.engines = String(n)));
 
 /**
+ * After a load, the next engine waits this long: its warm-up (a CPU core for a few tenths of a
+ * second) would otherwise compete with the file just opened, whose analysis, database and first
+ * views keep the page and its worker busy meanwhile (the machine may have 2 cores).
+ */
+const AFTER_LOAD_MS = 2000;
+
+/**
  * Keep one engine started and warmed up for the next file, prepared when the page is idle.
  * `data-engine="ready"` tells tests and benchmarks that a file chosen now meets a warm engine.
  */
-function prepareNextEngine() {
+function prepareNextEngine(afterMs = AFTER_LOAD_MS) {
   const idle = window.requestIdleCallback ?? ((f: () => void) => setTimeout(f, 200));
-  idle(
-    () => {
-      boot()
-        .then(prepareEngine)
-        .then(() => (document.documentElement.dataset.engine = 'ready'))
-        .catch((e) => console.warn('snapscope: could not prepare an engine', e));
-    },
-    { timeout: 2000 },
-  );
+  const prepare = () =>
+    boot()
+      .then(prepareEngine)
+      .then(() => (document.documentElement.dataset.engine = 'ready'))
+      .catch((e) => console.warn('snapscope: could not prepare an engine', e));
+  setTimeout(() => idle(prepare, { timeout: 2000 }), afterMs);
 }
-prepareNextEngine();
+prepareNextEngine(0);
 // The fonts too, while the page waits: a file's first view then lays out without font look-ups.
 void warmFonts();
 

@@ -1,12 +1,13 @@
 // The one message protocol between the page and the engine worker. Both sides import it.
 import type { EngineAnswers } from './generated/answers';
+import type { Frame } from './ui/plot';
 
 /** Requests carry an id; the worker answers each with exactly one Reply of the same id. */
 export type Request =
   | { op: 'init'; wasm: WebAssembly.Module; warmUp: boolean }
   | { op: 'warmUp' }
   | { op: 'load'; file: Blob; name: string; key: string; store?: boolean }
-  | { op: 'call'; key: string; method: EngineMethod; args: (string | number)[] }
+  | { op: 'call'; key: string; method: EngineMethod; args: (string | number)[]; paint?: PaintRequest }
   | { op: 'export'; key: string }
   | { op: 'drop'; key: string }
   /** Combine rank summaries (JSON array) into a RanksReport; needs no loaded snapshot. */
@@ -19,6 +20,12 @@ export type Request =
  * answers are declared once in Rust (generated/answers.ts, `EngineAnswers`), and `analyze`.
  */
 export type EngineMethod = keyof EngineAnswers | 'analyze';
+
+/**
+ * A chart the worker paints into pixels with its answer (`bands`): the chart's frame in CSS pixels
+ * and the device pixels per CSS pixel. The page's main thread then only copies them to its canvas.
+ */
+export type PaintRequest = { frame: Frame; ratio: number };
 
 export type Envelope = { id: number } & Request;
 

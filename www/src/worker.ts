@@ -1,7 +1,8 @@
 // The engine's Web Worker: streams files into the wasm engine, answers queries. Heavy work never
 // runs on the page's thread.
 import init, { Engine, combineRanks, orderRunFiles, wasmMemoryBytes, __wbg_reset_state } from '../pkg/snapscope.js';
-import type { Envelope, Reply, EngineError, LoadStages, Progress } from './protocol';
+import type { Envelope, Reply, EngineError, LoadStages, PaintRequest, Progress } from './protocol';
+import { bandScale, paintBands, type BandsData } from './views/allocations-layout';
 
 const engines = new Map<string, Engine>();
 let ready: Promise<unknown> | null = null;
@@ -192,7 +193,11 @@ const BAND_ARRAYS = ['column_event', 'column_start', 'entry_block', 'entry_botto
  * rest of the answer parsed here. As JSON, the long arrays took the engine and the page's main
  * thread a second and more.
  */
-function bandsValue(engine: Engine, args: unknown[]): { value: Record<string, unknown>; transfer: ArrayBuffer[] } {
+function bandsValue(
+  engine: Engine,
+  args: unknown[],
+  paint?: PaintRequest,
+): { value: Record<string, unknown>; transfer: ArrayBuffer[] } {
   const [rest, ...arrays] = (engine as unknown as { bandsTyped: (...a: unknown[]) => unknown[] }).bandsTyped(...args);
   const value = JSON.parse(rest as string) as Record<string, unknown>;
   const transfer: ArrayBuffer[] = [];
@@ -201,6 +206,13 @@ function bandsValue(engine: Engine, args: unknown[]): { value: Record<string, un
     value[key] = typed;
     transfer.push(typed.buffer as ArrayBuffer);
   });
+  if (paint) {
+    // Painted here, off the page's thread: the chart's pixels (allocations-layout paintBands).
+    const data = value as unknown as BandsData;
+    const painted = paintBands(data, bandScale(data, paint.frame), paint.frame, paint.ratio);
+    value.painted = { ...painted, ...paint };
+    transfer.push(painted.pixels.buffer as ArrayBuffer);
+  }
   return { value, transfer };
 }
 
@@ -319,7 +331,7 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         const e = engines.get(m.key);
         if (!e) throw JSON.stringify({ code: 'NOT_LOADED', message: `no snapshot "${m.key}"`, hint: 'load it first' });
         if (m.method === 'bands') {
-          const { value, transfer } = bandsValue(e, m.args);
+          const { value, transfer } = bandsValue(e, m.args, m.paint);
           post({ id: m.id, kind: 'ok', value }, transfer);
           break;
         }

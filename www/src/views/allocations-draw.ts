@@ -1,9 +1,9 @@
 // Drawing the allocations chart: each block in its stack's colour (grey without a stack), the
 // summed smaller blocks pale on top of each column, painted as pixels (./allocations-layout
-// paintBands) and laid over the axis in one drawImage.
+// paintBands, in the worker with the answer when it can) and laid over the axis in one drawImage.
 import { byteAxis, vline } from '../ui/canvas';
 import { type Frame } from '../ui/plot';
-import { paintBands, xTicks, type BandScale, type BandsData } from './allocations-layout';
+import { paintedFor, xTicks, type BandScale, type BandsData } from './allocations-layout';
 import { labelLeft } from './timeline-layout';
 
 /** The chart, with a line at the selected event when it lies in the window. */
@@ -22,7 +22,7 @@ export function drawBands(
     g.fillText(t.label, labelLeft(t.x, w, f.pad.l - 8, f.w - 2), f.h - 6);
   }
   const ratio = g.getTransform().a || 1;
-  const img = paintBands(b, s, f, ratio);
+  const img = paintedFor(b, s, f, ratio);
   const layer = document.createElement('canvas');
   layer.width = img.width;
   layer.height = img.height;

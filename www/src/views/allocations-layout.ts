@@ -17,7 +17,18 @@ export type BandsData = Omit<
   entry_bottom: ArrayLike<number>;
   other_bytes: ArrayLike<number>;
   active: ArrayLike<number>;
+  /** The plot's pixels, painted by the worker with the answer or by the last draw (`paintedFor`). */
+  painted?: PaintedBands;
 };
+
+/** What `paintBands` made, and for which frame (CSS pixels) and device pixel ratio. */
+export interface PaintedBands {
+  width: number;
+  height: number;
+  pixels: Uint32Array;
+  frame: Frame;
+  ratio: number;
+}
 import { int } from '../ui/format';
 import { byteTicks, niceStep, plotWidth, yScaleTo, type Frame, type Pad, type YScale } from '../ui/plot';
 
@@ -103,6 +114,24 @@ export function xTicks(b: BandsData, s: BandScale, f: Frame, n = 5) {
     out.push({ x: f.pad.l + (col + frac) * s.colW, label: int(v) });
   }
   return out;
+}
+
+const sameFrame = (a: Frame, b: Frame) =>
+  a.w === b.w &&
+  a.h === b.h &&
+  a.pad.l === b.pad.l &&
+  a.pad.r === b.pad.r &&
+  a.pad.t === b.pad.t &&
+  a.pad.b === b.pad.b;
+
+/**
+ * The plot's pixels for frame `f` at `ratio`: those painted already when they fit it (the worker's,
+ * or the last draw's), else painted now and kept for the next draw (a selection redrawn).
+ */
+export function paintedFor(b: BandsData, s: BandScale, f: Frame, ratio: number): PaintedBands {
+  const p = b.painted;
+  if (p && p.ratio === ratio && sameFrame(p.frame, f)) return p;
+  return (b.painted = { ...paintBands(b, s, f, ratio), frame: { ...f, pad: { ...f.pad } }, ratio });
 }
 
 /** A distinct hue per stack id (golden angle). */

@@ -74,16 +74,26 @@ export async function renderAllocations(c: ViewContext) {
 
   /** Fetch the window's layout; `busy` covers the chart meanwhile (not while panning). */
   async function fetchData(busy = false) {
-    const cols = Math.max(50, Math.floor(plotWidth(frame())));
+    const f = frame();
+    const cols = Math.max(50, Math.floor(plotWidth(f)));
     const asked = performance.now();
-    const ask = c.file.client.call('bands', c.device, from, to, cols, Number(detail.value));
+    // Painted by the worker for this frame: the page's thread only copies the pixels.
+    const paint = { frame: f, ratio: g.getTransform().a || 1 };
+    const ask = c.file.client.bandsPainted(paint, c.device, from, to, cols, Number(detail.value));
     const b = await newest(busy ? computing(c.root, ask) : ask);
     if (!b) return;
     const answered = performance.now();
     data = b;
+    const painted = data.painted;
     draw();
     performance.mark('snapscope:allocations-drawn', {
-      detail: { engine_ms: answered - asked, draw_ms: performance.now() - answered, entries: b.entry_block.length },
+      detail: {
+        engine_ms: answered - asked,
+        draw_ms: performance.now() - answered,
+        entries: b.entry_block.length,
+        // The worker's pixels fitted the chart (not painted again on the page's thread).
+        worker_painted: painted !== undefined && data.painted === painted,
+      },
     });
   }
 
