@@ -93,6 +93,8 @@ export async function renderAllocations(c: ViewContext) {
         entries: b.entry_block.length,
         // The worker's pixels fitted the chart (not painted again on the page's thread).
         worker_painted: painted !== undefined && data.painted === painted,
+        // Of engine_ms, the worker's bands and painting (the rest: waiting for it, and the transfer).
+        worker_ms: (b as { worker_ms?: unknown }).worker_ms,
       },
     });
   }
