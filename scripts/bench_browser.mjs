@@ -342,8 +342,18 @@ async function viewsRun(origin, file) {
         .getEntriesByType("mark")
         .filter((m) => m.name === `snapscope:${v}-drawn` && m.startTime >= t)
         .at(-1)?.detail;
+      // The worker's database build, where it overlapped this view's time (ms of overlap).
+      const end = performance.now();
+      const store = performance
+        .getEntriesByName("snapscope:worker-store")
+        .map(
+          (m) =>
+            Math.min(end, m.startTime + m.duration) - Math.max(t, m.startTime),
+        )
+        .filter((ms) => ms > 0);
       return {
         ...(own ? { mark: own } : {}),
+        ...(store.length ? { store_overlap_ms: Math.round(store[0]) } : {}),
         drawn_ms: Math.round(drawn),
         answering_ms: Math.round(answering),
         longest_task_ms: Math.round(Math.max(0, ...long.map((e) => e.ms))),

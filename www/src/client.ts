@@ -124,6 +124,11 @@ export class EngineClient {
   }
 
   private receive(r: Reply) {
+    if (r.kind === 'span') {
+      const t = performance.timeOrigin;
+      performance.measure(`snapscope:worker-${r.name}`, { start: r.start - t, end: r.end - t });
+      return;
+    }
     const p = this.pending.get(r.id);
     if (!p) return;
     if (r.kind === 'progress') return p.onProgress?.(r.progress);

@@ -52,7 +52,9 @@ export type Reply =
       /** A load's stages in the worker: when each ended, in epoch ms (the page marks them). */
       stages?: LoadStages;
     }
-  | { id: number; kind: 'error'; error: EngineError };
+  | { id: number; kind: 'error'; error: EngineError }
+  /** Unasked (id 0): a span of the worker's own work, in epoch ms (the page measures it). */
+  | { id: number; kind: 'span'; name: string; start: number; end: number };
 
 /** Chunk size for streaming a File into the engine. */
 export const CHUNK_BYTES = 4 << 20;
