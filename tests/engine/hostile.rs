@@ -728,12 +728,20 @@ annotated("shared_annotation.pickle", [{"name": big, "stage": "START", "device":
         let (x, big) = (dir.join("x.db"), "y".repeat(1_000_000));
         let (whole, uses) = match name {
             "shared_name.pickle" => (1, 399),
-            "shared_annotation_name.pickle" => (1, 3000),
+            // A use per annotation row and per range (`phases`) the 1,500 START/END pairs make.
+            "shared_annotation_name.pickle" => (1, 3000 + 1500),
+            // One pickled string is both texts of 3,000 events (a use per `traces` cell) and the
+            // name of the one compiled range they make.
+            "shared_context.pickle" => (1, 6000 + 1),
             _ => (0, 0),
         };
         assert_eq!(db_count(&x, "SELECT count(*) FROM long_texts WHERE text = ?1", &big), whole, "{name}");
         assert_eq!(db_count(&x, "SELECT count(*) FROM long_texts", ""), whole, "{name}");
         assert_eq!(db_count(&x, "SELECT count(*) FROM long_text_uses", ""), uses, "{name}");
+        // Read back, the .db holds the very texts its snapshot held.
+        let (from_db, from_pickle) = (cli(&dir, &["analyze", "x.db", "--json"]), cli(&dir, &["analyze", name, "--json"]));
+        assert!(from_db.status.success(), "{name}: {}", String::from_utf8_lossy(&from_db.stderr));
+        assert!(from_db.stdout == from_pickle.stdout, "{name}: analyze of its .db differs");
     }
     // 400 distinct frames sharing the name: one copy in memory (it took 3.3 GB when each frame
     // owned its name).
