@@ -751,6 +751,38 @@ annotated("shared_annotation.pickle", [{"name": big, "stage": "START", "device":
     assert!(rss_kib < 256 << 10, "peak RSS {rss_kib} KiB");
 }
 
+/// Issue 29.2: a frame's FX node fields are held whole per distinct frame (never cut), so 300
+/// distinct frames sharing one 1 MB `fx_original_trace` held 300 MB against no budget; they
+/// count against `text_bytes`.
+#[test]
+fn fx_node_strings_are_budgeted() {
+    let dir = scratch("fx");
+    python(
+        r#"
+import pickle, sys, os
+A, trace = 0x7f0000000000, "t" * 1_000_000
+def dump(name, n):
+    frames = [{"filename": "/a/m.py", "line": i, "name": "forward", "fx_node_op": "call_function", "fx_original_trace": trace} for i in range(n)]
+    events = [{"action": "alloc", "addr": A + i * 4096, "size": 4096, "stream": 0, "frames": frames[i:i + 30]} for i in range(n)]
+    open(os.path.join(sys.argv[1], name), "wb").write(pickle.dumps({"segments": [], "device_traces": [events]}, protocol=4))
+dump("fx_huge.pickle", 300)
+dump("fx_some.pickle", 20)
+"#,
+        &[dir.to_str().unwrap()],
+    );
+    for args in [&["overview", "fx_huge.pickle", "--json"][..], &["overview", "fx_some.pickle", "--json", "--budget", "text_bytes=10M"]] {
+        let e = error_of(&cli(&dir, args));
+        assert_eq!(e["code"], "BUDGET_EXCEEDED", "{args:?}: {e}");
+        let message = e["message"].as_str().unwrap();
+        assert!(message.contains("text_bytes") && message.contains("FX node"), "{e}");
+        assert!(e["hint"].as_str().unwrap().contains("--budget text_bytes="), "{e}");
+    }
+    // Under the budget the fields are kept whole, one per frame.
+    assert!(cli(&dir, &["import", "fx_some.pickle", "-o", "x.db", "--no-focus"]).status.success());
+    let x = dir.join("x.db");
+    assert_eq!(db_count(&x, "SELECT count(*) FROM frames WHERE fx_original_trace = ?1", &"t".repeat(1_000_000)), 20);
+}
+
 /// Issue 29.17 (the .db part): opening a WAL-mode SnapshotDB created `-shm` and `-wal` files
 /// beside it; an input is read without writing next to it.
 #[test]
