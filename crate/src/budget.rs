@@ -85,13 +85,15 @@ pub const ANNOTATION_BYTES: Budget = Budget {
 };
 
 /// Bytes of the distinct texts longer than shown (4,096 bytes: frames' file and function names,
-/// annotations' names), each held whole once however many frames or annotations share it:
-/// 256 MiB by default, where real snapshots hold none.
+/// annotations' names), each held whole once however many frames or annotations share it, and of
+/// the distinct frames' FX node fields (`fx_node_op`, `fx_node_name`, `fx_node_target`,
+/// `fx_original_trace`: never cut, held per frame): 256 MiB by default, where real snapshots hold
+/// none of the first and a few KB of the second per compiled node.
 pub const TEXT_BYTES: Budget = Budget {
     name: "text_bytes",
     default: 256 << 20,
     unit: "bytes",
-    what: "distinct names longer than 4,096 bytes, held whole once each",
+    what: "distinct names longer than 4,096 bytes (held whole once each) and the distinct frames' FX node fields",
     index: 7,
 };
 

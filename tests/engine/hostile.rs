@@ -728,12 +728,20 @@ annotated("shared_annotation.pickle", [{"name": big, "stage": "START", "device":
         let (x, big) = (dir.join("x.db"), "y".repeat(1_000_000));
         let (whole, uses) = match name {
             "shared_name.pickle" => (1, 399),
-            "shared_annotation_name.pickle" => (1, 3000),
+            // A use per annotation row and per range (`phases`) the 1,500 START/END pairs make.
+            "shared_annotation_name.pickle" => (1, 3000 + 1500),
+            // One pickled string is both texts of 3,000 events (a use per `traces` cell) and the
+            // name of the one compiled range they make.
+            "shared_context.pickle" => (1, 6000 + 1),
             _ => (0, 0),
         };
         assert_eq!(db_count(&x, "SELECT count(*) FROM long_texts WHERE text = ?1", &big), whole, "{name}");
         assert_eq!(db_count(&x, "SELECT count(*) FROM long_texts", ""), whole, "{name}");
         assert_eq!(db_count(&x, "SELECT count(*) FROM long_text_uses", ""), uses, "{name}");
+        // Read back, the .db holds the very texts its snapshot held.
+        let (from_db, from_pickle) = (cli(&dir, &["analyze", "x.db", "--json"]), cli(&dir, &["analyze", name, "--json"]));
+        assert!(from_db.status.success(), "{name}: {}", String::from_utf8_lossy(&from_db.stderr));
+        assert!(from_db.stdout == from_pickle.stdout, "{name}: analyze of its .db differs");
     }
     // 400 distinct frames sharing the name: one copy in memory (it took 3.3 GB when each frame
     // owned its name).
@@ -741,6 +749,38 @@ annotated("shared_annotation.pickle", [{"name": big, "stage": "START", "device":
     assert!(out.status.success());
     eprintln!("shared_name.pickle: analyze --json peak RSS {rss_kib} KiB");
     assert!(rss_kib < 256 << 10, "peak RSS {rss_kib} KiB");
+}
+
+/// Issue 29.2: a frame's FX node fields are held whole per distinct frame (never cut), so 300
+/// distinct frames sharing one 1 MB `fx_original_trace` held 300 MB against no budget; they
+/// count against `text_bytes`.
+#[test]
+fn fx_node_strings_are_budgeted() {
+    let dir = scratch("fx");
+    python(
+        r#"
+import pickle, sys, os
+A, trace = 0x7f0000000000, "t" * 1_000_000
+def dump(name, n):
+    frames = [{"filename": "/a/m.py", "line": i, "name": "forward", "fx_node_op": "call_function", "fx_original_trace": trace} for i in range(n)]
+    events = [{"action": "alloc", "addr": A + i * 4096, "size": 4096, "stream": 0, "frames": frames[i:i + 30]} for i in range(n)]
+    open(os.path.join(sys.argv[1], name), "wb").write(pickle.dumps({"segments": [], "device_traces": [events]}, protocol=4))
+dump("fx_huge.pickle", 300)
+dump("fx_some.pickle", 20)
+"#,
+        &[dir.to_str().unwrap()],
+    );
+    for args in [&["overview", "fx_huge.pickle", "--json"][..], &["overview", "fx_some.pickle", "--json", "--budget", "text_bytes=10M"]] {
+        let e = error_of(&cli(&dir, args));
+        assert_eq!(e["code"], "BUDGET_EXCEEDED", "{args:?}: {e}");
+        let message = e["message"].as_str().unwrap();
+        assert!(message.contains("text_bytes") && message.contains("FX node"), "{e}");
+        assert!(e["hint"].as_str().unwrap().contains("--budget text_bytes="), "{e}");
+    }
+    // Under the budget the fields are kept whole, one per frame.
+    assert!(cli(&dir, &["import", "fx_some.pickle", "-o", "x.db", "--no-focus"]).status.success());
+    let x = dir.join("x.db");
+    assert_eq!(db_count(&x, "SELECT count(*) FROM frames WHERE fx_original_trace = ?1", &"t".repeat(1_000_000)), 20);
 }
 
 /// Issue 29.17 (the .db part): opening a WAL-mode SnapshotDB created `-shm` and `-wal` files

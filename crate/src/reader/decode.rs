@@ -645,15 +645,15 @@ impl Decoder<'_> {
             }
         }
         let id = if self.a.as_dict(f).is_some() {
+            if self.over_frame_budgets() {
+                return None;
+            }
             let fx = FxNode {
                 op: self.string(f, "fx_node_op"),
                 name: self.string(f, "fx_node_name"),
                 target: self.string(f, "fx_node_target"),
                 original_trace: self.string(f, "fx_original_trace"),
             };
-            if self.over_frame_budgets() {
-                return None;
-            }
             let ((filename, whole_filename), (name, whole_name)) = (self.frame_field(f, "filename"), self.frame_field(f, "name"));
             let line = self.int(f, "line").and_then(|l| i64::try_from(l).ok()).unwrap_or(0);
             let fx = (fx != FxNode::default()).then(|| Box::new(fx));
@@ -677,12 +677,15 @@ impl Decoder<'_> {
         id
     }
 
-    /// Intern a frame, its shown texts counted against `frame_text_bytes` when it is new.
+    /// Intern a frame, its shown texts counted against `frame_text_bytes` and its FX node's
+    /// (held whole, per frame) against `text_bytes` when it is new.
     fn intern_frame(&mut self, frame: Frame) -> FrameId {
         let (before, bytes) = (self.st.snap.interner.frames.len(), (frame.filename.len() + frame.name.len()) as u64);
+        let fx_bytes = frame.fx.as_deref().map_or(0, fx_bytes);
         let id = self.st.snap.interner.frame(frame);
         if self.st.snap.interner.frames.len() > before {
             self.st.frame_text_bytes += bytes;
+            self.st.long_text_bytes = self.st.long_text_bytes.saturating_add(fx_bytes);
         }
         id
     }
@@ -963,9 +966,14 @@ fn long_texts_exceeded() -> Error {
     crate::budget::TEXT_BYTES.exceeded(
         limit,
         format_args!(
-            "the distinct texts longer than {SHOWN_TEXT_BYTES} bytes (frames' file and function names, annotations' names) pass {limit} bytes"
+            "the distinct texts longer than {SHOWN_TEXT_BYTES} bytes (frames' file and function names, annotations' names) and the distinct frames' FX node fields pass {limit} bytes"
         ),
     )
+}
+
+/// Bytes of a frame's FX node fields (op, name, target, original trace), each held whole.
+fn fx_bytes(fx: &FxNode) -> u64 {
+    [&fx.op, &fx.name, &fx.target, &fx.original_trace].iter().map(|t| t.as_ref().map_or(0, |t| t.len() as u64)).sum()
 }
 
 /// The event's extras, created on first use.

@@ -50,6 +50,11 @@ pub struct NamedRange {
     pub end_us: Option<i64>,
     /// A START without its END: the range runs to the end of the window.
     pub open: bool,
+    /// The text `name` comes from, as the snapshot holds it (one allocation however many
+    /// ranges and events name it): a compiled region's compile_context, or an annotation's name
+    /// when it is longer than shown.
+    #[serde(skip)]
+    pub whole: Option<std::sync::Arc<str>>,
 }
 
 pub struct DevicePhases {
@@ -264,9 +269,10 @@ pub fn range_group(name: &str) -> RangeGroup {
 /// START/END pairs of one device (annotations without a device apply to every device), matched
 /// by name innermost first.
 fn annotation_ranges(annotations: &[Annotation], device: i64, times: &[i64], timed: bool) -> Vec<NamedRange> {
-    let mut open: Vec<Option<(String, Option<i64>)>> = Vec::new();
+    type Whole = Option<std::sync::Arc<str>>;
+    let mut open: Vec<Option<(String, Whole, Option<i64>)>> = Vec::new();
     let mut out = Vec::new();
-    let place = |name: String, start: Option<i64>, end: Option<i64>, is_open: bool| {
+    let place = |(name, whole, start): (String, Whole, Option<i64>), end: Option<i64>, is_open: bool| {
         let first = start.filter(|_| timed).map(|t| times.partition_point(|&x| x < t) as u32);
         let last = match end {
             _ if !timed => None,
@@ -277,7 +283,7 @@ fn annotation_ranges(annotations: &[Annotation], device: i64, times: &[i64], tim
             (Some(a), Some(b)) if a <= b && (a as usize) < times.len() => (Some(a), Some(b)),
             _ => (None, None),
         };
-        NamedRange { group: range_group(&name), name, start_event, end_event, start_us: start, end_us: end, open: is_open }
+        NamedRange { group: range_group(&name), name, start_event, end_event, start_us: start, end_us: end, open: is_open, whole }
     };
     // The open STARTs in order, and for each name the positions of its open ones (innermost
     // last): an END finds its START at once, however many never close (no quadratic scan).
@@ -286,19 +292,18 @@ fn annotation_ranges(annotations: &[Annotation], device: i64, times: &[i64], tim
         match a.stage.as_str() {
             "START" => {
                 by_name.entry(a.name.as_str()).or_default().push(open.len());
-                open.push(Some((a.name.clone(), a.time_us)));
+                open.push(Some((a.name.clone(), a.whole_name.as_ref().map(|w| w.text().clone()), a.time_us)));
             }
             "END" => {
                 if let Some(k) = by_name.get_mut(a.name.as_str()).and_then(Vec::pop) {
-                    let (name, start) = open[k].take().expect("an open START");
-                    out.push(place(name, start, a.time_us, false));
+                    out.push(place(open[k].take().expect("an open START"), a.time_us, false));
                 }
             }
             _ => {}
         }
     }
-    for (name, start) in open.into_iter().flatten() {
-        out.push(place(name, start, None, true));
+    for started in open.into_iter().flatten() {
+        out.push(place(started, None, true));
     }
     out
 }
@@ -308,7 +313,8 @@ fn compiled_ranges(trace: &DeviceTrace) -> Vec<NamedRange> {
     let mut out: Vec<NamedRange> = Vec::new();
     let mut last_ctx: Option<&str> = None;
     for (i, e) in trace.events.iter().enumerate() {
-        let ctx = trace.extra(e).and_then(|x| x.compile_context.as_deref());
+        let whole = trace.extra(e).and_then(|x| x.compile_context.as_ref());
+        let ctx = whole.map(|c| &**c);
         match (ctx, out.last_mut()) {
             (Some(c), Some(r)) if last_ctx == Some(c) && r.end_event == Some(i as u32 - 1) => {
                 r.end_event = Some(i as u32);
@@ -322,6 +328,7 @@ fn compiled_ranges(trace: &DeviceTrace) -> Vec<NamedRange> {
                 start_us: e.time_us(),
                 end_us: e.time_us(),
                 open: false,
+                whole: whole.cloned(),
             }),
             _ => {}
         }

@@ -7,6 +7,7 @@ use crate::replay::{DeviceReplay, Lifetime, StackSource, NONE};
 use crate::Loaded;
 use rusqlite::types::{ToSql, ToSqlOutput, ValueRef};
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// One row of a large table: its device, position, ids and item (an event or a lifetime).
 pub struct Row<'a, T> {
@@ -38,22 +39,64 @@ impl CellValue<'_> {
         v.map_or(CellValue::Null, |s| CellValue::Text(Cow::Borrowed(s)))
     }
 
-    /// A text an event shares with others (compile_context, user_metadata): cut to its first
-    /// 1,000 characters and `…` in every row, so one long text shared by every event is not
-    /// repeated in full per row (the snapshot, and the event's own answers, keep it whole).
+    /// A text an event shares with others: shown cut (see [`shared_cut`]).
     pub fn shared_text_of(v: Option<&str>) -> CellValue<'_> {
         match v {
-            Some(s) => match s.char_indices().nth(SHARED_TEXT_CHARS) {
-                Some((i, _)) => CellValue::Text(Cow::Owned(format!("{}…", &s[..i]))),
-                None => CellValue::Text(Cow::Borrowed(s)),
-            },
+            Some(s) => CellValue::Text(shared_cut(s).map_or(Cow::Borrowed(s), Cow::Owned)),
             None => CellValue::Null,
         }
     }
 }
 
-/// See [`CellValue::shared_text_of`].
+/// Characters of a shared text a cell shows (see [`shared_cut`]).
 pub const SHARED_TEXT_CHARS: usize = 1000;
+
+/// A text shared by many rows (an event's compile_context, user_metadata, internal_metadata; an
+/// annotation's or range's name) as its cells show it: its first 1,000 characters and `…`, when
+/// longer, so one long text shared by every row is not repeated in full per row (its whole text
+/// is in `long_texts` once, the snapshot and the event's own answers keep it whole).
+pub fn shared_cut(s: &str) -> Option<String> {
+    s.char_indices().nth(SHARED_TEXT_CHARS).map(|(i, _)| format!("{}…", &s[..i]))
+}
+
+/// The texts an event shares with other events, and the `traces` column each shows in: the one
+/// list the writer of `long_text_uses` and the reader of a .db go through.
+#[derive(Clone, Copy)]
+pub enum SharedText {
+    CompileContext,
+    UserMetadata,
+    /// Shown inside `extra_json`.
+    InternalMetadata,
+}
+
+impl SharedText {
+    pub const ALL: [SharedText; 3] = [SharedText::CompileContext, SharedText::UserMetadata, SharedText::InternalMetadata];
+
+    /// `long_text_uses.column_name` of a cell showing this text cut.
+    pub fn column(self) -> &'static str {
+        match self {
+            SharedText::CompileContext => "compile_context",
+            SharedText::UserMetadata => "user_metadata",
+            SharedText::InternalMetadata => "extra_json.internal_metadata",
+        }
+    }
+
+    pub fn of(self, x: &EventExtra) -> &Option<Arc<str>> {
+        match self {
+            SharedText::CompileContext => &x.compile_context,
+            SharedText::UserMetadata => &x.user_metadata,
+            SharedText::InternalMetadata => &x.internal_metadata,
+        }
+    }
+
+    pub fn of_mut(self, x: &mut EventExtra) -> &mut Option<Arc<str>> {
+        match self {
+            SharedText::CompileContext => &mut x.compile_context,
+            SharedText::UserMetadata => &mut x.user_metadata,
+            SharedText::InternalMetadata => &mut x.internal_metadata,
+        }
+    }
+}
 
 impl ToSql for CellValue<'_> {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
@@ -111,19 +154,24 @@ impl<'a> Row<'a, Event> {
         let l = self.replay().event_lifetime[self.index];
         (l != NONE).then(|| self.lifetime_base + l as i64)
     }
+    /// The shared texts this row's cells show cut, each with its column and whole text.
+    pub fn cut_texts(&self) -> impl Iterator<Item = (&'static str, &'a Arc<str>)> {
+        let x = self.extra();
+        SharedText::ALL.into_iter().filter_map(move |t| {
+            let whole = t.of(x?).as_ref()?;
+            shared_cut(whole).is_some().then_some((t.column(), whole))
+        })
+    }
     /// Rare fields without a column of their own, as JSON (None when there are none).
     pub fn extra_json(&self) -> Option<String> {
         self.extra().filter(|x| has_extra_json(x)).map(|x| {
             // The shared texts cut as in their columns: not repeated whole per row.
-            let cut = |t: &Option<std::sync::Arc<str>>| {
-                t.as_ref().map(|s| match s.char_indices().nth(SHARED_TEXT_CHARS) {
-                    Some((i, _)) => format!("{}…", &s[..i]).into(),
-                    None => s.clone(),
-                })
-            };
             let mut y = x.clone();
-            (y.compile_context, y.user_metadata, y.internal_metadata) =
-                (cut(&x.compile_context), cut(&x.user_metadata), cut(&x.internal_metadata));
+            for t in SharedText::ALL {
+                if let Some(cut) = t.of(x).as_deref().and_then(shared_cut) {
+                    *t.of_mut(&mut y) = Some(cut.into());
+                }
+            }
             serde_json::to_string(&y).unwrap_or_default()
         })
     }

@@ -6,6 +6,8 @@ use super::tables::{LONG_TEXTS, LONG_TEXT_USES};
 use crate::error::Result;
 use crate::fasthash::FastMap;
 use crate::model::LongText;
+use crate::store::vtab;
+use crate::Loaded;
 use rusqlite::{params, Connection, Statement};
 use std::sync::Arc;
 
@@ -13,10 +15,12 @@ use std::sync::Arc;
 pub struct Writer<'c> {
     texts: Statement<'c>,
     uses: Statement<'c>,
-    /// By allocation: the model shares one per distinct text (no megabytes hashed per use).
+    /// By allocation: the model shares one per distinct pickled string, so a text of megabytes
+    /// named by thousands of cells is hashed once, not per use.
     by_allocation: FastMap<usize, i64>,
-    /// By content, for texts the model holds as plain strings (at most 4,096 bytes each).
-    by_content: FastMap<String, i64>,
+    /// By content: two allocations of one text (two pickled strings, or plain strings of the
+    /// model) are still one row.
+    by_content: FastMap<Arc<str>, i64>,
 }
 
 impl<'c> Writer<'c> {
@@ -31,11 +35,18 @@ impl<'c> Writer<'c> {
 
     /// Cell `table.column` of row `row` shows `whole` cut.
     pub fn long(&mut self, table: &str, row: i64, column: &str, whole: &LongText) -> Result<()> {
-        let key = Arc::as_ptr(whole.text()) as *const u8 as usize;
+        self.shared(table, row, column, whole.text())
+    }
+
+    /// Cell `table.column` of row `row` shows `whole` (a text the model shares) cut.
+    pub fn shared(&mut self, table: &str, row: i64, column: &str, whole: &Arc<str>) -> Result<()> {
+        // The map holds no reference: the model keeps every text alive (no address reused)
+        // until the writer is done.
+        let key = Arc::as_ptr(whole) as *const u8 as usize;
         let id = match self.by_allocation.get(&key) {
             Some(&id) => id,
             None => {
-                let id = self.insert(whole.text())?;
+                let id = self.id_of(whole)?;
                 self.by_allocation.insert(key, id);
                 id
             }
@@ -48,21 +59,32 @@ impl<'c> Writer<'c> {
     pub fn short(&mut self, table: &str, row: i64, column: &str, whole: &str) -> Result<()> {
         let id = match self.by_content.get(whole) {
             Some(&id) => id,
-            None => {
-                let id = self.insert(whole)?;
-                self.by_content.insert(whole.to_string(), id);
-                id
-            }
+            None => self.id_of(&Arc::from(whole))?,
         };
         self.uses.execute(params![table, row, column, id])?;
         Ok(())
     }
 
-    fn insert(&mut self, text: &str) -> Result<i64> {
-        let id = (self.by_allocation.len() + self.by_content.len()) as i64;
-        self.texts.execute(params![id, text])?;
+    /// The row of `text`, inserted when new.
+    fn id_of(&mut self, text: &Arc<str>) -> Result<i64> {
+        if let Some(&id) = self.by_content.get(text) {
+            return Ok(id);
+        }
+        let id = self.by_content.len() as i64;
+        self.texts.execute(params![id, &**text])?;
+        self.by_content.insert(text.clone(), id);
         Ok(id)
     }
+}
+
+/// The `traces` cells that show an event's shared text cut, under the ids the table serves.
+pub fn trace_uses(w: &mut Writer, l: &Loaded) -> Result<()> {
+    vtab::each_row::<vtab::TraceRows, _>(l, |row| {
+        for (column, whole) in row.cut_texts() {
+            w.shared("traces", row.id, column, whole)?;
+        }
+        Ok(())
+    })
 }
 
 /// The whole texts of a .db by (table, row id, column), each distinct text one allocation

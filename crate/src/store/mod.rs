@@ -516,33 +516,41 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         // An annotation's name is repeated per row (every START and END of a range): cut like
         // the events' shared texts (3,000 rows sharing one long name made a 21 MB database),
         // its whole text once in `long_texts`.
-        let shared = |t: &str| cut_at(t, cells::SHARED_TEXT_CHARS).into_owned();
         for a in &s.annotations {
-            let shown = cut_at(&a.name, cells::SHARED_TEXT_CHARS);
-            an.execute(params![a.device, a.time_us, shown, a.stage])?;
+            let shown = cells::shared_cut(&a.name);
+            an.execute(params![a.device, a.time_us, shown.as_deref().unwrap_or(&a.name), a.stage])?;
             let row = tx.last_insert_rowid();
             match &a.whole_name {
                 Some(whole) => long.long("annotations", row, "name", whole)?,
-                None if shown != a.name => long.short("annotations", row, "name", &a.name)?,
+                None if shown.is_some() => long.short("annotations", row, "name", &a.name)?,
                 None => {}
             }
         }
+        long_texts::trace_uses(&mut long, l)?;
         let mut ph = tx.prepare(&PHASES.insert_sql())?;
         for (dev_id, p) in l.phases().iter().enumerate() {
             for r in &p.runs {
                 ph.execute(params![dev_id as i64, "run", r.phase.name(), "phase", r.first, r.last, None::<i64>, None::<i64>])?;
             }
             for r in &p.ranges {
+                let shown = cells::shared_cut(&r.name);
                 ph.execute(params![
                     dev_id as i64,
                     "range",
-                    shared(&r.name),
+                    shown.as_deref().unwrap_or(&r.name),
                     snake_name(&r.group),
                     r.start_event,
                     r.end_event,
                     r.start_us,
                     r.end_us
                 ])?;
+                if shown.is_some() {
+                    let row = tx.last_insert_rowid();
+                    match &r.whole {
+                        Some(whole) => long.shared("phases", row, "name", whole)?,
+                        None => long.short("phases", row, "name", &r.name)?,
+                    }
+                }
             }
         }
         let mut cr = tx.prepare(&CATEGORY_RULES.insert_sql())?;

@@ -10,6 +10,7 @@ use crate::model::{
     shown_cut, Action, Annotation, Block, BlockState, DeviceTrace, Event, EventExtra, Format, Frame, FxNode, LongText, Pool, Segment,
     Snapshot, Warning, WholeNames,
 };
+use crate::store::cells::SharedText;
 use crate::store::long_texts;
 use crate::Loaded;
 use rusqlite::{Connection, Row};
@@ -110,7 +111,7 @@ pub fn snapshot(conn: &Connection) -> Result<Snapshot> {
     read_stacks(conn, &mut s)?;
     let devices = read_devices(conn)?;
     read_segments(conn, &mut s, &devices)?;
-    read_events(conn, &mut s, &devices)?;
+    read_events(conn, &mut s, &devices, &long)?;
     read_annotations(conn, &mut s, &long)?;
     read_warnings(conn, &mut s)?;
     from_overview(conn, &mut s)?;
@@ -233,13 +234,14 @@ fn read_segments(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64
     })
 }
 
-fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>) -> Result<()> {
+fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>, long: &long_texts::Read) -> Result<()> {
     let stacks = s.interner.stacks.len();
-    // Shared texts once per distinct text, as the reader keeps them.
-    let mut texts: HashMap<String, Arc<str>> = HashMap::new();
-    let mut shared = |t: Option<String>| t.map(|t| texts.entry(t).or_insert_with_key(|k| Arc::from(k.as_str())).clone());
+    // Shared texts once per distinct text, as the reader keeps them (a whole text in
+    // `long_texts` is one allocation already, however many cells show it cut).
+    let mut texts: HashMap<Arc<str>, Arc<str>> = HashMap::new();
+    let mut shared = |t: Option<Arc<str>>| t.map(|t| texts.entry(t).or_insert_with_key(Arc::clone).clone());
     let mut current: Option<(i64, usize)> = None;
-    rows(conn, "traces", include_str!("../../sql/read_back/traces.sql"), |r, _| {
+    rows(conn, "traces", include_str!("../../sql/read_back/traces.sql"), |r, id| {
         let device = device_of(devices, get(r, 1)?)?;
         if !(0..MAX_TRACE_DEVICE).contains(&device) {
             return Err(bad(format!("device {device}: trace events need an ordinal from 0 to {MAX_TRACE_DEVICE}")));
@@ -272,9 +274,15 @@ fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>)
             x.action_name.get_or_insert(action_text);
         }
         x.device_free = x.device_free.or(get::<Option<i64>>(r, 9)?.map(|v| v as u64));
-        x.compile_context = shared(get(r, 10)?);
-        x.user_metadata = shared(get(r, 11)?);
-        x.internal_metadata = shared(x.internal_metadata.map(|t| t.to_string()));
+        x.compile_context = get::<Option<String>>(r, 10)?.map(Arc::from);
+        x.user_metadata = get::<Option<String>>(r, 11)?.map(Arc::from);
+        for t in SharedText::ALL {
+            let text = t.of_mut(&mut x);
+            *text = match long.get("traces", id, t.column()) {
+                Some(whole) => Some(whole.text().clone()),
+                None => shared(text.take()),
+            };
+        }
         let trace = &mut s.traces[slot];
         if has_any(&x) {
             e.set_extra(trace.extras.len() as u32);

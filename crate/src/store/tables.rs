@@ -564,8 +564,9 @@ pub const WARNINGS: Table = table(
     true,
 );
 
-/// Texts the `frames` and `annotations` columns show cut (a name over 4,096 bytes; an annotation
-/// name over 1,000 characters), each distinct text whole and once however many rows name it.
+/// Texts the `frames`, `annotations`, `phases` and `traces` columns show cut (a frame's name over
+/// 4,096 bytes; a text many rows repeat over 1,000 characters: `cells::shared_cut`), each distinct
+/// text whole and once however many rows name it.
 /// Added beside the schema_version 2 tables (none of theirs changed): a .db without them reads as
 /// one whose texts are all whole.
 pub const LONG_TEXTS: Table = table(
@@ -579,9 +580,14 @@ pub const LONG_TEXT_USES: Table = Table {
     name: "long_text_uses",
     row: "cell shown cut, and its whole text",
     columns: &[
-        col("table_name", "TEXT NOT NULL", "", "`frames` / `annotations`"),
+        col("table_name", "TEXT NOT NULL", "", "`frames` / `annotations` / `phases` / `traces`"),
         col("row_id", "INTEGER NOT NULL", "", "the row's `id`"),
-        col("column_name", "TEXT NOT NULL", "", "`filename` / `name`: the column that shows it cut (`…`)"),
+        col(
+            "column_name",
+            "TEXT NOT NULL",
+            "",
+            "`filename` / `name` / `compile_context` / `user_metadata`: the column that shows it cut (`…`); `extra_json.internal_metadata` for that field of `extra_json`",
+        ),
         col("text_id", "INTEGER NOT NULL", "", "its whole text (`long_texts.id`)"),
     ],
     key: "PRIMARY KEY (table_name, row_id, column_name)",

@@ -53,6 +53,34 @@ pub trait Rows: Sized + 'static {
     }
 }
 
+/// Per device position: the id of its first row, and of its first lifetime (the one numbering
+/// of the large tables' rows; their materialized copies keep it).
+fn first_ids<R: Rows>(l: &Loaded) -> (Vec<i64>, Vec<i64>) {
+    let (mut row_base, mut lifetime_base) = (Vec::new(), Vec::new());
+    let (mut rows, mut lifes) = (R::FIRST_ID, 0i64);
+    for d in &l.devices {
+        row_base.push(rows);
+        lifetime_base.push(lifes);
+        rows += R::Item::count(d) as i64;
+        lifes += d.lifetimes.len() as i64;
+    }
+    (row_base, lifetime_base)
+}
+
+/// Every row of `R`'s table with the id the table serves it under, in id order.
+pub fn each_row<R: Rows, E>(
+    l: &Loaded,
+    mut each: impl FnMut(&Row<'_, R::Item>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    let (row_base, lifetime_base) = first_ids::<R>(l);
+    for (dev, d) in l.devices.iter().enumerate() {
+        for i in 0..R::Item::count(d) {
+            each(&Row { id: row_base[dev] + i as i64, ..row::<R>(l, dev, i, lifetime_base[dev]) })?;
+        }
+    }
+    Ok(())
+}
+
 /// Row `i` of device position `dev` (its id is the cursor's business: prefilters never read it).
 fn row<R: Rows>(l: &Loaded, dev: usize, i: usize, lifetime_base: i64) -> Row<'_, R::Item> {
     Row { loaded: l, dev, index: i, id: 0, lifetime_base, item: R::Item::item(l, dev, i) }
@@ -183,14 +211,7 @@ unsafe impl<'vtab, R: Rows> VTab<'vtab> for Table<R> {
         _args: &[&[u8]],
     ) -> Result<(Cow<'static, CStr>, Self)> {
         let loaded = aux.cloned().ok_or_else(|| rusqlite::Error::ModuleError("this virtual table needs a snapshot".into()))?;
-        let (mut row_base, mut lifetime_base) = (Vec::new(), Vec::new());
-        let (mut rows, mut lifes) = (R::FIRST_ID, 0i64);
-        for d in &loaded.devices {
-            row_base.push(rows);
-            lifetime_base.push(lifes);
-            rows += R::Item::count(d) as i64;
-            lifes += d.lifetimes.len() as i64;
-        }
+        let (row_base, lifetime_base) = first_ids::<R>(&loaded);
         Ok((
             Cow::Owned(R::TABLE.vtab_declaration()),
             Table { base: ffi::sqlite3_vtab::default(), loaded, row_base, lifetime_base, rows: PhantomData },
