@@ -284,8 +284,22 @@ pub const NO_EXTRA: u32 = EXTRA_MASK;
 
 const ACTION_SHIFT: u32 = 28;
 const EXTRA_MASK: u32 = (1 << ACTION_SHIFT) - 1;
-const NO_TIME: i64 = i64::MIN;
 const NO_STACK: u32 = u32::MAX;
+
+/// The time shares a word with the stream's slot: 56 bits of signed microseconds hold ±1,141
+/// years around 1970 (PyTorch writes microseconds since 1970), the top 8 bits the slot.
+const SLOT_SHIFT: u32 = 56;
+const TIME_MASK: i64 = (1 << SLOT_SHIFT) - 1;
+/// The lowest 56-bit value stands for "no time".
+const NO_TIME: i64 = -(1 << (SLOT_SHIFT - 1));
+
+/// Whether `t` is a time an [`Event`] holds (|t| < 2^55 µs); others are dropped.
+pub const fn time_us_fits(t: i64) -> bool {
+    t > NO_TIME && t < -NO_TIME
+}
+
+/// Distinct non-zero streams one trace may name (the slots after stream 0's).
+pub const MAX_STREAMS: usize = u8::MAX as usize;
 
 /// An id stored as a `u32` with `u32::MAX` for "absent": half the size of an `Option<u32>` in
 /// the records kept per event and per lifetime.
@@ -304,14 +318,16 @@ pub(crate) const fn unpacked_id(v: u32) -> Option<u32> {
     }
 }
 
-/// One trace entry, kept to 40 bytes: millions of these must fit in a browser tab. Absent
-/// values are sentinels, and the action shares a word with the extras index.
+/// One trace entry, kept to 32 bytes: millions of these must fit in a browser tab. Absent
+/// values are sentinels, the action shares a word with the extras index, and the stream (a
+/// handful of distinct values per trace) is a slot in its [`EventList`]'s table, read with
+/// [`EventList::stream`].
 #[derive(Clone, Copy, PartialEq)]
 pub struct Event {
     pub addr: u64,
     pub size: u64,
-    pub stream: u64,
-    time_us: i64,
+    /// Stream slot in the top 8 bits, the time (or `NO_TIME`) below.
+    slot_time: i64,
     stack: u32,
     /// Action (index in `Action::ALL`) in the top 4 bits; index into `DeviceTrace::extras`
     /// (or `NO_EXTRA`) below.
@@ -319,8 +335,9 @@ pub struct Event {
 }
 
 impl Event {
+    /// An event on stream 0 (slot 0), without time, stack or extras.
     pub fn new(action: Action, addr: u64, size: u64) -> Event {
-        let mut e = Event { addr, size, stream: 0, time_us: NO_TIME, stack: NO_STACK, action_extra: NO_EXTRA };
+        let mut e = Event { addr, size, slot_time: NO_TIME & TIME_MASK, stack: NO_STACK, action_extra: NO_EXTRA };
         e.set_action(action);
         e
     }
@@ -334,10 +351,22 @@ impl Event {
     }
 
     pub fn time_us(&self) -> Option<i64> {
-        (self.time_us != NO_TIME).then_some(self.time_us)
+        // Shifting back sign-extends the 56-bit time.
+        let t = (self.slot_time << (64 - SLOT_SHIFT)) >> (64 - SLOT_SHIFT);
+        (t != NO_TIME).then_some(t)
     }
+    /// Sets the time; one beyond [`time_us_fits`] is dropped (the reader warns first).
     pub fn set_time_us(&mut self, t: Option<i64>) {
-        self.time_us = t.unwrap_or(NO_TIME);
+        let t = t.filter(|&t| time_us_fits(t)).unwrap_or(NO_TIME);
+        self.slot_time = (self.slot_time & !TIME_MASK) | (t & TIME_MASK);
+    }
+
+    /// The stream's slot in its list's table (0: stream 0).
+    fn slot(&self) -> usize {
+        (self.slot_time as u64 >> SLOT_SHIFT) as usize
+    }
+    fn set_slot(&mut self, slot: u8) {
+        self.slot_time = (self.slot_time & TIME_MASK) | ((slot as i64) << SLOT_SHIFT);
     }
 
     pub fn stack(&self) -> Option<StackId> {
@@ -363,7 +392,7 @@ impl std::fmt::Debug for Event {
             .field("action", &self.action())
             .field("addr", &self.addr)
             .field("size", &self.size)
-            .field("stream", &self.stream)
+            .field("stream_slot", &self.slot())
             .field("time_us", &self.time_us())
             .field("stack", &self.stack())
             .field("extra", &self.extra())
@@ -379,11 +408,17 @@ pub struct EventList {
     len: usize,
     /// How many are `alloc`s (what the replay reserves lifetimes for, without a pass to count).
     allocs: usize,
+    /// The streams the events name: slot k > 0 is `streams[k - 1]`, slot 0 is stream 0.
+    streams: Vec<u64>,
+    /// A stream came beyond [`MAX_STREAMS`] (its events read as stream 0; the reader refuses
+    /// such a trace).
+    streams_overflowed: bool,
 }
 
 const EVENT_CHUNK: usize = 1 << 16;
 
 impl EventList {
+    /// Append `e` as it is (its stream slot already refers to this list's table).
     pub fn push(&mut self, e: Event) {
         self.allocs += (e.action() == Action::Alloc) as usize;
         match self.chunks.last_mut() {
@@ -396,6 +431,46 @@ impl EventList {
             }
         }
         self.len += 1;
+    }
+
+    /// Append `e` on `stream`.
+    pub fn push_on(&mut self, mut e: Event, stream: u64) {
+        e.set_slot(self.slot_of(stream));
+        self.push(e);
+    }
+
+    /// The slot of `stream`, added to the table when new (a linear scan: a trace names a
+    /// handful, and the latest is checked first).
+    fn slot_of(&mut self, stream: u64) -> u8 {
+        if stream == 0 {
+            return 0;
+        }
+        if self.streams.last() == Some(&stream) {
+            return self.streams.len() as u8;
+        }
+        if let Some(k) = self.streams.iter().position(|&s| s == stream) {
+            return k as u8 + 1;
+        }
+        if self.streams.len() == MAX_STREAMS {
+            self.streams_overflowed = true;
+            return 0;
+        }
+        self.streams.push(stream);
+        self.streams.len() as u8
+    }
+
+    /// The stream of an event of this list.
+    #[inline]
+    pub fn stream(&self, e: &Event) -> u64 {
+        match e.slot() {
+            0 => 0,
+            k => self.streams.get(k - 1).copied().unwrap_or(0),
+        }
+    }
+
+    /// Whether more than [`MAX_STREAMS`] non-zero streams were pushed.
+    pub fn streams_overflowed(&self) -> bool {
+        self.streams_overflowed
     }
 
     pub fn len(&self) -> usize {
@@ -453,6 +528,11 @@ pub struct DeviceTrace {
 impl DeviceTrace {
     pub fn extra(&self, e: &Event) -> Option<&EventExtra> {
         self.extras.get(e.extra() as usize)
+    }
+
+    /// The stream of an event of this trace.
+    pub fn stream(&self, e: &Event) -> u64 {
+        self.events.stream(e)
     }
 }
 
@@ -555,8 +635,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn event_packs_into_40_bytes_and_round_trips() {
-        assert_eq!(std::mem::size_of::<Event>(), 40);
+    fn event_packs_into_32_bytes_and_round_trips() {
+        assert_eq!(std::mem::size_of::<Event>(), 32);
         for &a in Action::ALL.iter() {
             let mut e = Event::new(a, 1, 2);
             assert_eq!((e.action(), e.extra(), e.stack(), e.time_us()), (a, NO_EXTRA, None, None));
@@ -567,6 +647,47 @@ mod tests {
             e.set_action(Action::Oom);
             assert_eq!((e.action(), e.extra()), (Action::Oom, 7));
         }
+    }
+
+    /// Times keep their sign and magnitude up to ±(2^55 - 1) µs beside any stream slot; those
+    /// beyond read as absent.
+    #[test]
+    fn times_round_trip_beside_the_stream_slot() {
+        let mut list = EventList::default();
+        let big = (1 << 55) - 1;
+        let times = [Some(0), Some(1_757_253_257_271_411), Some(-1), Some(big), Some(-big), None];
+        for (i, &t) in times.iter().enumerate() {
+            let mut e = Event::new(Action::Alloc, 0, 0);
+            e.set_time_us(t);
+            list.push_on(e, u64::MAX - i as u64);
+        }
+        for (i, &t) in times.iter().enumerate() {
+            assert_eq!((list[i].time_us(), list.stream(&list[i])), (t, u64::MAX - i as u64));
+        }
+        for t in [1 << 55, -(1 << 55), i64::MIN, i64::MAX] {
+            assert!(!time_us_fits(t));
+            let mut e = Event::new(Action::Alloc, 0, 0);
+            e.set_time_us(Some(t));
+            assert_eq!(e.time_us(), None, "{t}");
+        }
+    }
+
+    /// Streams read back through the list's table: 0 without a slot, up to `MAX_STREAMS` others
+    /// in any order; one more is flagged, not misread as another.
+    #[test]
+    fn streams_read_back_through_the_table() {
+        let mut list = EventList::default();
+        list.push(Event::new(Action::Alloc, 0, 0));
+        let streams: Vec<u64> = (1..=MAX_STREAMS as u64).map(|k| k * 0x1000 + 7).collect();
+        for (i, &s) in streams.iter().chain(streams.iter().rev()).chain([&0]).enumerate() {
+            list.push_on(Event::new(Action::Alloc, i as u64, 0), s);
+        }
+        let read: Vec<u64> = list.iter().map(|e| list.stream(e)).collect();
+        let expected: Vec<u64> = [0].iter().chain(&streams).chain(streams.iter().rev()).chain([&0]).copied().collect();
+        assert_eq!(read, expected);
+        assert!(!list.streams_overflowed());
+        list.push_on(Event::new(Action::Alloc, 0, 0), 1);
+        assert!(list.streams_overflowed());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! entry becomes a warning that names it rather than a refusal of the whole file.
 
 use super::arena::{Arena, Node};
-use crate::codes::WarningCode;
+use crate::codes::{ErrorCode, WarningCode};
 use crate::error::{Error, Result};
 use crate::fasthash::FastMap;
 use crate::model::*;
@@ -32,7 +32,7 @@ pub struct DecodeState {
     frames_scratch: Vec<FrameId>,
     /// Events of the entries read straight from the opcodes (`entry.rs`) whose batch is not
     /// folded yet: `Node::Entry(pending_first + k)` is `pending[k]`.
-    pending: Vec<Event>,
+    pending: Vec<(Event, u64)>,
     pending_first: u32,
     /// Entries folded that had been read as frames too (odd files only): their memo slots now
     /// read as folded, so what was derived from them by slot number is stale.
@@ -134,14 +134,14 @@ impl DecodeState {
     ) {
         let mut trace = self.folded.remove(&list).unwrap_or_default();
         for item in items {
-            if let Some(ev) = self.pending_event(item) {
-                trace.trace.events.push(ev);
+            if let Some((ev, stream)) = self.pending_event(item) {
+                trace.trace.events.push_on(ev, stream);
                 continue;
             }
             let warnings_before = self.snap.warnings.len();
             let index = trace.trace.events.len();
-            let (ev, frames) = Decoder { a, st: self }.event_and_frames(item, PENDING_DEVICE, index, &mut trace.trace.extras);
-            trace.trace.events.push(ev);
+            let (ev, stream, frames) = Decoder { a, st: self }.event_and_frames(item, PENDING_DEVICE, index, &mut trace.trace.extras);
+            trace.trace.events.push_on(ev, stream);
             trace.warnings.extend(warnings_before..self.snap.warnings.len());
             let frames = match frames {
                 Some(Node::List(j)) => Some((j, ev.stack())),
@@ -158,7 +158,7 @@ impl DecodeState {
         self.pending.clear();
     }
 
-    fn pending_event(&self, item: Node) -> Option<Event> {
+    fn pending_event(&self, item: Node) -> Option<(Event, u64)> {
         let Node::Entry(e) = item else {
             return None;
         };
@@ -183,9 +183,9 @@ impl DecodeState {
 
     /// Keep the event of an entry read straight from the opcodes until its batch is folded;
     /// the node stands for the entry meanwhile. None once the numbers run out.
-    pub fn push_pending(&mut self, ev: Event) -> Option<Node> {
+    pub fn push_pending(&mut self, ev: Event, stream: u64) -> Option<Node> {
         let id = self.pending_first.checked_add(u32::try_from(self.pending.len()).ok()?).filter(|&id| id < u32::MAX)?;
-        self.pending.push(ev);
+        self.pending.push((ev, stream));
         Some(Node::Entry(id))
     }
 
@@ -281,6 +281,13 @@ pub fn decode(arena: &Arena, root: Node, mut st: DecodeState) -> Result<Snapshot
             format_args!(
                 "the stack frames' distinct file and function names pass {limit} bytes (as shown, at most {SHOWN_TEXT_BYTES} bytes each: a string shared by many frames counts per frame)"
             ),
+        ));
+    }
+    if let Some(dev) = d.st.snap.traces.iter().position(|t| t.events.streams_overflowed()) {
+        return Err(Error::new(
+            ErrorCode::InputTooLarge,
+            format!("device {dev}'s trace names more than {MAX_STREAMS} distinct streams besides stream 0"),
+            format!("snapscope keeps up to {MAX_STREAMS} streams per device"),
         ));
     }
     if d.st.bad_frames > 0 {
@@ -401,7 +408,7 @@ impl Decoder<'_> {
                     if e.extra() != NO_EXTRA {
                         e.set_extra(e.extra() + base);
                     }
-                    merged.events.push(e);
+                    merged.events.push_on(e, one.events.stream(&e));
                 }
             }
             if self.st.snap.traces.len() <= host as usize {
@@ -735,14 +742,10 @@ impl Decoder<'_> {
         };
         let mut trace = DeviceTrace::default();
         for (i, &e) in entries.iter().enumerate() {
-            let ev = self.event(e, dev as i64, i, &mut trace.extras);
-            trace.events.push(ev);
+            let (ev, stream, _) = self.event_and_frames(e, dev as i64, i, &mut trace.extras);
+            trace.events.push_on(ev, stream);
         }
         trace
-    }
-
-    fn event(&mut self, e: Node, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> Event {
-        self.event_and_frames(e, device, index, extras).0
     }
 
     /// Which trace-entry field string `k` names (resolved once per interned string).
@@ -775,9 +778,10 @@ impl Decoder<'_> {
         self.st.action_of_str[i]
     }
 
-    /// An event, and the entry's `frames` value (for the caller to recycle).
-    fn event_and_frames(&mut self, e: Node, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> (Event, Option<Node>) {
+    /// An event, its stream, and the entry's `frames` value (for the caller to recycle).
+    fn event_and_frames(&mut self, e: Node, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> (Event, u64, Option<Node>) {
         let mut frames = None;
+        let mut stream = 0;
         let mut ev = Event::new(Action::Unknown, 0, 0);
         // Most entries have no extras: build them only when a field asks.
         let mut extra: Option<EventExtra> = None;
@@ -788,7 +792,7 @@ impl Decoder<'_> {
                 Some(device),
                 Some(index),
             );
-            return (ev, None);
+            return (ev, 0, None);
         }
         let Some(pairs) = self.a.as_dict(e) else {
             self.warn(
@@ -797,7 +801,7 @@ impl Decoder<'_> {
                 Some(device),
                 Some(index),
             );
-            return (ev, None);
+            return (ev, 0, None);
         };
         for &(k, v) in pairs {
             let Some(field) = self.field(k) else {
@@ -830,8 +834,16 @@ impl Decoder<'_> {
                         Some(index),
                     ),
                 },
-                EntryField::Stream => ev.stream = self.a.as_int(v).and_then(to_u64).unwrap_or(0),
-                EntryField::TimeUs => ev.set_time_us(self.a.as_int(v).and_then(|t| i64::try_from(t).ok())),
+                EntryField::Stream => stream = self.a.as_int(v).and_then(to_u64).unwrap_or(0),
+                EntryField::TimeUs => match self.a.as_int(v).map(i64::try_from) {
+                    Some(Ok(t)) if !time_us_fits(t) => self.warn(
+                        WarningCode::EventInvalid,
+                        format!("time_us {t} is beyond ±2^55 µs (±1,141 years around 1970); no time used"),
+                        Some(device),
+                        Some(index),
+                    ),
+                    t => ev.set_time_us(t.and_then(|t| t.ok())),
+                },
                 EntryField::Frames => {
                     let stack = self.stack(v);
                     ev.set_stack(stack);
@@ -859,7 +871,7 @@ impl Decoder<'_> {
             extras.push(extra);
             ev.set_extra((extras.len() - 1) as u32);
         }
-        (ev, frames)
+        (ev, stream, frames)
     }
 
     /// `nonempty_text`, shared: the events naming one pickled string hold its one allocation.

@@ -321,7 +321,7 @@ fn run_with(
             Action::FreeCompleted | Action::Free if l != NONE => lay.remove_block(e.addr, l),
             Action::SegmentAlloc | Action::SegmentMap => {
                 segment_events.push(i as u32);
-                match lay.ranges.apply(e.action(), e.addr, e.size, e.stream) {
+                match lay.ranges.apply(e.action(), e.addr, e.size, trace.stream(e)) {
                     Err(m) => {
                         log.add(Some(i), IssueCode::SegmentInconsistent, format!("{}: {m}", e.action().name()));
                         lay.ordered();
@@ -338,7 +338,7 @@ fn run_with(
                 segments.push(SegmentLife {
                     addr: e.addr,
                     size: e.size,
-                    stream: e.stream,
+                    stream: trace.stream(e),
                     pool,
                     expandable: e.action() == Action::SegmentMap,
                     alloc_event: Some(i as u32),
@@ -371,7 +371,7 @@ fn run_with(
                     None => segments.push(SegmentLife {
                         addr: e.addr,
                         size: e.size,
-                        stream: e.stream,
+                        stream: trace.stream(e),
                         pool: Pool::Large,
                         expandable: e.action() == Action::SegmentUnmap,
                         alloc_event: None,
