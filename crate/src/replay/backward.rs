@@ -48,7 +48,6 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
             lt.set_stack(b.stack);
             lt.stack_source = if b.stack.is_some() { StackSource::DumpBlock } else { StackSource::None };
             lt.size_exact = true;
-            lt.size_known = true;
             lifetimes.push(lt);
             if open.insert(b.address, id).is_some() {
                 log.add(None, IssueCode::DumpBlockDuplicate, format!("two dump blocks start at 0x{:x}", b.address));

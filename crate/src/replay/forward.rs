@@ -134,7 +134,7 @@ impl Layout<'_> {
     fn place_start_blocks(&mut self, start_blocks: &[u32], log: &mut IssueLog) {
         for &l in start_blocks {
             let lt = &mut self.lifetimes[l as usize];
-            if !lt.size_known {
+            if !lt.size_known() {
                 lt.size = self.rules.round_size(lt.requested);
             }
             if self.ranges.containing(lt.addr).is_none() {
@@ -284,7 +284,7 @@ fn run_with(
                 let orphan = lt.orphan;
                 let mut mismatch = false;
                 match derived {
-                    Ok(size) if lt.size_known => {
+                    Ok(size) if lt.size_known() => {
                         if size != lt.size {
                             mismatch = true;
                             log.add(
@@ -305,7 +305,7 @@ fn run_with(
                     }
                     Err(m) => {
                         log.add(Some(i), IssueCode::AllocInconsistent, format!("alloc of {}: {m}", exact_bytes(e.size as i64)));
-                        if !lt.size_known {
+                        if !lt.size_known() {
                             lt.size = rules.round_size(e.size);
                         }
                     }
@@ -398,7 +398,7 @@ fn run_with(
         }
         // Its tail x ≤ 1 MiB, and the free block after it stays > 1 MiB.
         let x = gap.saturating_sub(MIB + MIN_BLOCK).min(MIB);
-        lt.size_uncertainty = x;
+        lt.set_size_uncertainty(x);
         ambiguous_bytes += x;
     }
     let fwd = Forward {

@@ -424,7 +424,7 @@ pub const LIFETIMES: Table<CellFn<Lifetime>> = Table {
             ty: "INTEGER NOT NULL",
             unit: "bytes",
             doc: "how much larger the block may be",
-            cell: |r| int(r.item.size_uncertainty),
+            cell: |r| int(r.item.size_uncertainty()),
         },
         Column {
             name: "category",
