@@ -298,8 +298,8 @@ pub const fn time_us_fits(t: i64) -> bool {
     t > NO_TIME && t < -NO_TIME
 }
 
-/// Distinct non-zero streams one trace may name (the slots after stream 0's).
-pub const MAX_STREAMS: usize = u8::MAX as usize;
+/// Slot of an event whose stream is beyond the table: it is kept by the event's extras index.
+const SPILLED: u8 = u8::MAX;
 
 /// An id stored as a `u32` with `u32::MAX` for "absent": half the size of an `Option<u32>` in
 /// the records kept per event and per lifetime.
@@ -320,13 +320,13 @@ pub(crate) const fn unpacked_id(v: u32) -> Option<u32> {
 
 /// One trace entry, kept to 32 bytes: millions of these must fit in a browser tab. Absent
 /// values are sentinels, the action shares a word with the extras index, and the stream (a
-/// handful of distinct values per trace) is a slot in its [`EventList`]'s table, read with
-/// [`EventList::stream`].
+/// handful of distinct values per trace) is a slot in its [`DeviceTrace`]'s table, read with
+/// [`DeviceTrace::stream`].
 #[derive(Clone, Copy, PartialEq)]
 pub struct Event {
     pub addr: u64,
     pub size: u64,
-    /// Stream slot in the top 8 bits, the time (or `NO_TIME`) below.
+    /// Stream slot in the top 8 bits (see `Streams`), the time (or `NO_TIME`) below.
     slot_time: i64,
     stack: u32,
     /// Action (index in `Action::ALL`) in the top 4 bits; index into `DeviceTrace::extras`
@@ -361,9 +361,9 @@ impl Event {
         self.slot_time = (self.slot_time & !TIME_MASK) | (t & TIME_MASK);
     }
 
-    /// The stream's slot in its list's table (0: stream 0).
-    fn slot(&self) -> usize {
-        (self.slot_time as u64 >> SLOT_SHIFT) as usize
+    /// The stream's slot in its trace's table (0: stream 0).
+    fn slot(&self) -> u8 {
+        (self.slot_time as u64 >> SLOT_SHIFT) as u8
     }
     fn set_slot(&mut self, slot: u8) {
         self.slot_time = (self.slot_time & TIME_MASK) | ((slot as i64) << SLOT_SHIFT);
@@ -408,17 +408,12 @@ pub struct EventList {
     len: usize,
     /// How many are `alloc`s (what the replay reserves lifetimes for, without a pass to count).
     allocs: usize,
-    /// The streams the events name: slot k > 0 is `streams[k - 1]`, slot 0 is stream 0.
-    streams: Vec<u64>,
-    /// A stream came beyond [`MAX_STREAMS`] (its events read as stream 0; the reader refuses
-    /// such a trace).
-    streams_overflowed: bool,
 }
 
 const EVENT_CHUNK: usize = 1 << 16;
 
 impl EventList {
-    /// Append `e` as it is (its stream slot already refers to this list's table).
+    /// Append `e` as it is (on stream 0, or its slot already set by [`DeviceTrace::push`]).
     pub fn push(&mut self, e: Event) {
         self.allocs += (e.action() == Action::Alloc) as usize;
         match self.chunks.last_mut() {
@@ -431,46 +426,6 @@ impl EventList {
             }
         }
         self.len += 1;
-    }
-
-    /// Append `e` on `stream`.
-    pub fn push_on(&mut self, mut e: Event, stream: u64) {
-        e.set_slot(self.slot_of(stream));
-        self.push(e);
-    }
-
-    /// The slot of `stream`, added to the table when new (a linear scan: a trace names a
-    /// handful, and the latest is checked first).
-    fn slot_of(&mut self, stream: u64) -> u8 {
-        if stream == 0 {
-            return 0;
-        }
-        if self.streams.last() == Some(&stream) {
-            return self.streams.len() as u8;
-        }
-        if let Some(k) = self.streams.iter().position(|&s| s == stream) {
-            return k as u8 + 1;
-        }
-        if self.streams.len() == MAX_STREAMS {
-            self.streams_overflowed = true;
-            return 0;
-        }
-        self.streams.push(stream);
-        self.streams.len() as u8
-    }
-
-    /// The stream of an event of this list.
-    #[inline]
-    pub fn stream(&self, e: &Event) -> u64 {
-        match e.slot() {
-            0 => 0,
-            k => self.streams.get(k - 1).copied().unwrap_or(0),
-        }
-    }
-
-    /// Whether more than [`MAX_STREAMS`] non-zero streams were pushed.
-    pub fn streams_overflowed(&self) -> bool {
-        self.streams_overflowed
     }
 
     pub fn len(&self) -> usize {
@@ -523,6 +478,16 @@ impl FromIterator<Event> for EventList {
 pub struct DeviceTrace {
     pub events: EventList,
     pub extras: Vec<EventExtra>,
+    streams: Streams,
+}
+
+/// The streams a trace's events name: slot 0 is stream 0, slot k (1 to 254) `table[k - 1]`;
+/// past that (a trace of hundreds of streams) an event's stream is kept by its extras index,
+/// given an empty extras entry when it has none.
+#[derive(Debug, Default)]
+struct Streams {
+    table: Vec<u64>,
+    spilled: FastMap<u32, u64>,
 }
 
 impl DeviceTrace {
@@ -530,9 +495,48 @@ impl DeviceTrace {
         self.extras.get(e.extra() as usize)
     }
 
+    /// Append `e` on `stream`.
+    pub fn push(&mut self, mut e: Event, stream: u64) {
+        let slot = self.slot_of(stream);
+        if slot == SPILLED {
+            if e.extra() == NO_EXTRA {
+                e.set_extra(self.extras.len() as u32);
+                self.extras.push(EventExtra::default());
+            }
+            self.streams.spilled.insert(e.extra(), stream);
+        }
+        e.set_slot(slot);
+        self.events.push(e);
+    }
+
+    /// The slot of `stream`, added to the table when new (a linear scan: a trace names a
+    /// handful, and the latest is checked first).
+    fn slot_of(&mut self, stream: u64) -> u8 {
+        let table = &mut self.streams.table;
+        if stream == 0 {
+            return 0;
+        }
+        if table.last() == Some(&stream) {
+            return table.len() as u8;
+        }
+        if let Some(k) = table.iter().position(|&s| s == stream) {
+            return k as u8 + 1;
+        }
+        if table.len() + 1 == SPILLED as usize {
+            return SPILLED;
+        }
+        table.push(stream);
+        table.len() as u8
+    }
+
     /// The stream of an event of this trace.
+    #[inline]
     pub fn stream(&self, e: &Event) -> u64 {
-        self.events.stream(e)
+        match e.slot() {
+            0 => 0,
+            SPILLED => self.streams.spilled.get(&e.extra()).copied().unwrap_or(0),
+            k => self.streams.table.get(k as usize - 1).copied().unwrap_or(0),
+        }
     }
 }
 
@@ -653,16 +657,17 @@ mod tests {
     /// beyond read as absent.
     #[test]
     fn times_round_trip_beside_the_stream_slot() {
-        let mut list = EventList::default();
+        let mut trace = DeviceTrace::default();
         let big = (1 << 55) - 1;
         let times = [Some(0), Some(1_757_253_257_271_411), Some(-1), Some(big), Some(-big), None];
         for (i, &t) in times.iter().enumerate() {
             let mut e = Event::new(Action::Alloc, 0, 0);
             e.set_time_us(t);
-            list.push_on(e, u64::MAX - i as u64);
+            trace.push(e, u64::MAX - i as u64);
         }
         for (i, &t) in times.iter().enumerate() {
-            assert_eq!((list[i].time_us(), list.stream(&list[i])), (t, u64::MAX - i as u64));
+            let e = &trace.events[i];
+            assert_eq!((e.time_us(), trace.stream(e)), (t, u64::MAX - i as u64));
         }
         for t in [1 << 55, -(1 << 55), i64::MIN, i64::MAX] {
             assert!(!time_us_fits(t));
@@ -672,22 +677,28 @@ mod tests {
         }
     }
 
-    /// Streams read back through the list's table: 0 without a slot, up to `MAX_STREAMS` others
-    /// in any order; one more is flagged, not misread as another.
+    /// Streams read back exactly: 0 without a slot, the first 254 others from the table in any
+    /// order, and thousands more through the events' extras (their own extras kept).
     #[test]
-    fn streams_read_back_through_the_table() {
-        let mut list = EventList::default();
-        list.push(Event::new(Action::Alloc, 0, 0));
-        let streams: Vec<u64> = (1..=MAX_STREAMS as u64).map(|k| k * 0x1000 + 7).collect();
-        for (i, &s) in streams.iter().chain(streams.iter().rev()).chain([&0]).enumerate() {
-            list.push_on(Event::new(Action::Alloc, i as u64, 0), s);
-        }
-        let read: Vec<u64> = list.iter().map(|e| list.stream(e)).collect();
+    fn streams_read_back_past_the_table() {
+        let mut trace = DeviceTrace::default();
+        trace.events.push(Event::new(Action::Alloc, 0, 0));
+        let streams: Vec<u64> = (1..=3000u64).map(|k| k * 0x1000 + 7).collect();
         let expected: Vec<u64> = [0].iter().chain(&streams).chain(streams.iter().rev()).chain([&0]).copied().collect();
+        for (i, &s) in expected.iter().enumerate().skip(1) {
+            let mut e = Event::new(Action::Alloc, i as u64, 0);
+            if i % 7 == 0 {
+                e.set_extra(trace.extras.len() as u32);
+                trace.extras.push(EventExtra { device_free: Some(i as u64), ..Default::default() });
+            }
+            trace.push(e, s);
+        }
+        let read: Vec<u64> = trace.events.iter().map(|e| trace.stream(e)).collect();
         assert_eq!(read, expected);
-        assert!(!list.streams_overflowed());
-        list.push_on(Event::new(Action::Alloc, 0, 0), 1);
-        assert!(list.streams_overflowed());
+        for (i, e) in trace.events.iter().enumerate() {
+            let free = trace.extra(e).and_then(|x| x.device_free);
+            assert_eq!(free, (i % 7 == 0 && i > 0).then_some(i as u64), "event {i}");
+        }
     }
 
     #[test]

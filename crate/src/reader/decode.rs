@@ -3,7 +3,7 @@
 //! entry becomes a warning that names it rather than a refusal of the whole file.
 
 use super::arena::{Arena, Node};
-use crate::codes::{ErrorCode, WarningCode};
+use crate::codes::WarningCode;
 use crate::error::{Error, Result};
 use crate::fasthash::FastMap;
 use crate::model::*;
@@ -135,13 +135,13 @@ impl DecodeState {
         let mut trace = self.folded.remove(&list).unwrap_or_default();
         for item in items {
             if let Some((ev, stream)) = self.pending_event(item) {
-                trace.trace.events.push_on(ev, stream);
+                trace.trace.push(ev, stream);
                 continue;
             }
             let warnings_before = self.snap.warnings.len();
             let index = trace.trace.events.len();
             let (ev, stream, frames) = Decoder { a, st: self }.event_and_frames(item, PENDING_DEVICE, index, &mut trace.trace.extras);
-            trace.trace.events.push_on(ev, stream);
+            trace.trace.push(ev, stream);
             trace.warnings.extend(warnings_before..self.snap.warnings.len());
             let frames = match frames {
                 Some(Node::List(j)) => Some((j, ev.stack())),
@@ -283,13 +283,6 @@ pub fn decode(arena: &Arena, root: Node, mut st: DecodeState) -> Result<Snapshot
             ),
         ));
     }
-    if let Some(dev) = d.st.snap.traces.iter().position(|t| t.events.streams_overflowed()) {
-        return Err(Error::new(
-            ErrorCode::InputTooLarge,
-            format!("device {dev}'s trace names more than {MAX_STREAMS} distinct streams besides stream 0"),
-            format!("snapscope keeps up to {MAX_STREAMS} streams per device"),
-        ));
-    }
     if d.st.bad_frames > 0 {
         let n = d.st.bad_frames;
         d.warn(WarningCode::FrameInvalid, format!("{n} stack frames were not {{filename, line, name}} dicts and were skipped"), None, None);
@@ -401,14 +394,16 @@ impl Decoder<'_> {
             let lists = if nested { items } else { vec![list] };
             let mut merged = DeviceTrace::default();
             for l in lists {
-                let one = self.trace_list(l, host as usize);
+                let mut one = self.trace_list(l, host as usize);
                 let base = merged.extras.len() as u32;
-                merged.extras.extend(one.extras);
-                for mut e in one.events.iter().copied() {
+                merged.extras.append(&mut one.extras);
+                for e in one.events.iter() {
+                    let stream = one.stream(e);
+                    let mut e = *e;
                     if e.extra() != NO_EXTRA {
                         e.set_extra(e.extra() + base);
                     }
-                    merged.events.push_on(e, one.events.stream(&e));
+                    merged.push(e, stream);
                 }
             }
             if self.st.snap.traces.len() <= host as usize {
@@ -743,7 +738,7 @@ impl Decoder<'_> {
         let mut trace = DeviceTrace::default();
         for (i, &e) in entries.iter().enumerate() {
             let (ev, stream, _) = self.event_and_frames(e, dev as i64, i, &mut trace.extras);
-            trace.events.push_on(ev, stream);
+            trace.push(ev, stream);
         }
         trace
     }

@@ -280,13 +280,10 @@ fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>)
             e.set_extra(trace.extras.len() as u32);
             trace.extras.push(x);
         }
-        trace.events.push_on(e, stream);
+        trace.push(e, stream);
         Ok(())
     })?;
-    for (device, t) in s.traces.iter_mut().enumerate() {
-        if t.events.streams_overflowed() {
-            return Err(bad(format!("device {device}'s events name more than {} streams besides stream 0", crate::model::MAX_STREAMS)));
-        }
+    for t in &mut s.traces {
         t.events.shrink_to_fit();
     }
     Ok(())
