@@ -284,8 +284,22 @@ pub const NO_EXTRA: u32 = EXTRA_MASK;
 
 const ACTION_SHIFT: u32 = 28;
 const EXTRA_MASK: u32 = (1 << ACTION_SHIFT) - 1;
-const NO_TIME: i64 = i64::MIN;
 const NO_STACK: u32 = u32::MAX;
+
+/// The time shares a word with the stream's slot: 56 bits of signed microseconds hold ±1,141
+/// years around 1970 (PyTorch writes microseconds since 1970), the top 8 bits the slot.
+const SLOT_SHIFT: u32 = 56;
+const TIME_MASK: i64 = (1 << SLOT_SHIFT) - 1;
+/// The lowest 56-bit value stands for "no time".
+const NO_TIME: i64 = -(1 << (SLOT_SHIFT - 1));
+
+/// Whether `t` is a time an [`Event`] holds (|t| < 2^55 µs); others are dropped.
+pub const fn time_us_fits(t: i64) -> bool {
+    t > NO_TIME && t < -NO_TIME
+}
+
+/// Slot of an event whose stream is beyond the table: it is kept by the event's extras index.
+const SPILLED: u8 = u8::MAX;
 
 /// An id stored as a `u32` with `u32::MAX` for "absent": half the size of an `Option<u32>` in
 /// the records kept per event and per lifetime.
@@ -304,14 +318,16 @@ pub(crate) const fn unpacked_id(v: u32) -> Option<u32> {
     }
 }
 
-/// One trace entry, kept to 40 bytes: millions of these must fit in a browser tab. Absent
-/// values are sentinels, and the action shares a word with the extras index.
+/// One trace entry, kept to 32 bytes: millions of these must fit in a browser tab. Absent
+/// values are sentinels, the action shares a word with the extras index, and the stream (a
+/// handful of distinct values per trace) is a slot in its [`DeviceTrace`]'s table, read with
+/// [`DeviceTrace::stream`].
 #[derive(Clone, Copy, PartialEq)]
 pub struct Event {
     pub addr: u64,
     pub size: u64,
-    pub stream: u64,
-    time_us: i64,
+    /// Stream slot in the top 8 bits (see `Streams`), the time (or `NO_TIME`) below.
+    slot_time: i64,
     stack: u32,
     /// Action (index in `Action::ALL`) in the top 4 bits; index into `DeviceTrace::extras`
     /// (or `NO_EXTRA`) below.
@@ -319,8 +335,9 @@ pub struct Event {
 }
 
 impl Event {
+    /// An event on stream 0 (slot 0), without time, stack or extras.
     pub fn new(action: Action, addr: u64, size: u64) -> Event {
-        let mut e = Event { addr, size, stream: 0, time_us: NO_TIME, stack: NO_STACK, action_extra: NO_EXTRA };
+        let mut e = Event { addr, size, slot_time: NO_TIME & TIME_MASK, stack: NO_STACK, action_extra: NO_EXTRA };
         e.set_action(action);
         e
     }
@@ -334,10 +351,22 @@ impl Event {
     }
 
     pub fn time_us(&self) -> Option<i64> {
-        (self.time_us != NO_TIME).then_some(self.time_us)
+        // Shifting back sign-extends the 56-bit time.
+        let t = (self.slot_time << (64 - SLOT_SHIFT)) >> (64 - SLOT_SHIFT);
+        (t != NO_TIME).then_some(t)
     }
+    /// Sets the time; one beyond [`time_us_fits`] is dropped (the reader warns first).
     pub fn set_time_us(&mut self, t: Option<i64>) {
-        self.time_us = t.unwrap_or(NO_TIME);
+        let t = t.filter(|&t| time_us_fits(t)).unwrap_or(NO_TIME);
+        self.slot_time = (self.slot_time & !TIME_MASK) | (t & TIME_MASK);
+    }
+
+    /// The stream's slot in its trace's table (0: stream 0).
+    fn slot(&self) -> u8 {
+        (self.slot_time as u64 >> SLOT_SHIFT) as u8
+    }
+    fn set_slot(&mut self, slot: u8) {
+        self.slot_time = (self.slot_time & TIME_MASK) | ((slot as i64) << SLOT_SHIFT);
     }
 
     pub fn stack(&self) -> Option<StackId> {
@@ -363,7 +392,7 @@ impl std::fmt::Debug for Event {
             .field("action", &self.action())
             .field("addr", &self.addr)
             .field("size", &self.size)
-            .field("stream", &self.stream)
+            .field("stream_slot", &self.slot())
             .field("time_us", &self.time_us())
             .field("stack", &self.stack())
             .field("extra", &self.extra())
@@ -384,6 +413,7 @@ pub struct EventList {
 const EVENT_CHUNK: usize = 1 << 16;
 
 impl EventList {
+    /// Append `e` as it is (on stream 0, or its slot already set by [`DeviceTrace::push`]).
     pub fn push(&mut self, e: Event) {
         self.allocs += (e.action() == Action::Alloc) as usize;
         match self.chunks.last_mut() {
@@ -448,11 +478,65 @@ impl FromIterator<Event> for EventList {
 pub struct DeviceTrace {
     pub events: EventList,
     pub extras: Vec<EventExtra>,
+    streams: Streams,
+}
+
+/// The streams a trace's events name: slot 0 is stream 0, slot k (1 to 254) `table[k - 1]`;
+/// past that (a trace of hundreds of streams) an event's stream is kept by its extras index,
+/// given an empty extras entry when it has none.
+#[derive(Debug, Default)]
+struct Streams {
+    table: Vec<u64>,
+    spilled: FastMap<u32, u64>,
 }
 
 impl DeviceTrace {
     pub fn extra(&self, e: &Event) -> Option<&EventExtra> {
         self.extras.get(e.extra() as usize)
+    }
+
+    /// Append `e` on `stream`.
+    pub fn push(&mut self, mut e: Event, stream: u64) {
+        let slot = self.slot_of(stream);
+        if slot == SPILLED {
+            if e.extra() == NO_EXTRA {
+                e.set_extra(self.extras.len() as u32);
+                self.extras.push(EventExtra::default());
+            }
+            self.streams.spilled.insert(e.extra(), stream);
+        }
+        e.set_slot(slot);
+        self.events.push(e);
+    }
+
+    /// The slot of `stream`, added to the table when new (a linear scan: a trace names a
+    /// handful, and the latest is checked first).
+    fn slot_of(&mut self, stream: u64) -> u8 {
+        let table = &mut self.streams.table;
+        if stream == 0 {
+            return 0;
+        }
+        if table.last() == Some(&stream) {
+            return table.len() as u8;
+        }
+        if let Some(k) = table.iter().position(|&s| s == stream) {
+            return k as u8 + 1;
+        }
+        if table.len() + 1 == SPILLED as usize {
+            return SPILLED;
+        }
+        table.push(stream);
+        table.len() as u8
+    }
+
+    /// The stream of an event of this trace.
+    #[inline]
+    pub fn stream(&self, e: &Event) -> u64 {
+        match e.slot() {
+            0 => 0,
+            SPILLED => self.streams.spilled.get(&e.extra()).copied().unwrap_or(0),
+            k => self.streams.table.get(k as usize - 1).copied().unwrap_or(0),
+        }
     }
 }
 
@@ -555,8 +639,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn event_packs_into_40_bytes_and_round_trips() {
-        assert_eq!(std::mem::size_of::<Event>(), 40);
+    fn event_packs_into_32_bytes_and_round_trips() {
+        assert_eq!(std::mem::size_of::<Event>(), 32);
         for &a in Action::ALL.iter() {
             let mut e = Event::new(a, 1, 2);
             assert_eq!((e.action(), e.extra(), e.stack(), e.time_us()), (a, NO_EXTRA, None, None));
@@ -566,6 +650,54 @@ mod tests {
             assert_eq!((e.action(), e.extra(), e.stack(), e.time_us()), (a, 7, Some(0), Some(-5)));
             e.set_action(Action::Oom);
             assert_eq!((e.action(), e.extra()), (Action::Oom, 7));
+        }
+    }
+
+    /// Times keep their sign and magnitude up to ±(2^55 - 1) µs beside any stream slot; those
+    /// beyond read as absent.
+    #[test]
+    fn times_round_trip_beside_the_stream_slot() {
+        let mut trace = DeviceTrace::default();
+        let big = (1 << 55) - 1;
+        let times = [Some(0), Some(1_757_253_257_271_411), Some(-1), Some(big), Some(-big), None];
+        for (i, &t) in times.iter().enumerate() {
+            let mut e = Event::new(Action::Alloc, 0, 0);
+            e.set_time_us(t);
+            trace.push(e, u64::MAX - i as u64);
+        }
+        for (i, &t) in times.iter().enumerate() {
+            let e = &trace.events[i];
+            assert_eq!((e.time_us(), trace.stream(e)), (t, u64::MAX - i as u64));
+        }
+        for t in [1 << 55, -(1 << 55), i64::MIN, i64::MAX] {
+            assert!(!time_us_fits(t));
+            let mut e = Event::new(Action::Alloc, 0, 0);
+            e.set_time_us(Some(t));
+            assert_eq!(e.time_us(), None, "{t}");
+        }
+    }
+
+    /// Streams read back exactly: 0 without a slot, the first 254 others from the table in any
+    /// order, and thousands more through the events' extras (their own extras kept).
+    #[test]
+    fn streams_read_back_past_the_table() {
+        let mut trace = DeviceTrace::default();
+        trace.events.push(Event::new(Action::Alloc, 0, 0));
+        let streams: Vec<u64> = (1..=3000u64).map(|k| k * 0x1000 + 7).collect();
+        let expected: Vec<u64> = [0].iter().chain(&streams).chain(streams.iter().rev()).chain([&0]).copied().collect();
+        for (i, &s) in expected.iter().enumerate().skip(1) {
+            let mut e = Event::new(Action::Alloc, i as u64, 0);
+            if i % 7 == 0 {
+                e.set_extra(trace.extras.len() as u32);
+                trace.extras.push(EventExtra { device_free: Some(i as u64), ..Default::default() });
+            }
+            trace.push(e, s);
+        }
+        let read: Vec<u64> = trace.events.iter().map(|e| trace.stream(e)).collect();
+        assert_eq!(read, expected);
+        for (i, e) in trace.events.iter().enumerate() {
+            let free = trace.extra(e).and_then(|x| x.device_free);
+            assert_eq!(free, (i % 7 == 0 && i > 0).then_some(i as u64), "event {i}");
         }
     }
 

@@ -75,12 +75,12 @@ fn ring_buffer_cut_reconstructs_blocks_from_before_the_window() {
     // Small-pool blocks are exact; the large block pending at the window start may have been
     // handed a whole free block up to 1 MiB larger, and says so.
     for l in &before {
-        assert!(l.size_exact || l.size_uncertainty > 0, "{l:?}");
+        assert!(l.size_exact || l.size_uncertainty() > 0, "{l:?}");
         if l.size <= 1 << 20 {
             assert!(l.size_exact, "{l:?}");
         }
     }
-    assert_eq!(d.consistency.ambiguous_bytes, before.iter().map(|l| l.size_uncertainty).sum::<u64>());
+    assert_eq!(d.consistency.ambiguous_bytes, before.iter().map(|l| l.size_uncertainty()).sum::<u64>());
 }
 
 #[test]

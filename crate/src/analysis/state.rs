@@ -62,7 +62,7 @@ pub fn state(l: &Loaded, pos: usize, event: Option<i64>) -> AllocatorState {
         for &i in d.segment_events.iter().take_while(|&&i| i <= e) {
             let ev = &trace.events[i as usize];
             // Inconsistent events were reported by the replay; the state shows what still applies.
-            let _ = set.apply(ev.action(), ev.addr, ev.size, ev.stream);
+            let _ = set.apply(ev.action(), ev.addr, ev.size, trace.stream(ev));
         }
     }
     // Lifetime ids run across devices.

@@ -70,7 +70,7 @@ fn event(snap: &Snapshot, trace: &DeviceTrace, e: &Event) -> V {
         None => d.insert(k("addr"), u(e.addr)),
     };
     d.insert(k("size"), u(e.size));
-    d.insert(k("stream"), u(e.stream));
+    d.insert(k("stream"), u(trace.stream(e)));
     d.insert(k("frames"), frames(snap, e.stack()));
     if let Some(t) = e.time_us() {
         d.insert(k("time_us"), i(t));

@@ -32,7 +32,7 @@ pub struct DecodeState {
     frames_scratch: Vec<FrameId>,
     /// Events of the entries read straight from the opcodes (`entry.rs`) whose batch is not
     /// folded yet: `Node::Entry(pending_first + k)` is `pending[k]`.
-    pending: Vec<Event>,
+    pending: Vec<(Event, u64)>,
     pending_first: u32,
     /// Entries folded that had been read as frames too (odd files only): their memo slots now
     /// read as folded, so what was derived from them by slot number is stale.
@@ -134,14 +134,14 @@ impl DecodeState {
     ) {
         let mut trace = self.folded.remove(&list).unwrap_or_default();
         for item in items {
-            if let Some(ev) = self.pending_event(item) {
-                trace.trace.events.push(ev);
+            if let Some((ev, stream)) = self.pending_event(item) {
+                trace.trace.push(ev, stream);
                 continue;
             }
             let warnings_before = self.snap.warnings.len();
             let index = trace.trace.events.len();
-            let (ev, frames) = Decoder { a, st: self }.event_and_frames(item, PENDING_DEVICE, index, &mut trace.trace.extras);
-            trace.trace.events.push(ev);
+            let (ev, stream, frames) = Decoder { a, st: self }.event_and_frames(item, PENDING_DEVICE, index, &mut trace.trace.extras);
+            trace.trace.push(ev, stream);
             trace.warnings.extend(warnings_before..self.snap.warnings.len());
             let frames = match frames {
                 Some(Node::List(j)) => Some((j, ev.stack())),
@@ -158,7 +158,7 @@ impl DecodeState {
         self.pending.clear();
     }
 
-    fn pending_event(&self, item: Node) -> Option<Event> {
+    fn pending_event(&self, item: Node) -> Option<(Event, u64)> {
         let Node::Entry(e) = item else {
             return None;
         };
@@ -183,9 +183,9 @@ impl DecodeState {
 
     /// Keep the event of an entry read straight from the opcodes until its batch is folded;
     /// the node stands for the entry meanwhile. None once the numbers run out.
-    pub fn push_pending(&mut self, ev: Event) -> Option<Node> {
+    pub fn push_pending(&mut self, ev: Event, stream: u64) -> Option<Node> {
         let id = self.pending_first.checked_add(u32::try_from(self.pending.len()).ok()?).filter(|&id| id < u32::MAX)?;
-        self.pending.push(ev);
+        self.pending.push((ev, stream));
         Some(Node::Entry(id))
     }
 
@@ -394,14 +394,16 @@ impl Decoder<'_> {
             let lists = if nested { items } else { vec![list] };
             let mut merged = DeviceTrace::default();
             for l in lists {
-                let one = self.trace_list(l, host as usize);
+                let mut one = self.trace_list(l, host as usize);
                 let base = merged.extras.len() as u32;
-                merged.extras.extend(one.extras);
-                for mut e in one.events.iter().copied() {
+                merged.extras.append(&mut one.extras);
+                for e in one.events.iter() {
+                    let stream = one.stream(e);
+                    let mut e = *e;
                     if e.extra() != NO_EXTRA {
                         e.set_extra(e.extra() + base);
                     }
-                    merged.events.push(e);
+                    merged.push(e, stream);
                 }
             }
             if self.st.snap.traces.len() <= host as usize {
@@ -738,14 +740,10 @@ impl Decoder<'_> {
         };
         let mut trace = DeviceTrace::default();
         for (i, &e) in entries.iter().enumerate() {
-            let ev = self.event(e, dev as i64, i, &mut trace.extras);
-            trace.events.push(ev);
+            let (ev, stream, _) = self.event_and_frames(e, dev as i64, i, &mut trace.extras);
+            trace.push(ev, stream);
         }
         trace
-    }
-
-    fn event(&mut self, e: Node, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> Event {
-        self.event_and_frames(e, device, index, extras).0
     }
 
     /// Which trace-entry field string `k` names (resolved once per interned string).
@@ -778,9 +776,10 @@ impl Decoder<'_> {
         self.st.action_of_str[i]
     }
 
-    /// An event, and the entry's `frames` value (for the caller to recycle).
-    fn event_and_frames(&mut self, e: Node, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> (Event, Option<Node>) {
+    /// An event, its stream, and the entry's `frames` value (for the caller to recycle).
+    fn event_and_frames(&mut self, e: Node, device: i64, index: usize, extras: &mut Vec<EventExtra>) -> (Event, u64, Option<Node>) {
         let mut frames = None;
+        let mut stream = 0;
         let mut ev = Event::new(Action::Unknown, 0, 0);
         // Most entries have no extras: build them only when a field asks.
         let mut extra: Option<EventExtra> = None;
@@ -791,7 +790,7 @@ impl Decoder<'_> {
                 Some(device),
                 Some(index),
             );
-            return (ev, None);
+            return (ev, 0, None);
         }
         let Some(pairs) = self.a.as_dict(e) else {
             self.warn(
@@ -800,7 +799,7 @@ impl Decoder<'_> {
                 Some(device),
                 Some(index),
             );
-            return (ev, None);
+            return (ev, 0, None);
         };
         for &(k, v) in pairs {
             let Some(field) = self.field(k) else {
@@ -833,8 +832,16 @@ impl Decoder<'_> {
                         Some(index),
                     ),
                 },
-                EntryField::Stream => ev.stream = self.a.as_int(v).and_then(to_u64).unwrap_or(0),
-                EntryField::TimeUs => ev.set_time_us(self.a.as_int(v).and_then(|t| i64::try_from(t).ok())),
+                EntryField::Stream => stream = self.a.as_int(v).and_then(to_u64).unwrap_or(0),
+                EntryField::TimeUs => match self.a.as_int(v).map(i64::try_from) {
+                    Some(Ok(t)) if !time_us_fits(t) => self.warn(
+                        WarningCode::EventInvalid,
+                        format!("time_us {t} is beyond ±2^55 µs (±1,141 years around 1970); no time used"),
+                        Some(device),
+                        Some(index),
+                    ),
+                    t => ev.set_time_us(t.and_then(|t| t.ok())),
+                },
                 EntryField::Frames => {
                     let stack = self.stack(v);
                     ev.set_stack(stack);
@@ -862,7 +869,7 @@ impl Decoder<'_> {
             extras.push(extra);
             ev.set_extra((extras.len() - 1) as u32);
         }
-        (ev, frames)
+        (ev, stream, frames)
     }
 
     /// `nonempty_text`, shared: the events naming one pickled string hold its one allocation.

@@ -17,7 +17,7 @@ use super::arena::{Arena, Node};
 use super::decode::{DecodeState, EntryField, MAX_BYTES};
 use super::memo::Memo;
 use super::stack_cache::{ListKey, ListKeyBuilder, StackCache};
-use crate::model::{Action, Event, FrameId, StackId};
+use crate::model::{time_us_fits, Action, Event, FrameId, StackId};
 
 /// What reading entries reuses from one to the next.
 #[derive(Default)]
@@ -32,6 +32,8 @@ pub struct ReadEntry {
     /// Bytes its opcodes take.
     pub len: usize,
     pub event: Event,
+    /// Its stream (the event holds a slot in the list it goes to).
+    pub stream: u64,
     /// Whether the dict is memoized (to the next memo slot).
     pub dict_memoized: bool,
     /// The memo value of its frames list when that is new and memoized (the slot after the dict's).
@@ -67,6 +69,7 @@ fn read_ops(ops: &mut Ops, memo: &Memo, arena: &Arena, st: &mut DecodeState, rea
         return None;
     }
     let mut ev = Event::new(Action::Unknown, 0, 0);
+    let mut stream = 0;
     let mut list_memo = None;
     loop {
         if ops.peek()? == b'u' {
@@ -82,8 +85,15 @@ fn read_ops(ops: &mut Ops, memo: &Memo, arena: &Arena, st: &mut DecodeState, rea
             },
             EntryField::Addr => ev.addr = ops.int()? as u64,
             EntryField::Size => ev.size = u64::try_from(ops.int()?).ok().filter(|&s| s <= MAX_BYTES)?,
-            EntryField::Stream => ev.stream = ops.int()? as u64,
-            EntryField::TimeUs => ev.set_time_us(Some(ops.int()?)),
+            EntryField::Stream => stream = ops.int()? as u64,
+            EntryField::TimeUs => {
+                let t = ops.int()?;
+                // A time the event cannot hold: the general path warns.
+                if !time_us_fits(t) {
+                    return None;
+                }
+                ev.set_time_us(Some(t));
+            }
             EntryField::Frames if ops.peek()? == b']' => {
                 ops.at += 1;
                 // Two new frames lists in one entry would need two memo slots: left to the VM.
@@ -104,7 +114,7 @@ fn read_ops(ops: &mut Ops, memo: &Memo, arena: &Arena, st: &mut DecodeState, rea
             _ => return None,
         }
     }
-    Some(ReadEntry { len: ops.at, event: ev, dict_memoized, list_memo })
+    Some(ReadEntry { len: ops.at, event: ev, stream, dict_memoized, list_memo })
 }
 
 /// The items of a new frames list (after its EMPTY_LIST and MEMOIZE): batches of memo

@@ -227,3 +227,32 @@ fn too_large(max: u64) -> Error {
         "record fewer events (max_entries in _record_memory_history) or open the file with the native snapscope CLI",
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::codes::WarningCode;
+
+    /// What an event cannot hold is said, not misread: a time beyond ±2^55 µs is dropped with
+    /// a warning (its neighbours keep theirs), and hundreds of streams all read back.
+    #[test]
+    fn times_out_of_range_warn_and_many_streams_read_back() {
+        let times = [1_757_253_257_271_411i64, 1 << 60, -(1 << 60), -5];
+        let mut events: Vec<String> = times
+            .iter()
+            .map(|t| format!(r#"{{"action": "snapshot", "addr": 0, "size": 0, "stream": 7, "time_us": {t}, "frames": []}}"#))
+            .collect();
+        events.extend(
+            (0..600).map(|i| format!(r#"{{"action": "snapshot", "addr": 0, "size": 0, "stream": {}, "frames": []}}"#, 1000 + i % 300)),
+        );
+        let json = format!(r#"{{"segments": [], "device_traces": [[{}]]}}"#, events.join(","));
+        let snap = super::read_snapshot(json.as_bytes()).unwrap();
+        let trace = &snap.traces[0];
+        let read: Vec<Option<i64>> = trace.events.iter().take(4).map(|e| e.time_us()).collect();
+        assert_eq!(read, [Some(1_757_253_257_271_411), None, None, Some(-5)]);
+        let warned = snap.warnings.iter().filter(|w| w.code == WarningCode::EventInvalid && w.message.contains("time_us")).count();
+        assert_eq!(warned, 2, "{:?}", snap.warnings);
+        let streams: Vec<u64> = trace.events.iter().map(|e| trace.stream(e)).collect();
+        let expected: Vec<u64> = [7; 4].into_iter().chain((0..600).map(|i| 1000 + i % 300)).collect();
+        assert_eq!(streams, expected);
+    }
+}

@@ -497,7 +497,7 @@ impl StreamVm {
                             return why == entry::Unread::Short && buf.len() - pos < ENTRY_WAIT;
                         }
                     };
-                    let Some(v) = self.state.push_pending(read.event) else { break };
+                    let Some(v) = self.state.push_pending(read.event, read.stream) else { break };
                     self.stack.push(v);
                     // The slots are the next free ones (checked by the read): the puts cannot fail.
                     if read.dict_memoized {

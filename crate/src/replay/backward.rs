@@ -48,7 +48,6 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
             lt.set_stack(b.stack);
             lt.stack_source = if b.stack.is_some() { StackSource::DumpBlock } else { StackSource::None };
             lt.size_exact = true;
-            lt.size_known = true;
             lifetimes.push(lt);
             if open.insert(b.address, id).is_some() {
                 log.add(None, IssueCode::DumpBlockDuplicate, format!("two dump blocks start at 0x{:x}", b.address));
@@ -63,7 +62,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                     let lt = &mut lifetimes[l as usize];
                     lt.set_alloc_event(Some(i as u32));
                     lt.requested = e.size;
-                    lt.stream = e.stream;
+                    lt.stream = trace.stream(e);
                     if e.stack().is_some() {
                         lt.set_stack(e.stack());
                         lt.stack_source = StackSource::Alloc;
@@ -81,7 +80,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                         ),
                     );
                     let id = lifetimes.len() as u32;
-                    lifetimes.push(new_freed(e.addr, e.size, e.stream, None));
+                    lifetimes.push(new_freed(e.addr, e.size, trace.stream(e), None));
                     let lt = &mut lifetimes[id as usize];
                     lt.set_alloc_event(Some(i as u32));
                     lt.orphan = true;
@@ -121,7 +120,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                     lifetimes[later as usize].orphan = true;
                 }
                 let id = lifetimes.len() as u32;
-                let mut lt = new_freed(e.addr, e.size, e.stream, Some(i as u32));
+                let mut lt = new_freed(e.addr, e.size, trace.stream(e), Some(i as u32));
                 if e.action() == Action::Free {
                     lt.set_free_requested_event(Some(i as u32));
                 }
@@ -140,7 +139,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
             }
             Action::SegmentFree => {
                 let pool = if e.size == 2 << 20 { Pool::Small } else { Pool::Large };
-                if let Err(m) = ranges.insert(Range { start: e.addr, size: e.size, stream: e.stream, pool, expandable: false }) {
+                if let Err(m) = ranges.insert(Range { start: e.addr, size: e.size, stream: trace.stream(e), pool, expandable: false }) {
                     log.add(Some(i), IssueCode::SegmentUnmatched, format!("segment_free: {m}"));
                 }
             }
@@ -151,7 +150,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
             }
             Action::SegmentUnmap => {
                 let pool = neighbour_pool(&ranges, e.addr, e.size);
-                if let Err(m) = ranges.insert(Range { start: e.addr, size: e.size, stream: e.stream, pool, expandable: true }) {
+                if let Err(m) = ranges.insert(Range { start: e.addr, size: e.size, stream: trace.stream(e), pool, expandable: true }) {
                     log.add(Some(i), IssueCode::SegmentUnmatched, format!("segment_unmap: {m}"));
                 }
             }

@@ -134,7 +134,7 @@ impl Layout<'_> {
     fn place_start_blocks(&mut self, start_blocks: &[u32], log: &mut IssueLog) {
         for &l in start_blocks {
             let lt = &mut self.lifetimes[l as usize];
-            if !lt.size_known {
+            if !lt.size_known() {
                 lt.size = self.rules.round_size(lt.requested);
             }
             if self.ranges.containing(lt.addr).is_none() {
@@ -284,7 +284,7 @@ fn run_with(
                 let orphan = lt.orphan;
                 let mut mismatch = false;
                 match derived {
-                    Ok(size) if lt.size_known => {
+                    Ok(size) if lt.size_known() => {
                         if size != lt.size {
                             mismatch = true;
                             log.add(
@@ -305,7 +305,7 @@ fn run_with(
                     }
                     Err(m) => {
                         log.add(Some(i), IssueCode::AllocInconsistent, format!("alloc of {}: {m}", exact_bytes(e.size as i64)));
-                        if !lt.size_known {
+                        if !lt.size_known() {
                             lt.size = rules.round_size(e.size);
                         }
                     }
@@ -321,7 +321,7 @@ fn run_with(
             Action::FreeCompleted | Action::Free if l != NONE => lay.remove_block(e.addr, l),
             Action::SegmentAlloc | Action::SegmentMap => {
                 segment_events.push(i as u32);
-                match lay.ranges.apply(e.action(), e.addr, e.size, e.stream) {
+                match lay.ranges.apply(e.action(), e.addr, e.size, trace.stream(e)) {
                     Err(m) => {
                         log.add(Some(i), IssueCode::SegmentInconsistent, format!("{}: {m}", e.action().name()));
                         lay.ordered();
@@ -338,7 +338,7 @@ fn run_with(
                 segments.push(SegmentLife {
                     addr: e.addr,
                     size: e.size,
-                    stream: e.stream,
+                    stream: trace.stream(e),
                     pool,
                     expandable: e.action() == Action::SegmentMap,
                     alloc_event: Some(i as u32),
@@ -371,7 +371,7 @@ fn run_with(
                     None => segments.push(SegmentLife {
                         addr: e.addr,
                         size: e.size,
-                        stream: e.stream,
+                        stream: trace.stream(e),
                         pool: Pool::Large,
                         expandable: e.action() == Action::SegmentUnmap,
                         alloc_event: None,
@@ -398,7 +398,7 @@ fn run_with(
         }
         // Its tail x ≤ 1 MiB, and the free block after it stays > 1 MiB.
         let x = gap.saturating_sub(MIB + MIN_BLOCK).min(MIB);
-        lt.size_uncertainty = x;
+        lt.set_size_uncertainty(x);
         ambiguous_bytes += x;
     }
     let fwd = Forward {

@@ -38,8 +38,9 @@ pub enum StackSource {
     None,
 }
 
-/// One block from allocation to release (or to the dump). 64 bytes: event ids and the stack are
-/// kept as `u32` with `NONE` for "absent" (an `Option<u32>` takes 8), read through accessors.
+/// One block from allocation to release (or to the dump). 56 bytes: event ids and the stack are
+/// kept as `u32` with `NONE` for "absent" (an `Option<u32>` takes 8), read through accessors,
+/// and the size uncertainty (at most 1 MiB) in a `u32`.
 #[derive(Debug, Clone)]
 pub struct Lifetime {
     pub addr: u64,
@@ -47,8 +48,8 @@ pub struct Lifetime {
     pub size: u64,
     pub requested: u64,
     pub stream: u64,
-    /// Bytes by which the true size may exceed `size` (0 when exact).
-    pub size_uncertainty: u64,
+    /// Bytes by which the true size may exceed `size` (0 when exact; at most 1 MiB).
+    size_uncertainty: u32,
     alloc_event: u32,
     free_requested_event: u32,
     free_completed_event: u32,
@@ -57,7 +58,6 @@ pub struct Lifetime {
     pub state_at_dump: Option<BlockState>,
     pub stack_source: StackSource,
     pub size_exact: bool,
-    pub(crate) size_known: bool,
     /// The trace contradicts this lifetime (it is left out of the counters).
     pub orphan: bool,
 }
@@ -78,7 +78,6 @@ impl Lifetime {
             state_at_dump: None,
             stack_source: StackSource::None,
             size_exact: false,
-            size_known: false,
             orphan: false,
         }
     }
@@ -105,6 +104,18 @@ impl Lifetime {
     }
     pub fn set_stack(&mut self, s: Option<StackId>) {
         self.stack = packed_id(s);
+    }
+
+    pub fn size_uncertainty(&self) -> u64 {
+        self.size_uncertainty as u64
+    }
+    /// Sets the uncertainty, at most 1 MiB (the replay's bound; more is kept as `u32::MAX`).
+    pub(crate) fn set_size_uncertainty(&mut self, x: u64) {
+        self.size_uncertainty = u32::try_from(x).unwrap_or(u32::MAX);
+    }
+    /// The size is the dump block's (only blocks live at the dump have a state there).
+    pub(crate) fn size_known(&self) -> bool {
+        self.state_at_dump.is_some()
     }
 
     pub fn before_window(&self) -> bool {
@@ -269,10 +280,10 @@ pub fn replay_all(snap: &Snapshot) -> Vec<DeviceReplay> {
 mod tests {
     use super::*;
 
-    /// Millions of lifetimes stay at 64 bytes each, and absent ids read back as absent.
+    /// Millions of lifetimes stay at 56 bytes each, and absent ids read back as absent.
     #[test]
-    fn lifetime_packs_into_64_bytes_and_round_trips() {
-        assert_eq!(std::mem::size_of::<Lifetime>(), 64);
+    fn lifetime_packs_into_56_bytes_and_round_trips() {
+        assert_eq!(std::mem::size_of::<Lifetime>(), 56);
         let mut l = Lifetime::new(0x7f00_0000_0000, 512, 500, 7);
         assert_eq!((l.alloc_event(), l.free_requested_event(), l.free_completed_event(), l.stack()), (None, None, None, None));
         l.set_alloc_event(Some(0));
@@ -288,5 +299,7 @@ mod tests {
         l.set_stack(None);
         assert_eq!((l.alloc_event(), l.stack()), (None, None));
         assert!(l.before_window() && l.allocated_at_start());
+        l.set_size_uncertainty(1 << 20);
+        assert_eq!(l.size_uncertainty(), 1 << 20);
     }
 }

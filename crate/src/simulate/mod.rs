@@ -217,13 +217,13 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
         match e.action() {
             Action::Alloc if l != NONE && !replay.lifetimes[l as usize].orphan => {
                 let s = a.settings.rules.round_size(e.size);
-                let b = match a.malloc(s, e.stream) {
+                let b = match a.malloc(s, trace.stream(e)) {
                     Some(b) => b,
                     None => {
                         oom.get_or_insert(OomAt { event: i as u32, bytes: s, reserved: a.reserved, recorded: false });
                         // Go on as if the device were larger, so the rest of the run is still told.
                         let cap = a.capacity.take();
-                        let b = a.malloc(s, e.stream).expect("no capacity limit");
+                        let b = a.malloc(s, trace.stream(e)).expect("no capacity limit");
                         a.capacity = cap;
                         b
                     }
@@ -247,7 +247,7 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
                     cache_releases.push(i as u32);
                 }
             }
-            Action::Oom => match a.malloc(e.size, e.stream) {
+            Action::Oom => match a.malloc(e.size, trace.stream(e)) {
                 Some(b) => {
                     avoided.push(i as u32);
                     a.free_block(b);

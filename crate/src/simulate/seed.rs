@@ -32,7 +32,7 @@ pub(crate) fn recorded_addresses(replay: &DeviceReplay, trace: &DeviceTrace) -> 
             Action::SegmentMap => {
                 let next_alloc = (i + 1..events.len()).map(|j| &events[j]).find(|n| n.action() == Action::Alloc);
                 let small = next_alloc.is_some_and(|n| rules.round_size(n.size) <= crate::replay::rules::SMALL_SIZE);
-                note(e.stream, small, e.addr);
+                note(trace.stream(e), small, e.addr);
             }
             _ => {}
         }

@@ -146,6 +146,9 @@ impl<'a> Row<'a, Event> {
     pub fn extra(&self) -> Option<&'a EventExtra> {
         self.trace().and_then(|t| t.extra(self.item))
     }
+    pub fn stream(&self) -> u64 {
+        self.trace().map_or(0, |t| t.stream(self.item))
+    }
     /// The action's name (an unknown action keeps its own).
     pub fn action(&self) -> &'a str {
         self.extra().and_then(|x| x.action_name.as_deref()).unwrap_or(self.item.action().name())

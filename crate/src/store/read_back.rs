@@ -263,7 +263,7 @@ fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>,
         let action_text: String = get(r, 3)?;
         let action = Action::parse(&action_text);
         let mut e = Event::new(action, get::<i64>(r, 4)? as u64, get::<i64>(r, 5)? as u64);
-        e.stream = get::<i64>(r, 6)? as u64;
+        let stream = get::<i64>(r, 6)? as u64;
         e.set_time_us(get(r, 7)?);
         e.set_stack(id_in(get(r, 8)?, stacks, "stack_id")?);
         let mut x = match get::<Option<String>>(r, 12)? {
@@ -288,7 +288,7 @@ fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>,
             e.set_extra(trace.extras.len() as u32);
             trace.extras.push(x);
         }
-        trace.events.push(e);
+        trace.push(e, stream);
         Ok(())
     })?;
     for t in &mut s.traces {

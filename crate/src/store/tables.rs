@@ -310,7 +310,7 @@ pub const TRACES: Table<CellFn<Event>> = Table {
         },
         Column { name: "addr", ty: "INTEGER NOT NULL", unit: "", doc: "block or segment address", cell: |r| int(r.item.addr) },
         Column { name: "size", ty: "INTEGER NOT NULL", unit: "bytes", doc: "requested bytes for alloc/free, segment bytes for segment events", cell: |r| int(r.item.size) },
-        Column { name: "stream", ty: "INTEGER NOT NULL", unit: "", doc: "stream", cell: |r| int(r.item.stream) },
+        Column { name: "stream", ty: "INTEGER NOT NULL", unit: "", doc: "stream", cell: |r| int(r.stream()) },
         Column { name: "time_us", ty: "INTEGER", unit: "µs", doc: "wall-clock time (PyTorch ≥ 2.2)", cell: |r| V::of(r.item.time_us()) },
         Column { name: "stack_id", ty: "INTEGER", unit: "", doc: "the event's stack", cell: |r| V::of(r.item.stack().map(i64::from)) },
         Column { name: "lifetime_id", ty: "INTEGER", unit: "", doc: "the block lifetime the event belongs to", cell: |r| V::of(r.lifetime_id()) },
@@ -424,7 +424,7 @@ pub const LIFETIMES: Table<CellFn<Lifetime>> = Table {
             ty: "INTEGER NOT NULL",
             unit: "bytes",
             doc: "how much larger the block may be",
-            cell: |r| int(r.item.size_uncertainty),
+            cell: |r| int(r.item.size_uncertainty()),
         },
         Column {
             name: "category",
