@@ -13,9 +13,13 @@ use crate::model::{
 use crate::store::cells::SharedText;
 use crate::store::long_texts;
 use crate::Loaded;
-use rusqlite::{Connection, Row};
+use rusqlite::types::{FromSql, ValueRef};
+use rusqlite::Connection;
+use scan::Scan;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+mod scan;
 
 /// Device ordinals a trace may have: the trace list is indexed by ordinal, so a damaged
 /// `device_index` must not size it.
@@ -23,9 +27,9 @@ const MAX_TRACE_DEVICE: i64 = 1 << 20;
 
 /// The snapshot of `conn`, replayed.
 pub fn loaded(conn: &Connection) -> Result<Loaded> {
-    // Every page is read once, in order: mapped rather than copied through read() calls (the
-    // input is opened read-only; a failure leaves the default).
-    let _ = conn.execute_batch("PRAGMA mmap_size = 4294967296");
+    // Pages are read through SQLite's cache, not mapped: the same time (farm-bench, 99 MiB
+    // generated .db, --mode peak: cpu 0.99x), and a mapped file's pages count in the process's
+    // memory (peak 165 MiB against 77).
     Ok(Loaded::from_snapshot(snapshot(conn)?))
 }
 
@@ -51,13 +55,12 @@ fn unreadable(table: &str) -> impl Fn(rusqlite::Error) -> Error + '_ {
 }
 
 /// Every row of `sql` through `each` (the row and its id, column 0).
-fn rows(conn: &Connection, table: &str, sql: &str, mut each: impl FnMut(&Row, i64) -> Result<()>) -> Result<()> {
+fn rows(conn: &Connection, table: &str, sql: &str, mut each: impl FnMut(&Scan, i64) -> Result<()>) -> Result<()> {
     let fail = unreadable(table);
-    let mut stmt = conn.prepare(sql).map_err(&fail)?;
-    let mut it = stmt.query([]).map_err(&fail)?;
-    while let Some(r) = it.next().map_err(&fail)? {
-        let id: i64 = r.get(0).map_err(&fail)?;
-        each(r, id).map_err(|e| match e.code {
+    let mut r = Scan::new(conn, sql).map_err(&fail)?;
+    while r.step().map_err(&fail)? {
+        let id: i64 = get(&r, 0).map_err(|e| damaged(table, -1, format!("its id, {}", e.message)))?;
+        each(&r, id).map_err(|e| match e.code {
             ErrorCode::DatabaseSchemaInvalid if !e.message.contains(" row ") => damaged(table, id, e.message),
             _ => e,
         })?;
@@ -66,8 +69,26 @@ fn rows(conn: &Connection, table: &str, sql: &str, mut each: impl FnMut(&Row, i6
 }
 
 /// Column `i` of a row, a type mismatch named.
-fn get<T: rusqlite::types::FromSql>(r: &Row, i: usize) -> Result<T> {
-    r.get(i).map_err(|e| Error::new(ErrorCode::DatabaseSchemaInvalid, format!("column {i}: {e}"), ""))
+fn get<T: FromSql>(r: &Scan, i: usize) -> Result<T> {
+    let v = r.value(i);
+    T::column_result(v).map_err(|e| mismatch(i, v, e))
+}
+
+/// Column `i` as text borrowed from the row (no copy).
+fn text_at<'r>(r: &'r Scan, i: usize) -> Result<&'r str> {
+    let v = r.value(i);
+    v.as_str().map_err(|e| mismatch(i, v, e))
+}
+
+/// Column `i` as text or NULL, borrowed from the row.
+fn opt_text_at<'r>(r: &'r Scan, i: usize) -> Result<Option<&'r str>> {
+    let v = r.value(i);
+    v.as_str_or_null().map_err(|e| mismatch(i, v, e))
+}
+
+#[cold]
+fn mismatch(i: usize, v: ValueRef, e: rusqlite::types::FromSqlError) -> Error {
+    bad(format!("column {i}: {e} ({} value)", v.data_type()))
 }
 
 fn bad(what: impl Into<String>) -> Error {
@@ -155,22 +176,40 @@ fn read_stacks(conn: &Connection, s: &mut Snapshot) -> Result<()> {
         count += 1;
         Ok(())
     })?;
-    let mut stacks: Vec<Vec<u32>> = vec![Vec::new(); count as usize];
+    // Rows come stack by stack (the primary key's order): each stack's frames are a run of
+    // one list, `ends[stack]` where its run ends, so no list per stack is built.
+    let mut ends: Vec<usize> = vec![0; count as usize];
+    let mut all: Vec<u32> = Vec::new();
+    let (mut last, mut start): (Option<usize>, usize) = (None, 0);
     let frames = s.interner.frames.len();
     let sql = "SELECT stack_id, position, frame_id FROM stack_frames ORDER BY stack_id, position";
     rows(conn, "stack_frames", sql, |r, stack| {
-        let st = id_in(Some(stack), stacks.len(), "stack")?.expect("given") as usize;
+        let st = id_in(Some(stack), ends.len(), "stack")?.expect("given") as usize;
+        if last != Some(st) {
+            // A stack after the previous one: those between have no frames.
+            let from = last.map_or(0, |l| l + 1);
+            if st < from {
+                return Err(bad("stack_frames rows must come in stack order"));
+            }
+            ends[from..st].fill(all.len());
+            (last, start) = (Some(st), all.len());
+        }
         let position: i64 = get(r, 1)?;
-        if position != stacks[st].len() as i64 {
+        if position != (all.len() - start) as i64 {
             return Err(bad(format!("position {position}: a stack's positions run 0, 1, 2, …")));
         }
-        stacks[st].push(id_in(Some(get(r, 2)?), frames, "frame")?.expect("given"));
+        all.push(id_in(Some(get(r, 2)?), frames, "frame")?.expect("given"));
+        ends[st] = all.len();
         Ok(())
     })?;
-    for (i, st) in stacks.iter().enumerate() {
-        if s.interner.stack(st) as usize != i {
+    let from = last.map_or(0, |l| l + 1);
+    ends[from..].fill(all.len());
+    start = 0;
+    for (i, &end) in ends.iter().enumerate() {
+        if s.interner.stack(&all[start..end]) as usize != i {
             return Err(damaged("call_stacks", i as i64, "repeats an earlier stack's frames"));
         }
+        start = end;
     }
     Ok(())
 }
@@ -236,13 +275,24 @@ fn read_segments(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64
 
 fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>, long: &long_texts::Read) -> Result<()> {
     let stacks = s.interner.stacks.len();
-    // Shared texts once per distinct text, as the reader keeps them (a whole text in
-    // `long_texts` is one allocation already, however many cells show it cut).
-    let mut texts: HashMap<Arc<str>, Arc<str>> = HashMap::new();
-    let mut shared = |t: Option<Arc<str>>| t.map(|t| texts.entry(t).or_insert_with_key(Arc::clone).clone());
+    // Shared texts once per distinct text, as the reader keeps them.
+    let mut texts: HashMap<String, Arc<str>> = HashMap::new();
+    let mut shared = |t: Option<&str>| {
+        t.map(|t| match texts.get(t) {
+            Some(a) => a.clone(),
+            None => texts.entry(t.to_string()).or_insert_with_key(|k| Arc::from(k.as_str())).clone(),
+        })
+    };
     let mut current: Option<(i64, usize)> = None;
+    // Rows come device by device: the last `devices.id` and its ordinal, looked up once a run.
+    let mut last_device: Option<(i64, i64)> = None;
     rows(conn, "traces", include_str!("../../sql/read_back/traces.sql"), |r, id| {
-        let device = device_of(devices, get(r, 1)?)?;
+        let device_id: i64 = get(r, 1)?;
+        let device = match last_device {
+            Some((last, d)) if last == device_id => d,
+            _ => device_of(devices, device_id)?,
+        };
+        last_device = Some((device_id, device));
         if !(0..MAX_TRACE_DEVICE).contains(&device) {
             return Err(bad(format!("device {device}: trace events need an ordinal from 0 to {MAX_TRACE_DEVICE}")));
         }
@@ -260,33 +310,39 @@ fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>,
             return Err(bad(format!("trace_index {index}: device {device}'s events run 0, 1, 2, … (expected {expected})")));
         }
         current = Some((device, expected + 1));
-        let action_text: String = get(r, 3)?;
-        let action = Action::parse(&action_text);
+        let action_text = text_at(r, 3)?;
+        let action = Action::parse(action_text);
         let mut e = Event::new(action, get::<i64>(r, 4)? as u64, get::<i64>(r, 5)? as u64);
         let stream = get::<i64>(r, 6)? as u64;
         e.set_time_us(get(r, 7)?);
         e.set_stack(id_in(get(r, 8)?, stacks, "stack_id")?);
-        let mut x = match get::<Option<String>>(r, 12)? {
-            Some(j) => extra_of(&j)?,
-            None => EventExtra::default(),
-        };
-        if action == Action::Unknown && action_text != Action::Unknown.name() {
-            x.action_name.get_or_insert(action_text);
-        }
-        x.device_free = x.device_free.or(get::<Option<i64>>(r, 9)?.map(|v| v as u64));
-        x.compile_context = get::<Option<String>>(r, 10)?.map(Arc::from);
-        x.user_metadata = get::<Option<String>>(r, 11)?.map(Arc::from);
-        for t in SharedText::ALL {
-            let text = t.of_mut(&mut x);
-            *text = match long.get("traces", id, t.column()) {
-                Some(whole) => Some(whole.text().clone()),
-                None => shared(text.take()),
-            };
-        }
+        let device_free: Option<i64> = get(r, 9)?;
+        let (compile_context, user_metadata, extra_json) = (opt_text_at(r, 10)?, opt_text_at(r, 11)?, opt_text_at(r, 12)?);
+        let unknown_name = action == Action::Unknown && action_text != Action::Unknown.name();
         let trace = &mut s.traces[slot];
-        if has_any(&x) {
-            e.set_extra(trace.extras.len() as u32);
-            trace.extras.push(x);
+        // Most events have no extras: nothing to build for them.
+        if unknown_name || device_free.is_some() || compile_context.is_some() || user_metadata.is_some() || extra_json.is_some() {
+            let mut x = match extra_json {
+                Some(j) => extra_of(j)?,
+                None => EventExtra::default(),
+            };
+            if unknown_name {
+                x.action_name.get_or_insert_with(|| action_text.to_string());
+            }
+            x.device_free = x.device_free.or(device_free.map(|v| v as u64));
+            x.compile_context = shared(compile_context);
+            x.user_metadata = shared(user_metadata);
+            x.internal_metadata = shared(x.internal_metadata.as_deref());
+            // A cell shown cut: its whole text, kept once in `long_texts`.
+            for t in SharedText::ALL {
+                if let Some(whole) = long.get("traces", id, t.column()) {
+                    *t.of_mut(&mut x) = Some(whole.text().clone());
+                }
+            }
+            if has_any(&x) {
+                e.set_extra(trace.extras.len() as u32);
+                trace.extras.push(x);
+            }
         }
         trace.push(e, stream);
         Ok(())
