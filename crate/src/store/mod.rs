@@ -271,6 +271,10 @@ fn cut(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 fn cut_at(s: &str, chars: usize) -> std::borrow::Cow<'_, str> {
+    // No more characters than bytes: most texts need no count (every frame's name and file).
+    if s.len() <= chars {
+        return s.into();
+    }
     match s.char_indices().nth(chars) {
         Some((i, _)) => format!("{}…", &s[..i]).into(),
         None => s.into(),
