@@ -421,7 +421,7 @@ unsafe impl<R: Rows> VTabCursor for Cursor<'_, R> {
         };
         let (loaded, dev, index) = (&self.tab.loaded, self.dev, self.index);
         let row = Row { loaded, dev, index, id: self.id(), lifetime_base: self.tab.lifetime_base[dev], item };
-        ctx.set_result(&(c.cell)(&row))
+        ctx.set_result((c.cell)(&row))
     }
 
     fn rowid(&self) -> Result<i64> {
