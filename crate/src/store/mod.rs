@@ -15,8 +15,8 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use tables::{
-    ANNOTATIONS, BLOCKS, CALL_STACKS, CATEGORY_RULES, DEVICES, FRAMES, ISSUES, METADATA, PHASES, SEGMENTS, SEGMENT_LIVES, STACK_FRAMES,
-    START_RANGES, WARNINGS,
+    ANNOTATIONS, BLOCKS, CALL_STACKS, CATEGORY_RULES, DEVICES, FRAMES, ISSUES, LIFETIMES, METADATA, PHASES, SEGMENTS, SEGMENT_LIVES,
+    STACK_FRAMES, START_RANGES, TRACES, WARNINGS,
 };
 
 pub mod cells;
@@ -35,6 +35,9 @@ const INDEXES_SQL: &str = include_str!("../../sql/store/indexes.sql");
 const VIRTUAL_LARGE_TABLES_SQL: &str = include_str!("../../sql/store/virtual_large_tables.sql");
 /// A file's `traces` and `lifetimes`: copied as rows from the replay's virtual tables.
 const COPY_LARGE_TABLES_SQL: &str = include_str!("../../sql/store/copy_large_tables.sql");
+
+/// The page size of a SnapshotDB holding every table as rows (a .db file, an export).
+const FILE_PAGE_SIZE_SQL: &str = "PRAGMA page_size = 16384";
 
 /// Rows of `stack_frames` per INSERT statement while loading.
 const STACK_FRAME_BATCH: usize = 256;
@@ -271,6 +274,10 @@ fn cut(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 fn cut_at(s: &str, chars: usize) -> std::borrow::Cow<'_, str> {
+    // No more characters than bytes: most texts need no count (every frame's name and file).
+    if s.len() <= chars {
+        return s.into();
+    }
     match s.char_indices().nth(chars) {
         Some((i, _)) => format!("{}…", &s[..i]).into(),
         None => s.into(),
@@ -316,6 +323,12 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
     let virtual_tables = matches!(storage, Storage::Virtual(_));
     let (Storage::Virtual(shared) | Storage::Rows(shared)) = storage;
     vtab::register(conn, shared)?;
+    if !virtual_tables {
+        // A file of millions of rows: 16 KiB pages take a quarter of the page writes and splits
+        // of SQLite's 4 KiB (about a tenth less CPU for the whole import). Set before the first
+        // table makes the page size final.
+        conn.execute_batch(FILE_PAGE_SIZE_SQL)?;
+    }
     let tx = conn.transaction()?;
     tx.execute_batch(&tables::schema_sql())?;
     if virtual_tables {
@@ -574,7 +587,8 @@ fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) 
         }
     }
     if !virtual_tables {
-        tx.execute_batch(COPY_LARGE_TABLES_SQL)?;
+        let copy = [TRACES.copy_sql("temp.replay_traces"), LIFETIMES.copy_sql("temp.replay_lifetimes")].join(";\n");
+        tx.execute_batch(&COPY_LARGE_TABLES_SQL.replace("{copy}", &copy))?;
     }
     tx.execute_batch(INDEXES_SQL)?;
     if !virtual_tables {

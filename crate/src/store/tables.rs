@@ -97,6 +97,13 @@ impl<C> Table<C> {
         format!("INSERT INTO {} ({}) VALUES {}", self.name, names.join(", "), (0..rows).map(row).collect::<Vec<_>>().join(", "))
     }
 
+    /// Copy every row from the table `source` (a virtual table of the same columns), the auto id
+    /// left out: SQLite assigns the next one without checking the given one against the rows.
+    pub fn copy_sql(&self, source: &str) -> String {
+        let names: Vec<&str> = self.inserted().iter().map(|c| c.name).collect();
+        format!("INSERT INTO main.{} ({1}) SELECT {1} FROM {source}", self.name, names.join(", "))
+    }
+
     /// `CREATE TABLE x(...)` as a virtual table declares itself: names and types only.
     pub fn vtab_declaration(&self) -> std::ffi::CString {
         let cols: Vec<String> =

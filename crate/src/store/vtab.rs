@@ -302,6 +302,7 @@ unsafe impl<'vtab, R: Rows> VTab<'vtab> for Table<R> {
             id_lo: 0,
             id_hi: 0,
             prefilters: Vec::new(),
+            item: None,
         })
     }
 }
@@ -324,20 +325,25 @@ pub struct Cursor<'vtab, R: Rows> {
     id_lo: i64,
     id_hi: i64,
     prefilters: Vec<Prefilter<R::Item>>,
+    /// The current row's item, looked up once per row rather than once per column (a copy into
+    /// a .db file reads every column of millions of rows). None at the end.
+    item: Option<&'vtab R::Item>,
 }
 
-impl<R: Rows> Cursor<'_, R> {
+impl<'vtab, R: Rows> Cursor<'vtab, R> {
     fn id(&self) -> i64 {
         self.tab.row_base[self.dev] + self.index as i64
     }
 
-    fn row(&self) -> Row<'_, R::Item> {
-        Row { id: self.id(), ..row::<R>(&self.tab.loaded, self.dev, self.index, self.tab.lifetime_base[self.dev]) }
+    /// Move to the first row at or after the current position that lies within the bounds
+    /// and passes the prefilters, and look up its item.
+    fn settle(&mut self) {
+        self.seek();
+        let loaded: &'vtab Loaded = &self.tab.loaded;
+        self.item = (!self.eof()).then(|| R::Item::item(loaded, self.dev, self.index));
     }
 
-    /// Move to the first row at or after the current position that lies within the bounds
-    /// and passes the prefilters.
-    fn settle(&mut self) {
+    fn seek(&mut self) {
         while let Some(hi) = self.within_bounds() {
             if self.prefilters.is_empty() {
                 return;
@@ -431,8 +437,12 @@ unsafe impl<R: Rows> VTabCursor for Cursor<'_, R> {
     }
 
     fn column(&self, ctx: &mut Context, col: c_int) -> Result<()> {
-        let cell = R::TABLE.columns.get(col as usize).map_or(CellValue::Null, |c| (c.cell)(&self.row()));
-        ctx.set_result(&cell)
+        let (Some(c), Some(item)) = (R::TABLE.columns.get(col as usize), self.item) else {
+            return ctx.set_result(&CellValue::Null);
+        };
+        let (loaded, dev, index) = (&self.tab.loaded, self.dev, self.index);
+        let row = Row { loaded, dev, index, id: self.id(), lifetime_base: self.tab.lifetime_base[dev], item };
+        ctx.set_result((c.cell)(&row))
     }
 
     fn rowid(&self) -> Result<i64> {
