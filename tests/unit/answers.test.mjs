@@ -61,7 +61,6 @@ test("EngineAnswers declares exactly the wasm Engine's answering methods", () =>
     "parse",
     "replay",
     "store",
-    "storeStep",
     "warmUp",
     "bandsTyped",
     "exportDb",
