@@ -56,7 +56,11 @@ pub const SHARED_TEXT_CHARS: usize = 1000;
 /// longer, so one long text shared by every row is not repeated in full per row (its whole text
 /// is in `long_texts` once, the snapshot and the event's own answers keep it whole).
 pub fn shared_cut(s: &str) -> Option<String> {
-    s.char_indices().nth(SHARED_TEXT_CHARS).map(|(i, _)| format!("{}…", &s[..i]))
+    // The store's one cut (`cut_at`), which also skips counting texts no longer in bytes.
+    match super::cut_at(s, SHARED_TEXT_CHARS) {
+        Cow::Owned(cut) => Some(cut),
+        Cow::Borrowed(_) => None,
+    }
 }
 
 /// The texts an event shares with other events, and the `traces` column each shows in: the one
