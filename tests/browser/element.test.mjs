@@ -287,16 +287,38 @@ test("query() before a snapshot is open rejects (a promise, not a throw)", async
 });
 
 test("an element removed while it loads leaves no engine worker behind", async () => {
-  const workers = () => page.workers().length;
-  const before = workers();
-  await page.evaluate(() => {
-    const el = document.createElement("snapscope-view");
-    el.setAttribute("src", "/fixtures/semantics_training.pickle");
-    document.body.append(el);
-    el.remove();
-  });
-  await page.waitForTimeout(1500);
-  assert.equal(workers(), before);
+  // Count only the workers this element starts: an earlier test's engine may still be ending
+  // when this one begins, so the page's worker total is not a baseline.
+  const started = [];
+  const closed = new Set();
+  const onWorker = (w) => {
+    started.push(w);
+    w.on("close", () => closed.add(w));
+  };
+  page.on("worker", onWorker);
+  try {
+    await page.evaluate(() => {
+      const el = document.createElement("snapscope-view");
+      el.setAttribute("src", "/fixtures/semantics_training.pickle");
+      document.body.append(el);
+      el.remove();
+    });
+    // Long enough for a load that was not cancelled to have started its worker.
+    await page.waitForTimeout(1500);
+    const deadline = Date.now() + 5000;
+    while (closed.size < started.length && Date.now() < deadline)
+      await page.waitForTimeout(50);
+    const alive = started.filter(
+      (w) => !closed.has(w) && page.workers().includes(w),
+    );
+    assert.equal(
+      alive.length,
+      0,
+      `${alive.length} of ${started.length} engine workers still running`,
+    );
+  } finally {
+    page.off("worker", onWorker);
+  }
 });
 
 test("the package's types: a consumer of snapscope-view.d.ts type-checks; the element has every method they declare", async () => {
