@@ -63,6 +63,11 @@ pub fn shared_cut(s: &str) -> Option<String> {
     }
 }
 
+/// Whether [`shared_cut`] cuts `s`, without building the cut.
+pub fn is_shared_cut(s: &str) -> bool {
+    super::cut_index(s, SHARED_TEXT_CHARS).is_some()
+}
+
 /// The texts an event shares with other events, and the `traces` column each shows in: the one
 /// list the writer of `long_text_uses` and the reader of a .db go through.
 #[derive(Clone, Copy)]
@@ -166,7 +171,7 @@ impl<'a> Row<'a, Event> {
         let x = self.extra();
         SharedText::ALL.into_iter().filter_map(move |t| {
             let whole = t.of(x?).as_ref()?;
-            shared_cut(whole).is_some().then_some((t.column(), whole))
+            is_shared_cut(whole).then_some((t.column(), whole))
         })
     }
     /// Rare fields without a column of their own, as JSON (None when there are none).

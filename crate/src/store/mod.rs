@@ -274,14 +274,19 @@ fn cut(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 fn cut_at(s: &str, chars: usize) -> std::borrow::Cow<'_, str> {
-    // No more characters than bytes: most texts need no count (every frame's name and file).
-    if s.len() <= chars {
-        return s.into();
-    }
-    match s.char_indices().nth(chars) {
-        Some((i, _)) => format!("{}…", &s[..i]).into(),
+    match cut_index(s, chars) {
+        Some(i) => format!("{}…", &s[..i]).into(),
         None => s.into(),
     }
+}
+
+/// Where [`cut_at`] cuts `s` (a byte index), or None when `s` has no more than `chars` characters.
+fn cut_index(s: &str, chars: usize) -> Option<usize> {
+    // No more characters than bytes: most texts need no count (every frame's name and file).
+    if s.len() <= chars {
+        return None;
+    }
+    s.char_indices().nth(chars).map(|(i, _)| i)
 }
 
 /// The long names one stack's text used already: a repeat is cut at [`STACK_REPEAT_CHARS`].
