@@ -190,6 +190,21 @@ export function viewShown(page, view, timeout = 60000) {
   );
 }
 
+/**
+ * Resolves once the text of `selector` matches `re` (instead of a fixed sleep before asserting
+ * it: as fast as the page, and no flake when the page is slower than the sleep).
+ */
+export function textMatches(page, selector, re, timeout = 30000) {
+  return page.waitForFunction(
+    ([sel, src, flags]) =>
+      new RegExp(src, flags).test(
+        document.querySelector(sel)?.textContent ?? "",
+      ),
+    [selector, re.source, re.flags],
+    { timeout },
+  );
+}
+
 /** Selects file `file` (its index) and view `view`, and waits until it is drawn. */
 export async function showView(page, file, view) {
   await page.selectOption("#file-select", String(file));
@@ -198,7 +213,18 @@ export async function showView(page, file, view) {
   await viewShown(page, view);
 }
 
+/**
+ * A screenshot for people to look at (no test reads it). Callers have waited for what they
+ * assert; two animation frames let the last draw reach the screen (250 ms at most, the fixed wait
+ * this replaces, which cost 14 s over the 57 shots of a run).
+ */
 export async function shot(page, name) {
-  await page.waitForTimeout(250);
+  await page.evaluate(
+    () =>
+      new Promise((r) => {
+        requestAnimationFrame(() => requestAnimationFrame(r));
+        setTimeout(r, 250);
+      }),
+  );
   await page.screenshot({ path: join(SHOTS, `${name}.png`) });
 }

@@ -12,6 +12,8 @@ import {
   openFiles,
   waitReady,
   shot,
+  textMatches,
+  viewShown,
   CORPUS,
   FIXTURES,
   ROOT,
@@ -180,7 +182,7 @@ test("memory tree at the peak: flame graph whose root holds the active bytes of 
   await page.focus("canvas.flame");
   await page.keyboard.press("ArrowDown");
   await page.fill("input.search", "py");
-  await page.waitForTimeout(200);
+  await textMatches(page, ".tree-side h4", /frames match/);
   assert.match(await page.textContent(".tree-side h4"), /frames match/);
   await shot(page, "04-tree");
 });
@@ -216,7 +218,7 @@ test("queries: a template form and the SQL console run in the worker", async () 
     "SELECT action, COUNT(*) AS n FROM traces GROUP BY action ORDER BY n DESC",
   );
   await page.click("text=Run SQL");
-  await page.waitForTimeout(300);
+  await textMatches(page, ".results", /alloc/);
   assert.match(await page.textContent(".results"), /alloc/);
   const bad = await page.evaluate(() =>
     window.snapscope.query("memory_peak", { nope: 1 }).then(
@@ -246,11 +248,10 @@ test("peak, leak and OOM views come from the engine analyses", async () => {
   );
   await shot(page, "09-leaks");
   await page.click("[data-view=oom]");
-  await page.waitForTimeout(500);
-  assert.match(
-    await page.textContent("main"),
-    HAVE_CORPUS ? /Out of memory at event \d+/ : /OOM/,
-  );
+  const oom = HAVE_CORPUS ? /Out of memory at event \d+/ : /OOM/;
+  await viewShown(page, "oom");
+  await textMatches(page, "main", oom);
+  assert.match(await page.textContent("main"), oom);
   await shot(page, "09-oom");
   await page.click("[data-view=overview]");
   await page.waitForSelector(".view-overview h3");
@@ -337,7 +338,7 @@ test("stats() reports load stages and the wasm memory high-water mark", async ()
 
 test("the URL hash reopens a view, device and event", async () => {
   await page.evaluate(() => (location.hash = "#view=state&device=0&event=3"));
-  await page.waitForTimeout(400);
+  await textMatches(page, ".toolbar", /after the selected event 3(?!\d)/);
   assert.match(
     await page.textContent(".toolbar"),
     /after the selected event 3(?!\d)/,
