@@ -389,19 +389,46 @@ test("a load can be cancelled and the page stays usable", async () => {
     "big.pickle",
   );
   execFileSync("python3", [join(ROOT, "scripts/gen_big.py"), "400000", big]);
-  await page.setInputFiles("#file-input", big);
-  await page.waitForSelector("#progress:not([hidden])");
-  await page.click("#cancel");
-  await page.waitForFunction(() =>
-    document
-      .querySelector("#error:not([hidden])")
-      ?.textContent.includes("cancelled"),
-  );
-  assert.ok(await page.isHidden("#progress"));
-  assert.notEqual(
-    await page.evaluate(() => window.snapscope.overview()?.source_bytes),
-    (await import("node:fs")).statSync(big).size,
-  );
+  // Cancel from the page in the same task that shows `when` in the progress box: a click the
+  // driver sends after seeing it can arrive once a load on a loaded machine is already over.
+  // `when`: the box appearing (the load only just asked for), or the worker's first stage after
+  // reading (mid-load).
+  const cancelAt = (when) =>
+    page.evaluate((when) => {
+      window.__cancelSent = new Promise((resolve) => {
+        const progress = document.querySelector("#progress");
+        const observer = new MutationObserver(() => {
+          const stage = progress.querySelector(".stage").textContent;
+          if (progress.hidden || !new RegExp(when).test(stage)) return;
+          observer.disconnect();
+          document.querySelector("#cancel").click();
+          resolve(stage);
+        });
+        observer.observe(progress, {
+          attributes: true,
+          childList: true,
+          characterData: true,
+          subtree: true,
+        });
+      });
+    }, when);
+  for (const when of ["^Reading", "^(Parsing|Replaying)"]) {
+    await cancelAt(when);
+    await page.setInputFiles("#file-input", big);
+    const stage = await page.evaluate(() => window.__cancelSent);
+    assert.match(stage, new RegExp(when));
+    await page.waitForFunction(() =>
+      document
+        .querySelector("#error:not([hidden])")
+        ?.textContent.includes("cancelled"),
+    );
+    assert.ok(await page.isHidden("#progress"), when);
+    assert.notEqual(
+      await page.evaluate(() => window.snapscope.overview()?.source_bytes),
+      (await import("node:fs")).statSync(big).size,
+      when,
+    );
+  }
   assert.equal(
     await openFiles(page, [join(FIXTURES, "npu_expandable.pkl")]),
     "ready",

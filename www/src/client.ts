@@ -98,6 +98,9 @@ export function releaseEngine(client: EngineClient) {
   else spare = client;
 }
 
+/** What every request of an engine that was cancelled (terminated) rejects with. */
+export const CANCELLED: EngineError = { code: 'CANCELLED', message: 'cancelled', hint: '' };
+
 export class EngineClient {
   private worker: Worker;
   private nextId = 1;
@@ -148,6 +151,8 @@ export class EngineClient {
   ): Promise<Reply> {
     const id = this.nextId++;
     return new Promise<Reply>((resolve, reject) => {
+      // Ended between a caller's awaits (a load cancelled as it starts): nothing would answer.
+      if (this.ended) return reject(new EngineFailure(CANCELLED));
       this.pending.set(id, { resolve, reject, onProgress });
       this.worker.postMessage({ ...req, id });
     });
@@ -239,6 +244,6 @@ export class EngineClient {
     this.worker.terminate();
     if (!this.ended) setLive(live - 1);
     this.ended = true;
-    this.failAll({ code: 'CANCELLED', message: 'cancelled', hint: '' });
+    this.failAll(CANCELLED);
   }
 }

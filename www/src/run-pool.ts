@@ -1,7 +1,7 @@
 // A distributed run's files summarized by a few engines at once (each closed after its file, so
 // the tab holds at most `width` snapshots), then combined into the RanksReport that
 // `snapscope ranks` prints. The page shows its progress; nothing here touches the DOM.
-import { EngineClient, EngineFailure, boot, releaseEngine, takeEngine } from './client';
+import { CANCELLED, EngineClient, EngineFailure, boot, releaseEngine, takeEngine } from './client';
 import type { EngineError } from './protocol';
 import type { FileError, RanksReport } from './generated/answers';
 import type { RankSource, RanksRun } from './app-types';
@@ -76,7 +76,7 @@ export function summarizeRun(sources: RankSource[], onProgress: (p: RunProgress)
       }
     };
     await Promise.all(Array.from({ length: width }, worker));
-    if (cancelled) throw new EngineFailure({ code: 'CANCELLED', message: 'cancelled', hint: '' });
+    if (cancelled) throw new EngineFailure(CANCELLED);
     const read = sources.map((_, i) => i).filter((i) => summaries[i] !== null);
     const combiner = takeEngine(b);
     let report: RanksReport;
