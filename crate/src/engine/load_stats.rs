@@ -10,7 +10,9 @@ pub struct LoadStats {
     pub decode_ms: f64,
     pub parse_ms: f64,
     pub replay_ms: f64,
+    /// The SnapshotDB's build: its slices in all, and the longest (the longest any call waited).
     pub store_ms: f64,
+    pub store_longest_slice_ms: f64,
     /// Until the overview could be shown (read + parse + replay).
     pub first_view_ms: f64,
     pub total_ms: f64,

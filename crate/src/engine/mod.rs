@@ -140,7 +140,10 @@ pub struct Engine {
     loaded: OnceCell<Arc<Loaded>>,
     /// The SnapshotDB, built on first use over a replay (the overview needs none), or the input.
     db: OnceCell<Connection>,
-    db_build_ms: std::cell::Cell<f64>,
+    /// The SnapshotDB being built in slices (`build_db_step`), until it is done.
+    building: std::cell::RefCell<Option<store::build::StoreBuild>>,
+    /// Milliseconds the build's slices took in all, and the longest slice.
+    db_build_ms: std::cell::Cell<(f64, f64)>,
     /// `db` is the `.db` file given as input (exports copy it rather than rebuild it).
     db_input: bool,
     /// Metadata rows the SnapshotDB records (source name, hash).
@@ -166,6 +169,7 @@ impl Engine {
         Engine {
             loaded: OnceCell::from(loaded),
             db: OnceCell::new(),
+            building: Default::default(),
             db_build_ms: Default::default(),
             db_input: false,
             meta,
@@ -184,6 +188,7 @@ impl Engine {
         Ok(Engine {
             loaded: OnceCell::new(),
             db: OnceCell::from(conn),
+            building: Default::default(),
             db_build_ms: Default::default(),
             db_input: true,
             meta: Vec::new(),
@@ -194,22 +199,44 @@ impl Engine {
         })
     }
 
-    /// The SnapshotDB (built now if it is not yet).
+    /// The SnapshotDB (built now if it is not yet, or its build finished if begun in slices).
     fn conn(&self) -> Result<&Connection> {
         if let Some(c) = self.db.get() {
             return Ok(c);
         }
-        let started = crate::clock::now_ms();
-        let loaded = self.shared()?;
-        let overview_json = serde_json::to_string(self.overview()?).expect("serializable");
-        let conn = store::to_memory(loaded, &Records { meta: &self.meta, overview_json: &overview_json })?;
-        self.db_build_ms.set(crate::clock::now_ms() - started);
-        Ok(self.db.get_or_init(|| conn))
+        self.build_db_step(f64::INFINITY)?;
+        Ok(self.db.get().expect("built above"))
+    }
+
+    /// Advance the SnapshotDB's build by about `budget_ms` (begun now if it is not yet); true
+    /// once it is built. Calls answered from the replay run between slices; one that needs SQL
+    /// finishes the build first (`conn`).
+    pub fn build_db_step(&self, budget_ms: f64) -> Result<bool> {
+        if self.db.get().is_some() {
+            return Ok(true);
+        }
+        let mut building = self.building.borrow_mut();
+        if building.is_none() {
+            let loaded = self.shared()?;
+            let overview_json = serde_json::to_string(self.overview()?).expect("serializable");
+            *building = Some(store::begin_memory(loaded, &Records { meta: &self.meta, overview_json: &overview_json })?);
+        }
+        let b = building.as_mut().expect("begun above");
+        // A failed slice leaves the build half done: dropped, to begin again on next use.
+        let done = b.advance(budget_ms).inspect_err(|_| *building = None)?;
+        if !done {
+            return Ok(false);
+        }
+        let b = building.take().expect("begun above");
+        self.db_build_ms.set((b.spent_ms, b.longest_ms));
+        let conn = b.finish()?;
+        let _ = self.db.set(conn);
+        Ok(true)
     }
 
     /// How long building the SnapshotDB took, whichever call built it (0 until it is built, and
-    /// for a `.db` input).
-    pub fn db_build_ms(&self) -> f64 {
+    /// for a `.db` input): its slices in all, and the longest slice.
+    pub fn db_build_ms(&self) -> (f64, f64) {
         self.db_build_ms.get()
     }
 
@@ -471,6 +498,7 @@ impl Engine {
         self.shared()?;
         let arc = self.loaded.get_mut().expect("read above");
         self.db = OnceCell::new();
+        *self.building.get_mut() = None;
         // The SnapshotDB is built from the replay again, under these rules.
         self.db_input = false;
         let loaded = Arc::get_mut(arc).ok_or_else(|| {
