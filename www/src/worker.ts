@@ -24,6 +24,7 @@ function recover() {
   stored.clear();
   early.clear();
   for (const key of [...storeTimers.keys()]) cancelStore(key);
+  building.clear();
   warmedUp = false;
 }
 
@@ -153,8 +154,22 @@ const stored = new Map<string, Promise<void>>();
  * (one thread) for a while, so it starts only once no call came for STORE_IDLE_MS: the first
  * views' questions, asked right after the overview, are answered from the replay first.
  */
-const storeTimers = new Map<string, { timer: ReturnType<typeof setTimeout>; build: () => void }>();
+const storeTimers = new Map<string, { timer: ReturnType<typeof setTimeout>; build: (all?: boolean) => void }>();
 const STORE_IDLE_MS = 250;
+/** A slice of the database build: short enough that a view's call waits little behind it. */
+const STORE_SLICE_MS = 25;
+/** Per snapshot: its database build under way, in slices or (an export waits) to the end. */
+const building = new Map<string, 'slices' | 'all'>();
+
+/** Run `f` as a new task, after the messages already queued (no timer clamping). */
+function nextTask(f: () => void) {
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => {
+    channel.port1.close();
+    f();
+  };
+  channel.port2.postMessage(null);
+}
 
 /** Put the database build of `key` back by STORE_IDLE_MS (a call came). */
 function deferStore(key: string) {
@@ -168,11 +183,13 @@ function deferStore(key: string) {
 function cancelStore(key: string) {
   clearTimeout(storeTimers.get(key)?.timer);
   storeTimers.delete(key);
+  building.delete(key);
 }
 
-/** Build the database of `key` now if it waits for idle time. */
+/** Build the database of `key` now, to the end, if it waits for idle time or is under way. */
 function storeNow(key: string) {
-  storeTimers.get(key)?.build();
+  if (building.has(key)) building.set(key, 'all');
+  storeTimers.get(key)?.build(true);
 }
 
 /**
@@ -279,30 +296,43 @@ async function load(id: number, file: Blob, name: string, key: string, store = t
   stored.set(key, new Promise<void>((res, rej) => ((done = res), (failed = rej))));
   post({ id, kind: 'ok', json: overview, stages });
   early.set(key, earlyAnswers(engine, overview));
-  const build = () => {
+  // Built in slices of about STORE_SLICE_MS, the event loop let run between them: calls queued
+  // meanwhile are answered from the replay (or finish the build, for those that need SQL).
+  const build = (all = false) => {
     const pending = storeTimers.get(key);
     if (!pending || pending.build !== build) return;
     clearTimeout(pending.timer);
     storeTimers.delete(key);
-    if (engines.get(key) !== engine) return done();
-    try {
-      const started = epoch();
-      engine.store();
-      // The span the worker answered nothing else (benchmarks: snapscope:worker-store).
-      post({ id: 0, kind: 'span', name: 'store', start: started, end: epoch() });
-      done();
-    } catch (e) {
-      if (e instanceof WebAssembly.RuntimeError) {
-        // This snapshot breaks the engine: not loaded again. The export waiting for it gets the
-        // error as an answer (not as a second trap to recover from).
-        const error = asError(e);
-        sources.delete(key);
-        recover();
-        failed(JSON.stringify(error));
-      } else failed(e);
-    }
+    const started = epoch();
+    const slice = (budget: number) => {
+      if (engines.get(key) !== engine) return done();
+      try {
+        const sliceStart = epoch();
+        const finished = engine.storeStep(budget);
+        // Each span the worker answered nothing else (benchmarks: snapscope:worker-store).
+        post({ id: 0, kind: 'span', name: 'store', start: sliceStart, end: epoch() });
+        if (!finished) return nextTask(() => slice(building.get(key) === 'all' ? Infinity : STORE_SLICE_MS));
+        building.delete(key);
+        engine.store();
+        // The whole build, from its first slice to its last (snapscope:worker-store-extent).
+        post({ id: 0, kind: 'span', name: 'store-extent', start: started, end: epoch() });
+        done();
+      } catch (e) {
+        building.delete(key);
+        if (e instanceof WebAssembly.RuntimeError) {
+          // This snapshot breaks the engine: not loaded again. The export waiting for it gets
+          // the error as an answer (not as a second trap to recover from).
+          const error = asError(e);
+          sources.delete(key);
+          recover();
+          failed(JSON.stringify(error));
+        } else failed(e);
+      }
+    };
+    building.set(key, all ? 'all' : 'slices');
+    slice(all ? Infinity : STORE_SLICE_MS);
   };
-  storeTimers.set(key, { timer: setTimeout(build, STORE_IDLE_MS), build });
+  storeTimers.set(key, { timer: setTimeout(() => build(), STORE_IDLE_MS), build });
 }
 
 self.onmessage = async (ev: MessageEvent<Envelope>) => {

@@ -6,9 +6,9 @@ use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use crate::model::Frame;
 use crate::Loaded;
+use rusqlite::Connection;
 #[cfg(not(target_arch = "wasm32"))]
 use rusqlite::OpenFlags;
-use rusqlite::Connection;
 use std::sync::Arc;
 
 pub mod build;
@@ -323,4 +323,3 @@ fn frames_json<'a>(out: &mut String, frames: impl Iterator<Item = &'a Frame>, se
     }
     out.push(']');
 }
-

@@ -585,6 +585,8 @@ export interface LoadStats {
   parse_ms: number;
   read_ms: number;
   replay_ms: number;
+  store_longest_slice_ms: number;
+  /** The SnapshotDB's build: its slices in all, and the longest (the longest any call waited). */
   store_ms: number;
   total_ms: number;
   /** The engine's warm-up on this load's path (0 if none ran or it ran ahead of the file). */
