@@ -115,7 +115,8 @@ impl WasmEngine {
     pub fn store(&mut self) -> Result<String, JsValue> {
         self.engine()?.build_db().map_err(err)?;
         // The call that needed it first may have built it (the worker builds it when idle).
-        (self.stats.store_ms, self.stats.store_longest_slice_ms) = self.engine()?.db_build_ms();
+        let progress = self.engine()?.store_progress();
+        self.stats.set_store(progress);
         self.stats.total_ms = now() - self.started;
         web_sys::console::info_1(
             &format!(
@@ -352,7 +353,7 @@ impl WasmEngine {
         let mut s = self.stats.clone();
         s.wasm_memory_bytes = wasm_memory_bytes();
         if let Some(e) = &self.engine {
-            (s.store_ms, s.store_longest_slice_ms) = e.db_build_ms();
+            s.set_store(e.store_progress());
         }
         // Plain objects, and JS numbers (every figure here is far below 2^53).
         s.serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true)).map_err(|e| JsValue::from_str(&e.to_string()))

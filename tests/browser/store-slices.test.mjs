@@ -1,72 +1,133 @@
-// The in-memory SnapshotDB is built in the worker in slices (issues #28/#30): a call the page
-// makes while it is being built is answered between two slices, not after the whole build, and
-// Queries answer from the finished database afterwards.
+// The in-memory SnapshotDB is built in the worker in slices (issues #28/#30): the views draw
+// while it is being built (none of their calls needs SQL), a call made during the build is
+// answered between two slices rather than after the whole build, and a call that needs SQL
+// finishes the build first.
+//
+// Deterministic on any machine: the page's test hooks (client.ts, worker.ts) build the database
+// one unit of work a slice (`?storeSliceMs=0`: many slices for any file, however fast the
+// machine) and pause it after its first slice until `snapscope.resumeStore()`
+// (`?storePauseAfter=1`); every check reads the engine's own account of the build at the moment
+// it answered (`stats()`: store_built, store_slices), not the clock.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { serve, launch, waitReady, viewShown, CORPUS } from "./harness.mjs";
+import {
+  serve,
+  launch,
+  waitReady,
+  viewDone,
+  viewShown,
+  CORPUS,
+} from "./harness.mjs";
 
-// The largest real snapshot at hand: its build takes several slices.
+// A real snapshot (3.6 MiB, 19 k events, annotations and OOM/snapshot markers).
 const FILE = join(
   CORPUS,
   "cuda/notHanmin__assignment2-systems/memory_snapshot.pickle",
 );
 const SKIP = existsSync(FILE) ? false : "the corpus is not here";
+const HOOKS = "?storeSliceMs=0&storePauseAfter=1";
 
-let server, context, page, errors;
+let server, origin, context;
 before(async () => {
   if (SKIP) return;
-  let origin;
   ({ server, origin } = await serve());
   context = await launch();
-  page = await context.newPage();
-  errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  // On the first slice of the build, ask the worker something and click a view; record when
-  // each is answered (the page's clock, as the worker's spans are measured on it).
-  await page.addInitScript(() => {
-    window.__during = {};
-    new PerformanceObserver((list, obs) => {
-      if (!list.getEntriesByName("snapscope:worker-store").length) return;
-      obs.disconnect();
-      const d = window.__during;
-      d.asked = performance.now();
-      window.snapscope
-        .stats()
-        .then(() => (d.statsAnswered = performance.now()));
-      document.querySelector("[data-view=timeline]").click();
-      const poll = () =>
-        document.querySelector("#view > .view-timeline") &&
-        document.documentElement.dataset.view === "done"
-          ? (d.viewDrawn = performance.now())
-          : requestAnimationFrame(poll);
-      poll();
-    }).observe({ entryTypes: ["measure"] });
-  });
-  await page.goto(origin + "/");
-  await page.setInputFiles("#file-input", FILE);
-  assert.equal(await waitReady(page), "ready");
 });
 after(async () => {
   await context?.close();
   server?.close();
 });
 
-const measures = (name) =>
-  page.evaluate(
-    (n) =>
-      performance.getEntriesByName(n).map((m) => ({
-        start: m.startTime,
-        end: m.startTime + m.duration,
-      })),
-    name,
+/** A page with FILE open and its database build paused after its first slice. */
+async function pausedPage() {
+  const page = await context.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(origin + "/" + HOOKS);
+  await page.setInputFiles("#file-input", FILE);
+  assert.equal(await waitReady(page), "ready");
+  await viewDone(page);
+  // The build starts once the worker is idle; its first slice's span says it began.
+  await page.waitForFunction(
+    () => performance.getEntriesByName("snapscope:worker-store").length > 0,
+    null,
+    { timeout: 60000 },
   );
+  return { page, errors };
+}
+
+const stats = (page) => page.evaluate(() => window.snapscope.stats());
+
+/** Click a tab and wait for its view drawn. */
+async function show(page, view) {
+  await page.click(`#tabs [data-view=${view}]`);
+  await viewShown(page, view);
+  await viewDone(page);
+}
+
+let paused;
 
 test(
-  "a call during the database build is answered between its slices",
+  "the views draw while the database build is paused after one slice",
   { skip: SKIP },
   async () => {
+    paused = await pausedPage();
+    const { page } = paused;
+    let s = await stats(page);
+    assert.deepEqual(
+      [s.store_built, s.store_slices],
+      [false, 1],
+      `paused after one slice: ${JSON.stringify(s)}`,
+    );
+    await show(page, "timeline");
+    // The Timeline's markers and phase bands came (from the replay): its chart is drawn.
+    assert.ok(
+      await page.$eval("#view canvas.chart", (c) => c.width > 0),
+      "the Timeline chart was drawn",
+    );
+    await show(page, "allocations");
+    await show(page, "overview");
+    // The Overview in full: the findings in place of their spinner, the small timeline drawn.
+    await page.waitForFunction(
+      () =>
+        document.querySelector("#view .findings .finding, #view .findings p") &&
+        !document.querySelector("#view .findings .busy-inline") &&
+        document.querySelector("#view canvas.overview-chart")?.dataset.drawn ===
+          "true",
+    );
+    // None of those views' calls built the database (a call that needs SQL finishes it).
+    s = await stats(page);
+    assert.deepEqual(
+      [s.store_built, s.store_slices],
+      [false, 1],
+      `no view built the database: ${JSON.stringify(s)}`,
+    );
+    assert.equal(
+      await page.evaluate(
+        () =>
+          performance.getEntriesByName("snapscope:worker-store-extent").length,
+      ),
+      0,
+      "the build has not ended",
+    );
+    assert.deepEqual(paused.errors, []);
+  },
+);
+
+test(
+  "a call made during the database build is answered between its slices",
+  { skip: SKIP },
+  async () => {
+    const { page, errors } = paused;
+    // Resumed (its next slice runs in the resume's own task), then asked at once: the call
+    // waits in the worker's queue behind that slice, and is answered before the build's end
+    // only if the worker lets queued calls in between slices.
+    const during = await page.evaluate(() => {
+      void window.snapscope.resumeStore();
+      return window.snapscope.stats();
+    });
     await page.waitForFunction(
       () =>
         performance.getEntriesByName("snapscope:worker-store-extent").length >
@@ -74,38 +135,35 @@ test(
       null,
       { timeout: 60000 },
     );
-    await viewShown(page, "timeline");
-    const [extent] = await measures("snapscope:worker-store-extent");
-    const slices = await measures("snapscope:worker-store");
-    const d = await page.evaluate(() => window.__during);
-    assert.ok(slices.length >= 2, `the build ran in ${slices.length} slice(s)`);
-    assert.ok(d.asked < extent.end, "the call was made during the build");
-    // Answered before the build's last slice: it did not wait for the whole build.
+    const end = await stats(page);
+    const spans = await page.evaluate(
+      () => performance.getEntriesByName("snapscope:worker-store").length,
+    );
+    assert.equal(end.store_built, true, JSON.stringify(end));
+    assert.equal(spans, end.store_slices, "a span per slice");
     assert.ok(
-      d.statsAnswered < extent.end,
-      `stats answered at ${d.statsAnswered}, the build ended at ${extent.end}`,
+      end.store_slices >= 3,
+      `the build ran in ${end.store_slices} slices`,
+    );
+    // Answered with the build under way: slices ran after the answer.
+    assert.equal(during.store_built, false, JSON.stringify(during));
+    assert.ok(
+      during.store_slices >= 1 && during.store_slices < end.store_slices,
+      `answered after ${during.store_slices} of ${end.store_slices} slices`,
     );
     // The slices are the only time the worker answered nothing else: each is short beside the
-    // whole build, and the engine says the same.
-    const stats = await page.evaluate(() => window.snapscope.stats());
+    // whole build.
     assert.ok(
-      stats.store_longest_slice_ms > 0 &&
-        stats.store_longest_slice_ms < stats.store_ms,
-      JSON.stringify(stats),
-    );
-    const slicesAfterClick = slices.filter(
-      (s) => s.start >= d.asked && s.end <= (d.viewDrawn ?? Infinity),
-    );
-    assert.ok(d.viewDrawn !== undefined, "the view was drawn");
-    assert.ok(
-      slicesAfterClick.length < slices.length,
-      "the view did not wait for every slice of the build",
+      end.store_longest_slice_ms > 0 &&
+        end.store_longest_slice_ms < end.store_ms,
+      JSON.stringify(end),
     );
     assert.deepEqual(errors, []);
   },
 );
 
 test("Queries answer from the finished database", { skip: SKIP }, async () => {
+  const { page } = paused;
   const overview = await page.evaluate(() => window.snapscope.overview());
   const events = overview.devices.reduce((n, d) => n + d.events, 0);
   const { rows } = await page.evaluate(() =>
@@ -114,4 +172,26 @@ test("Queries answer from the finished database", { skip: SKIP }, async () => {
     ),
   );
   assert.deepEqual(rows[0], [overview.devices.length, events, 1]);
+  await page.close();
 });
+
+test(
+  "a call that needs SQL finishes a paused build, and the export follows it",
+  { skip: SKIP },
+  async () => {
+    const { page, errors } = await pausedPage();
+    const { rows } = await page.evaluate(() =>
+      window.snapscope.sql("SELECT COUNT(*) > 0 FROM call_stacks"),
+    );
+    assert.deepEqual(rows[0], [1]);
+    const s = await stats(page);
+    assert.equal(s.store_built, true, JSON.stringify(s));
+    // The worker's paused slices are let go by the export, which then has its database.
+    const bytes = await page.evaluate(
+      async () => (await window.snapscope.exportDb()).byteLength,
+    );
+    assert.ok(bytes > 4096, `exported ${bytes} bytes`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  },
+);

@@ -25,6 +25,7 @@ function recover() {
   early.clear();
   for (const key of [...storeTimers.keys()]) cancelStore(key);
   building.clear();
+  paused.clear();
   warmedUp = false;
 }
 
@@ -161,6 +162,27 @@ const STORE_SLICE_MS = 25;
 /** Per snapshot: its database build under way, in slices or (an export waits) to the end. */
 const building = new Map<string, 'slices' | 'all'>();
 
+/**
+ * Test hooks (the page's `?storeSliceMs=` and `?storePauseAfter=`, see client.ts): the slice
+ * budget (0: one unit of the build's work a slice, so a build has many slices on any machine),
+ * and a pause after that many slices until `storeResume` (or an export) lets the build go on,
+ * so a test sees a build under way however fast the machine is. Not set: 25 ms, no pause.
+ */
+let sliceMs = STORE_SLICE_MS;
+let pauseAfter = Infinity;
+/** Per snapshot: its paused build's next slice. */
+const paused = new Map<string, () => void>();
+
+/**
+ * Let the paused build of `key` go on, its next slice now: a call queued meanwhile is then
+ * answered only if the build yields between slices (what store-slices.test.mjs checks).
+ */
+function resumeStore(key: string) {
+  const next = paused.get(key);
+  paused.delete(key);
+  next?.();
+}
+
 /** Run `f` as a new task, after the messages already queued (no timer clamping). */
 function nextTask(f: () => void) {
   const channel = new MessageChannel();
@@ -184,11 +206,13 @@ function cancelStore(key: string) {
   clearTimeout(storeTimers.get(key)?.timer);
   storeTimers.delete(key);
   building.delete(key);
+  paused.delete(key);
 }
 
 /** Build the database of `key` now, to the end, if it waits for idle time or is under way. */
 function storeNow(key: string) {
   if (building.has(key)) building.set(key, 'all');
+  resumeStore(key);
   storeTimers.get(key)?.build(true);
 }
 
@@ -304,6 +328,7 @@ async function load(id: number, file: Blob, name: string, key: string, store = t
     clearTimeout(pending.timer);
     storeTimers.delete(key);
     const started = epoch();
+    let slices = 0;
     const slice = (budget: number) => {
       if (engines.get(key) !== engine) return done();
       try {
@@ -311,7 +336,12 @@ async function load(id: number, file: Blob, name: string, key: string, store = t
         const finished = engine.storeStep(budget);
         // Each span the worker answered nothing else (benchmarks: snapscope:worker-store).
         post({ id: 0, kind: 'span', name: 'store', start: sliceStart, end: epoch() });
-        if (!finished) return nextTask(() => slice(building.get(key) === 'all' ? Infinity : STORE_SLICE_MS));
+        if (!finished) {
+          const next = () => slice(building.get(key) === 'all' ? Infinity : sliceMs);
+          if (++slices === pauseAfter && building.get(key) !== 'all') paused.set(key, next);
+          else nextTask(next);
+          return;
+        }
         building.delete(key);
         engine.store();
         // The whole build, from its first slice to its last (snapscope:worker-store-extent).
@@ -330,7 +360,7 @@ async function load(id: number, file: Blob, name: string, key: string, store = t
       }
     };
     building.set(key, all ? 'all' : 'slices');
-    slice(all ? Infinity : STORE_SLICE_MS);
+    slice(all ? Infinity : sliceMs);
   };
   storeTimers.set(key, { timer: setTimeout(() => build(), STORE_IDLE_MS), build });
 }
@@ -343,6 +373,8 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         ready = init({ module_or_path: m.wasm });
         await ready;
         warmUpAllowed = m.warmUp;
+        sliceMs = m.storeSliceMs ?? STORE_SLICE_MS;
+        pauseAfter = m.storePauseAfter ?? Infinity;
         post({ id: m.id, kind: 'ok' });
         break;
       case 'warmUp':
@@ -389,6 +421,10 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         post({ id: m.id, kind: 'ok', bytes: bytes.buffer as ArrayBuffer }, [bytes.buffer as ArrayBuffer]);
         break;
       }
+      case 'storeResume':
+        resumeStore(m.key);
+        post({ id: m.id, kind: 'ok' });
+        break;
       case 'combineRanks':
         await ready;
         post({ id: m.id, kind: 'ok', json: combineRanks(m.summaries) });

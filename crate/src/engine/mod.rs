@@ -134,6 +134,24 @@ pub struct SimulationLines {
     pub lines: Vec<crate::simulate::LinePoint>,
 }
 
+/// How far the SnapshotDB's build is (the page's `stats`, and its tests: a call answered while
+/// `built` is false did not wait for the whole build).
+#[derive(Clone, Copy, Default, Debug)]
+pub struct StoreProgress {
+    pub built: bool,
+    /// Slices run so far.
+    pub slices: u32,
+    /// Their milliseconds in all, and the longest slice's.
+    pub spent_ms: f64,
+    pub longest_ms: f64,
+}
+
+impl StoreProgress {
+    fn of(b: &store::build::StoreBuild) -> StoreProgress {
+        StoreProgress { built: b.done(), slices: b.slices, spent_ms: b.spent_ms, longest_ms: b.longest_ms }
+    }
+}
+
 pub struct Engine {
     /// The replay, shared with the SnapshotDB's virtual tables; for a `.db` input, read back
     /// from its tables on first use (`store::read_back`).
@@ -142,8 +160,8 @@ pub struct Engine {
     db: OnceCell<Connection>,
     /// The SnapshotDB being built in slices (`build_db_step`), until it is done.
     building: std::cell::RefCell<Option<store::build::StoreBuild>>,
-    /// Milliseconds the build's slices took in all, and the longest slice.
-    db_build_ms: std::cell::Cell<(f64, f64)>,
+    /// The finished build's slices, their time in all and the longest (see [`StoreProgress`]).
+    db_built: std::cell::Cell<StoreProgress>,
     /// `db` is the `.db` file given as input (exports copy it rather than rebuild it).
     db_input: bool,
     /// Metadata rows the SnapshotDB records (source name, hash).
@@ -170,7 +188,7 @@ impl Engine {
             loaded: OnceCell::from(loaded),
             db: OnceCell::new(),
             building: Default::default(),
-            db_build_ms: Default::default(),
+            db_built: Default::default(),
             db_input: false,
             meta,
             overview: OnceCell::new(),
@@ -189,7 +207,7 @@ impl Engine {
             loaded: OnceCell::new(),
             db: OnceCell::from(conn),
             building: Default::default(),
-            db_build_ms: Default::default(),
+            db_built: Default::default(),
             db_input: true,
             meta: Vec::new(),
             overview: OnceCell::new(),
@@ -228,16 +246,23 @@ impl Engine {
             return Ok(false);
         }
         let b = building.take().expect("begun above");
-        self.db_build_ms.set((b.spent_ms, b.longest_ms));
+        self.db_built.set(StoreProgress { built: true, ..StoreProgress::of(&b) });
         let conn = b.finish()?;
         let _ = self.db.set(conn);
         Ok(true)
     }
 
-    /// How long building the SnapshotDB took, whichever call built it (0 until it is built, and
-    /// for a `.db` input): its slices in all, and the longest slice.
-    pub fn db_build_ms(&self) -> (f64, f64) {
-        self.db_build_ms.get()
+    /// How far the SnapshotDB's build is, whichever call ran it: the slices so far (all of
+    /// them once built; none for a `.db` input, which is built already).
+    pub fn store_progress(&self) -> StoreProgress {
+        if self.db.get().is_some() {
+            return StoreProgress { built: true, ..self.db_built.get() };
+        }
+        // Borrowed only inside `build_db_step`, which never calls back here.
+        match self.building.try_borrow().as_deref() {
+            Ok(Some(b)) => StoreProgress::of(b),
+            _ => StoreProgress::default(),
+        }
     }
 
     fn conn_mut(&mut self) -> Result<&mut Connection> {
@@ -571,9 +596,10 @@ impl Engine {
         event::event_detail(self.conn()?, device, index)
     }
 
-    /// OOM and snapshot events and the annotations in at most `buckets` time buckets.
+    /// OOM and snapshot events and the annotations in at most `buckets` time buckets (from the
+    /// replay: the Timeline draws before the SnapshotDB is built).
     pub fn timeline_markers(&self, device: i64, buckets: u32) -> Result<markers::TimelineMarkers> {
-        markers::timeline_markers(self.conn()?, device, buckets)
+        Ok(markers::timeline_markers(self.model()?, device, buckets))
     }
 
     /// One stack's naming frame, caller and text (None: no such stack).

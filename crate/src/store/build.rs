@@ -63,6 +63,8 @@ pub struct StoreBuild {
     /// Milliseconds spent in slices, and the longest slice.
     pub spent_ms: f64,
     pub longest_ms: f64,
+    /// Slices run (`advance` calls; natively the one that runs them all).
+    pub slices: u32,
 }
 
 impl StoreBuild {
@@ -118,6 +120,7 @@ impl StoreBuild {
             pending: Vec::new(),
             spent_ms: took,
             longest_ms: took,
+            slices: 0,
         })
     }
 
@@ -137,6 +140,7 @@ impl StoreBuild {
         let took = crate::clock::now_ms() - started;
         self.spent_ms += took;
         self.longest_ms = self.longest_ms.max(took);
+        self.slices += 1;
         Ok(self.done())
     }
 
