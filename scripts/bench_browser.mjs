@@ -342,7 +342,8 @@ async function viewsRun(origin, file) {
         .getEntriesByType("mark")
         .filter((m) => m.name === `snapscope:${v}-drawn` && m.startTime >= t)
         .at(-1)?.detail;
-      // The worker's database build, where it overlapped this view's time (ms of overlap).
+      // The worker's database build, where it overlapped this view's time (ms of overlap,
+      // summed over its slices: each span is a time the worker answered nothing else).
       const end = performance.now();
       const store = performance
         .getEntriesByName("snapscope:worker-store")
@@ -353,7 +354,9 @@ async function viewsRun(origin, file) {
         .filter((ms) => ms > 0);
       return {
         ...(own ? { mark: own } : {}),
-        ...(store.length ? { store_overlap_ms: Math.round(store[0]) } : {}),
+        ...(store.length
+          ? { store_overlap_ms: Math.round(store.reduce((a, b) => a + b, 0)) }
+          : {}),
         drawn_ms: Math.round(drawn),
         answering_ms: Math.round(answering),
         longest_task_ms: Math.round(Math.max(0, ...long.map((e) => e.ms))),

@@ -103,11 +103,20 @@ impl WasmEngine {
         Ok(overview)
     }
 
-    /// Build the in-memory SnapshotDB (templates, SQL and the analyses run on it).
+    /// Build the in-memory SnapshotDB for about `budget_ms` (the worker answers other calls
+    /// between slices); true once it is built.
+    #[wasm_bindgen(js_name = storeStep)]
+    pub fn store_step(&mut self, budget_ms: f64) -> Result<bool, JsValue> {
+        self.engine()?.build_db_step(budget_ms).map_err(err)
+    }
+
+    /// Build the in-memory SnapshotDB (templates, SQL and the analyses run on it), or finish
+    /// the build `storeStep` began.
     pub fn store(&mut self) -> Result<String, JsValue> {
         self.engine()?.build_db().map_err(err)?;
         // The call that needed it first may have built it (the worker builds it when idle).
-        self.stats.store_ms = self.engine()?.db_build_ms();
+        let progress = self.engine()?.store_progress();
+        self.stats.set_store(progress);
         self.stats.total_ms = now() - self.started;
         web_sys::console::info_1(
             &format!(
@@ -343,7 +352,9 @@ impl WasmEngine {
     pub fn stats(&self) -> Result<JsValue, JsValue> {
         let mut s = self.stats.clone();
         s.wasm_memory_bytes = wasm_memory_bytes();
-        s.store_ms = self.engine.as_ref().map_or(s.store_ms, Engine::db_build_ms);
+        if let Some(e) = &self.engine {
+            s.set_store(e.store_progress());
+        }
         // Plain objects, and JS numbers (every figure here is far below 2^53).
         s.serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true)).map_err(|e| JsValue::from_str(&e.to_string()))
     }

@@ -320,3 +320,40 @@ fn dump(conn: &rusqlite::Connection, sql: &str) -> Vec<Vec<String>> {
     let n = st.column_count();
     st.query_map([], |r| Ok((0..n).map(|i| format!("{:?}", r.get_ref(i).unwrap())).collect())).unwrap().map(|r| r.unwrap()).collect()
 }
+
+/// The Timeline's markers come from the replay (the page draws the Timeline before its
+/// SnapshotDB is built): the OOM and snapshot events, and the annotations outside the
+/// framework's ranges in equal time buckets, each the bucket's earliest at the first event at or
+/// after its time, with the bucket's count. A snapshot written for it, the answer worked out by
+/// hand: annotations at 12..52 µs in 4 buckets of 10 µs from 12.
+#[test]
+fn timeline_markers_from_the_replay() {
+    let dir = std::env::temp_dir().join(format!("snapscope-markers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("markers.pickle");
+    let script = r#"
+import pickle, sys
+ev = lambda action, t, addr=0x7f0000000000: {"action": action, "addr": addr, "size": 512, "stream": 0, "time_us": t, "frames": []}
+events = [ev("alloc", 10), ev("alloc", 20, 0x7f0000001000), dict(ev("oom", 30), device_free=0), ev("alloc", 40, 0x7f0000002000),
+          ev("snapshot", 50), ev("alloc", 15, 0x7f0000003000), ev("alloc", 60, 0x7f0000004000)]
+a = lambda name, stage, t, **k: dict({"name": name, "stage": stage, "time_us": t}, **k)
+ann = [a("my_step", "START", 12, device=0), a("my_step", "END", 12, device=0),
+       a("TorchDynamo Cache Lookup", "START", 22, device=0), a("TorchDynamo Cache Lookup", "END", 25, device=0),
+       a("other_device", "START", 35, device=1), a("all_devices", "START", 45), a("mid", "START", 42, device=0),
+       a("late", "START", 52, device=0), a("late", "END", 52, device=0)]
+open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [events], "external_annotations": ann}, protocol=4))
+"#;
+    assert!(std::process::Command::new("python3").arg("-c").arg(script).arg(&file).status().unwrap().success());
+    let m = session(&file).timeline_markers(0, 4).unwrap();
+    let events: Vec<(i64, &str)> = m.events.iter().map(|e| (e.index, e.action.as_str())).collect();
+    assert_eq!(events, [(2, "oom"), (4, "snapshot")]);
+    let marks: Vec<(i64, &str, &str, i64)> =
+        m.annotations.iter().map(|a| (a.index, a.name.as_deref().unwrap(), a.stage.as_deref().unwrap(), a.count)).collect();
+    // 12: the START of equal times, at event 1 (20 µs); 42 and 45 share a bucket, at event 4
+    // (50 µs; event 5's 15 µs comes later but is earlier); 52 at event 6.
+    assert_eq!(marks, [(1, "my_step", "START", 2), (4, "mid", "START", 2), (6, "late", "START", 2)]);
+    // A device the snapshot does not have has no markers.
+    let none = session(&file).timeline_markers(5, 4).unwrap();
+    assert!(none.events.is_empty() && none.annotations.is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -61,6 +61,7 @@ test("EngineAnswers declares exactly the wasm Engine's answering methods", () =>
     "parse",
     "replay",
     "store",
+    "storeStep",
     "warmUp",
     "bandsTyped",
     "exportDb",

@@ -119,9 +119,22 @@ export class EngineClient {
         message: ev.message || 'the engine worker failed',
         hint: 'reload the page',
       });
+    const query = new URLSearchParams(location.search);
     // `?warmup=0` skips the engine warm-up before large files (to measure what it saves).
-    const warmUp = new URLSearchParams(location.search).get('warmup') !== '0';
-    this.ready = this.send({ op: 'init', wasm: boot.wasm, warmUp });
+    const warmUp = query.get('warmup') !== '0';
+    // Test hooks (tests/browser/store-slices.test.mjs): `?storeSliceMs=0` builds the SnapshotDB
+    // one unit of work a slice, `?storePauseAfter=N` pauses it after N slices until resumeStore().
+    const hook = (name: string) => {
+      const v = query.get(name);
+      return v === null || v === '' || !Number.isFinite(Number(v)) ? undefined : Number(v);
+    };
+    this.ready = this.send({
+      op: 'init',
+      wasm: boot.wasm,
+      warmUp,
+      storeSliceMs: hook('storeSliceMs'),
+      storePauseAfter: hook('storePauseAfter'),
+    });
     // An engine ended before it was used: nobody waits for its start.
     this.ready.catch(() => {});
   }
@@ -231,6 +244,11 @@ export class EngineClient {
     // An answer the worker parsed already (large arrays as typed arrays, see the worker).
     if (r.kind === 'ok' && r.value !== undefined) return r.value as T;
     return JSON.parse(r.kind === 'ok' ? (r.json ?? 'null') : 'null') as T;
+  }
+
+  /** Let the SnapshotDB build the `?storePauseAfter=` test hook paused go on. */
+  async resumeStore(): Promise<void> {
+    await this.send({ op: 'storeResume', key: 'main' });
   }
 
   async exportDb(): Promise<ArrayBuffer> {

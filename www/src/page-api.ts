@@ -38,6 +38,8 @@ export function installPageApi(app: PageHost) {
       requireFile().client.call('query', name, JSON.stringify(params)),
     stats: () => requireFile().client.call('stats'),
     exportDb: () => requireFile().client.exportDb(),
+    /** Test hook: let the SnapshotDB build `?storePauseAfter=N` paused go on (else nothing). */
+    resumeStore: () => requireFile().client.resumeStore(),
     select: (event: number | null, view?: ViewName) => app.select(event, view),
   };
   function requireFile() {

@@ -4,12 +4,21 @@ import type { Frame } from './ui/plot';
 
 /** Requests carry an id; the worker answers each with exactly one Reply of the same id. */
 export type Request =
-  | { op: 'init'; wasm: WebAssembly.Module; warmUp: boolean }
+  | {
+      op: 'init';
+      wasm: WebAssembly.Module;
+      warmUp: boolean;
+      /** Test hooks (worker.ts): the SnapshotDB's slice budget, and a pause after that many slices. */
+      storeSliceMs?: number;
+      storePauseAfter?: number;
+    }
   | { op: 'warmUp' }
   | { op: 'load'; file: Blob; name: string; key: string; store?: boolean }
   | { op: 'call'; key: string; method: EngineMethod; args: (string | number)[]; paint?: PaintRequest }
   | { op: 'export'; key: string }
   | { op: 'drop'; key: string }
+  /** Let a SnapshotDB build paused by the `storePauseAfter` test hook go on. */
+  | { op: 'storeResume'; key: string }
   /** Combine rank summaries (JSON array) into a RanksReport; needs no loaded snapshot. */
   | { op: 'combineRanks'; summaries: string }
   /** A run's files in the engine's order (JSON array of names → JSON array of indices). */

@@ -24,6 +24,8 @@ function recover() {
   stored.clear();
   early.clear();
   for (const key of [...storeTimers.keys()]) cancelStore(key);
+  building.clear();
+  paused.clear();
   warmedUp = false;
 }
 
@@ -153,8 +155,43 @@ const stored = new Map<string, Promise<void>>();
  * (one thread) for a while, so it starts only once no call came for STORE_IDLE_MS: the first
  * views' questions, asked right after the overview, are answered from the replay first.
  */
-const storeTimers = new Map<string, { timer: ReturnType<typeof setTimeout>; build: () => void }>();
+const storeTimers = new Map<string, { timer: ReturnType<typeof setTimeout>; build: (all?: boolean) => void }>();
 const STORE_IDLE_MS = 250;
+/** A slice of the database build: short enough that a view's call waits little behind it. */
+const STORE_SLICE_MS = 25;
+/** Per snapshot: its database build under way, in slices or (an export waits) to the end. */
+const building = new Map<string, 'slices' | 'all'>();
+
+/**
+ * Test hooks (the page's `?storeSliceMs=` and `?storePauseAfter=`, see client.ts): the slice
+ * budget (0: one unit of the build's work a slice, so a build has many slices on any machine),
+ * and a pause after that many slices until `storeResume` (or an export) lets the build go on,
+ * so a test sees a build under way however fast the machine is. Not set: 25 ms, no pause.
+ */
+let sliceMs = STORE_SLICE_MS;
+let pauseAfter = Infinity;
+/** Per snapshot: its paused build's next slice. */
+const paused = new Map<string, () => void>();
+
+/**
+ * Let the paused build of `key` go on, its next slice now: a call queued meanwhile is then
+ * answered only if the build yields between slices (what store-slices.test.mjs checks).
+ */
+function resumeStore(key: string) {
+  const next = paused.get(key);
+  paused.delete(key);
+  next?.();
+}
+
+/** Run `f` as a new task, after the messages already queued (no timer clamping). */
+function nextTask(f: () => void) {
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => {
+    channel.port1.close();
+    f();
+  };
+  channel.port2.postMessage(null);
+}
 
 /** Put the database build of `key` back by STORE_IDLE_MS (a call came). */
 function deferStore(key: string) {
@@ -168,11 +205,15 @@ function deferStore(key: string) {
 function cancelStore(key: string) {
   clearTimeout(storeTimers.get(key)?.timer);
   storeTimers.delete(key);
+  building.delete(key);
+  paused.delete(key);
 }
 
-/** Build the database of `key` now if it waits for idle time. */
+/** Build the database of `key` now, to the end, if it waits for idle time or is under way. */
 function storeNow(key: string) {
-  storeTimers.get(key)?.build();
+  if (building.has(key)) building.set(key, 'all');
+  resumeStore(key);
+  storeTimers.get(key)?.build(true);
 }
 
 /**
@@ -279,30 +320,49 @@ async function load(id: number, file: Blob, name: string, key: string, store = t
   stored.set(key, new Promise<void>((res, rej) => ((done = res), (failed = rej))));
   post({ id, kind: 'ok', json: overview, stages });
   early.set(key, earlyAnswers(engine, overview));
-  const build = () => {
+  // Built in slices of about STORE_SLICE_MS, the event loop let run between them: calls queued
+  // meanwhile are answered from the replay (or finish the build, for those that need SQL).
+  const build = (all = false) => {
     const pending = storeTimers.get(key);
     if (!pending || pending.build !== build) return;
     clearTimeout(pending.timer);
     storeTimers.delete(key);
-    if (engines.get(key) !== engine) return done();
-    try {
-      const started = epoch();
-      engine.store();
-      // The span the worker answered nothing else (benchmarks: snapscope:worker-store).
-      post({ id: 0, kind: 'span', name: 'store', start: started, end: epoch() });
-      done();
-    } catch (e) {
-      if (e instanceof WebAssembly.RuntimeError) {
-        // This snapshot breaks the engine: not loaded again. The export waiting for it gets the
-        // error as an answer (not as a second trap to recover from).
-        const error = asError(e);
-        sources.delete(key);
-        recover();
-        failed(JSON.stringify(error));
-      } else failed(e);
-    }
+    const started = epoch();
+    let slices = 0;
+    const slice = (budget: number) => {
+      if (engines.get(key) !== engine) return done();
+      try {
+        const sliceStart = epoch();
+        const finished = engine.storeStep(budget);
+        // Each span the worker answered nothing else (benchmarks: snapscope:worker-store).
+        post({ id: 0, kind: 'span', name: 'store', start: sliceStart, end: epoch() });
+        if (!finished) {
+          const next = () => slice(building.get(key) === 'all' ? Infinity : sliceMs);
+          if (++slices === pauseAfter && building.get(key) !== 'all') paused.set(key, next);
+          else nextTask(next);
+          return;
+        }
+        building.delete(key);
+        engine.store();
+        // The whole build, from its first slice to its last (snapscope:worker-store-extent).
+        post({ id: 0, kind: 'span', name: 'store-extent', start: started, end: epoch() });
+        done();
+      } catch (e) {
+        building.delete(key);
+        if (e instanceof WebAssembly.RuntimeError) {
+          // This snapshot breaks the engine: not loaded again. The export waiting for it gets
+          // the error as an answer (not as a second trap to recover from).
+          const error = asError(e);
+          sources.delete(key);
+          recover();
+          failed(JSON.stringify(error));
+        } else failed(e);
+      }
+    };
+    building.set(key, all ? 'all' : 'slices');
+    slice(all ? Infinity : sliceMs);
   };
-  storeTimers.set(key, { timer: setTimeout(build, STORE_IDLE_MS), build });
+  storeTimers.set(key, { timer: setTimeout(() => build(), STORE_IDLE_MS), build });
 }
 
 self.onmessage = async (ev: MessageEvent<Envelope>) => {
@@ -313,6 +373,8 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         ready = init({ module_or_path: m.wasm });
         await ready;
         warmUpAllowed = m.warmUp;
+        sliceMs = m.storeSliceMs ?? STORE_SLICE_MS;
+        pauseAfter = m.storePauseAfter ?? Infinity;
         post({ id: m.id, kind: 'ok' });
         break;
       case 'warmUp':
@@ -359,6 +421,10 @@ self.onmessage = async (ev: MessageEvent<Envelope>) => {
         post({ id: m.id, kind: 'ok', bytes: bytes.buffer as ArrayBuffer }, [bytes.buffer as ArrayBuffer]);
         break;
       }
+      case 'storeResume':
+        resumeStore(m.key);
+        post({ id: m.id, kind: 'ok' });
+        break;
       case 'combineRanks':
         await ready;
         post({ id: m.id, kind: 'ok', json: combineRanks(m.summaries) });

@@ -1,10 +1,19 @@
 //! What the Timeline marks besides the counters: OOM and snapshot events, and the program's
-//! annotations summarised into time buckets; and one stack's text for a hover. The page asks the
-//! engine for these: no view writes SQL.
+//! annotations summarised into time buckets (both from the replay, so the Timeline never waits
+//! for the SnapshotDB the page's worker builds meanwhile); and one stack's text for a hover (SQL).
+//! The page asks the engine for these: no view writes SQL.
 
 use crate::error::Result;
+use crate::model::Action;
+use crate::semantics::RangeGroup;
+use crate::store::cells::shared_cut;
+use crate::Loaded;
 use rusqlite::{named_params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+
+/// At most this many OOM and snapshot markers (a pathological trace of snapshots only).
+const MAX_EVENT_MARKERS: usize = 5000;
 
 /// A trace event the Timeline marks (`action` is `oom` or `snapshot`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -45,23 +54,89 @@ pub struct StackText {
     pub text: String,
 }
 
-pub fn timeline_markers(conn: &Connection, device: i64, buckets: u32) -> Result<TimelineMarkers> {
-    let events = conn
-        .prepare_cached(include_str!("../../sql/views/trace_markers.sql"))?
-        .query_map(named_params! {":device": device}, |r| Ok(TraceMarker { index: r.get(0)?, action: r.get(1)? }))?
-        .collect::<rusqlite::Result<_>>()?;
-    let annotations = conn
-        .prepare_cached(include_str!("../../sql/views/annotation_markers.sql"))?
-        .query_map(named_params! {":device": device, ":buckets": buckets.max(1)}, |r| {
-            Ok((r.get::<_, Option<i64>>(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })?
-        .filter_map(|row| match row {
-            Ok((Some(index), name, stage, count)) => Some(Ok(AnnotationMarker { index, name, stage, count })),
-            Ok((None, ..)) => None,
-            Err(e) => Some(Err(e)),
+/// The Timeline's markers of `device` (none for a device the replay does not have): its OOM and
+/// snapshot events in order, and the annotations outside the framework's ranges in at most
+/// `buckets` equal time buckets, each the bucket's earliest annotation (the first of equal
+/// times), placed at the first event at or after its time, with the bucket's count.
+pub fn timeline_markers(l: &Loaded, device: i64, buckets: u32) -> TimelineMarkers {
+    let buckets = buckets.max(1);
+    let mut out = TimelineMarkers { device, events: Vec::new(), annotations: Vec::new() };
+    let (Some(d), Some(trace)) = (l.device(device), l.snapshot.trace(device)) else { return out };
+    let events = || (0..d.events).filter_map(|i| trace.events.get(i).map(|e| (i, e)));
+    out.events = events()
+        .filter_map(|(i, e)| match e.action() {
+            a @ (Action::Oom | Action::Snapshot) => Some(TraceMarker { index: i as i64, action: a.name().to_string() }),
+            _ => None,
         })
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(TimelineMarkers { device, events, annotations })
+        .take(MAX_EVENT_MARKERS)
+        .collect();
+
+    // Framework-internal ranges (of any device) are in the phase bands, not marked.
+    let framework: HashSet<&str> =
+        l.phases().iter().flat_map(|p| &p.ranges).filter(|r| r.group == RangeGroup::Framework).map(|r| r.name.as_str()).collect();
+    let marked: Vec<(i64, &crate::model::Annotation)> = l
+        .snapshot
+        .annotations
+        .iter()
+        .filter(|a| a.device.is_none_or(|x| x == device) && !framework.contains(a.name.as_str()))
+        .filter_map(|a| Some((a.time_us?, a)))
+        .collect();
+    let (Some(lo), Some(hi)) = (marked.iter().map(|m| m.0).min(), marked.iter().map(|m| m.0).max()) else { return out };
+    // Real numbers, so that the extremes of i64 times cannot overflow.
+    let span = (hi as f64 - lo as f64).max(1.0);
+    let bucket = |t: i64| ((t as f64 - lo as f64) * f64::from(buckets) / span) as i64;
+    // Per bucket, in the order first met: its earliest annotation and how many it holds.
+    let mut groups: Vec<(i64, &crate::model::Annotation, i64)> = Vec::new();
+    let mut at: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    for &(t, a) in &marked {
+        match at.get(&bucket(t)) {
+            Some(&g) => {
+                let x = &mut groups[g];
+                if t < x.0 {
+                    (x.0, x.1) = (t, a);
+                }
+                x.2 += 1;
+            }
+            None => {
+                at.insert(bucket(t), groups.len());
+                groups.push((t, a, 1));
+            }
+        }
+    }
+    // The first event at or after each bucket's time: one pass over the events with the
+    // buckets in time order (the running maximum of the times first reaches t there).
+    let mut by_time: Vec<usize> = (0..groups.len()).collect();
+    by_time.sort_by_key(|&g| groups[g].0);
+    let mut first_at: Vec<Option<i64>> = vec![None; groups.len()];
+    let mut times = events().filter_map(|(i, e)| Some((i, e.time_us()?)));
+    let mut latest: Option<(usize, i64)> = None;
+    'buckets: for g in by_time {
+        let t = groups[g].0;
+        while latest.is_none_or(|(_, max)| max < t) {
+            match times.next() {
+                Some((i, time)) => {
+                    if latest.is_none_or(|(_, max)| time > max) {
+                        latest = Some((i, time));
+                    }
+                }
+                None => break 'buckets,
+            }
+        }
+        first_at[g] = latest.map(|(i, _)| i as i64);
+    }
+    // In event order (buckets at one event: in time order); at most `buckets + 1` of them, the
+    // latest time making a bucket of its own.
+    let mut placed: Vec<(i64, usize)> = first_at.iter().enumerate().filter_map(|(g, i)| Some(((*i)?, g))).collect();
+    placed.sort_by_key(|&(i, g)| (i, groups[g].0));
+    out.annotations = placed
+        .into_iter()
+        .map(|(index, g)| {
+            let (_, a, count) = groups[g];
+            let name = shared_cut(&a.name).unwrap_or_else(|| a.name.clone());
+            AnnotationMarker { index, name: Some(name), stage: Some(a.stage.clone()), count }
+        })
+        .collect();
+    out
 }
 
 pub fn stack_text(conn: &Connection, id: i64) -> Result<Option<StackText>> {

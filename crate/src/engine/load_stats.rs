@@ -10,7 +10,12 @@ pub struct LoadStats {
     pub decode_ms: f64,
     pub parse_ms: f64,
     pub replay_ms: f64,
+    /// The SnapshotDB's build so far: its slices in all, and the longest (the longest any call
+    /// waited behind it); how many slices ran, and whether it is built.
     pub store_ms: f64,
+    pub store_longest_slice_ms: f64,
+    pub store_slices: u32,
+    pub store_built: bool,
     /// Until the overview could be shown (read + parse + replay).
     pub first_view_ms: f64,
     pub total_ms: f64,
@@ -23,4 +28,11 @@ pub struct LoadStats {
     /// Whether the engine had warmed up before the file arrived (the worker fills it in).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warmed_ahead: Option<bool>,
+}
+
+impl LoadStats {
+    /// The SnapshotDB's figures from how far its build is.
+    pub fn set_store(&mut self, p: super::StoreProgress) {
+        (self.store_ms, self.store_longest_slice_ms, self.store_slices, self.store_built) = (p.spent_ms, p.longest_ms, p.slices, p.built);
+    }
 }

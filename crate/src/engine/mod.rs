@@ -134,13 +134,34 @@ pub struct SimulationLines {
     pub lines: Vec<crate::simulate::LinePoint>,
 }
 
+/// How far the SnapshotDB's build is (the page's `stats`, and its tests: a call answered while
+/// `built` is false did not wait for the whole build).
+#[derive(Clone, Copy, Default, Debug)]
+pub struct StoreProgress {
+    pub built: bool,
+    /// Slices run so far.
+    pub slices: u32,
+    /// Their milliseconds in all, and the longest slice's.
+    pub spent_ms: f64,
+    pub longest_ms: f64,
+}
+
+impl StoreProgress {
+    fn of(b: &store::build::StoreBuild) -> StoreProgress {
+        StoreProgress { built: b.done(), slices: b.slices, spent_ms: b.spent_ms, longest_ms: b.longest_ms }
+    }
+}
+
 pub struct Engine {
     /// The replay, shared with the SnapshotDB's virtual tables; for a `.db` input, read back
     /// from its tables on first use (`store::read_back`).
     loaded: OnceCell<Arc<Loaded>>,
     /// The SnapshotDB, built on first use over a replay (the overview needs none), or the input.
     db: OnceCell<Connection>,
-    db_build_ms: std::cell::Cell<f64>,
+    /// The SnapshotDB being built in slices (`build_db_step`), until it is done.
+    building: std::cell::RefCell<Option<store::build::StoreBuild>>,
+    /// The finished build's slices, their time in all and the longest (see [`StoreProgress`]).
+    db_built: std::cell::Cell<StoreProgress>,
     /// `db` is the `.db` file given as input (exports copy it rather than rebuild it).
     db_input: bool,
     /// Metadata rows the SnapshotDB records (source name, hash).
@@ -166,7 +187,8 @@ impl Engine {
         Engine {
             loaded: OnceCell::from(loaded),
             db: OnceCell::new(),
-            db_build_ms: Default::default(),
+            building: Default::default(),
+            db_built: Default::default(),
             db_input: false,
             meta,
             overview: OnceCell::new(),
@@ -184,7 +206,8 @@ impl Engine {
         Ok(Engine {
             loaded: OnceCell::new(),
             db: OnceCell::from(conn),
-            db_build_ms: Default::default(),
+            building: Default::default(),
+            db_built: Default::default(),
             db_input: true,
             meta: Vec::new(),
             overview: OnceCell::new(),
@@ -194,23 +217,61 @@ impl Engine {
         })
     }
 
-    /// The SnapshotDB (built now if it is not yet).
+    /// The SnapshotDB (built now if it is not yet, or its build finished if begun in slices).
     fn conn(&self) -> Result<&Connection> {
         if let Some(c) = self.db.get() {
             return Ok(c);
         }
-        let started = crate::clock::now_ms();
-        let loaded = self.shared()?;
-        let overview_json = serde_json::to_string(self.overview()?).expect("serializable");
-        let conn = store::to_memory(loaded, &Records { meta: &self.meta, overview_json: &overview_json })?;
-        self.db_build_ms.set(crate::clock::now_ms() - started);
-        Ok(self.db.get_or_init(|| conn))
+        self.build_db_step(f64::INFINITY)?;
+        Ok(self.db.get().expect("built above"))
     }
 
-    /// How long building the SnapshotDB took, whichever call built it (0 until it is built, and
-    /// for a `.db` input).
-    pub fn db_build_ms(&self) -> f64 {
-        self.db_build_ms.get()
+    /// Advance the SnapshotDB's build by about `budget_ms` (begun now if it is not yet); true
+    /// once it is built. Calls answered from the replay run between slices; one that needs SQL
+    /// finishes the build first (`conn`).
+    pub fn build_db_step(&self, budget_ms: f64) -> Result<bool> {
+        if self.db.get().is_some() {
+            return Ok(true);
+        }
+        let mut building = self.building.borrow_mut();
+        if building.is_none() {
+            let started = crate::clock::now_ms();
+            let loaded = self.shared()?;
+            let overview_json = serde_json::to_string(self.overview()?).expect("serializable");
+            let b = building.insert(store::begin_memory(loaded, &Records { meta: &self.meta, overview_json: &overview_json })?);
+            // The setup (the overview's JSON, the schema, every frame's shown text: 100-400 ms
+            // in the page's wasm on a 2-4 MB file) is a slice of its own when slices are asked for.
+            let took = crate::clock::now_ms() - started;
+            (b.spent_ms, b.longest_ms) = (took, took);
+            if budget_ms.is_finite() {
+                b.slices = 1;
+                return Ok(false);
+            }
+        }
+        let b = building.as_mut().expect("begun above");
+        // A failed slice leaves the build half done: dropped, to begin again on next use.
+        let done = b.advance(budget_ms).inspect_err(|_| *building = None)?;
+        if !done {
+            return Ok(false);
+        }
+        let b = building.take().expect("begun above");
+        self.db_built.set(StoreProgress { built: true, ..StoreProgress::of(&b) });
+        let conn = b.finish()?;
+        let _ = self.db.set(conn);
+        Ok(true)
+    }
+
+    /// How far the SnapshotDB's build is, whichever call ran it: the slices so far (all of
+    /// them once built; none for a `.db` input, which is built already).
+    pub fn store_progress(&self) -> StoreProgress {
+        if self.db.get().is_some() {
+            return StoreProgress { built: true, ..self.db_built.get() };
+        }
+        // Borrowed only inside `build_db_step`, which never calls back here.
+        match self.building.try_borrow().as_deref() {
+            Ok(Some(b)) => StoreProgress::of(b),
+            _ => StoreProgress::default(),
+        }
     }
 
     fn conn_mut(&mut self) -> Result<&mut Connection> {
@@ -471,6 +532,7 @@ impl Engine {
         self.shared()?;
         let arc = self.loaded.get_mut().expect("read above");
         self.db = OnceCell::new();
+        *self.building.get_mut() = None;
         // The SnapshotDB is built from the replay again, under these rules.
         self.db_input = false;
         let loaded = Arc::get_mut(arc).ok_or_else(|| {
@@ -543,9 +605,10 @@ impl Engine {
         event::event_detail(self.conn()?, device, index)
     }
 
-    /// OOM and snapshot events and the annotations in at most `buckets` time buckets.
+    /// OOM and snapshot events and the annotations in at most `buckets` time buckets (from the
+    /// replay: the Timeline draws before the SnapshotDB is built).
     pub fn timeline_markers(&self, device: i64, buckets: u32) -> Result<markers::TimelineMarkers> {
-        markers::timeline_markers(self.conn()?, device, buckets)
+        Ok(markers::timeline_markers(self.model()?, device, buckets))
     }
 
     /// One stack's naming frame, caller and text (None: no such stack).

@@ -5,20 +5,13 @@
 use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
 use crate::model::Frame;
-use crate::semantics::snake_name;
-use crate::{frames, Loaded};
-use cells::pool_name;
+use crate::Loaded;
+use rusqlite::Connection;
 #[cfg(not(target_arch = "wasm32"))]
 use rusqlite::OpenFlags;
-use rusqlite::{params, Connection};
-use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::sync::Arc;
-use tables::{
-    ANNOTATIONS, BLOCKS, CALL_STACKS, CATEGORY_RULES, DEVICES, FRAMES, ISSUES, LIFETIMES, METADATA, PHASES, SEGMENTS, SEGMENT_LIVES,
-    STACK_FRAMES, START_RANGES, TRACES, WARNINGS,
-};
 
+pub mod build;
 pub mod cells;
 pub mod long_texts;
 pub mod read_back;
@@ -70,18 +63,26 @@ impl Records<'static> {
 
 /// A new in-memory SnapshotDB over `loaded`, its `traces` and `lifetimes` virtual tables.
 pub fn to_memory(loaded: &Arc<Loaded>, records: &Records) -> Result<Connection> {
-    let mut conn = Connection::open_in_memory()?;
+    fill(begin_memory(loaded, records)?)
+}
+
+/// [`to_memory`] in slices: advance the build until done, then finish it.
+pub fn begin_memory(loaded: &Arc<Loaded>, records: &Records) -> Result<build::StoreBuild> {
+    let conn = Connection::open_in_memory()?;
     // Written once, in one transaction, never rolled back: no journal to keep.
     conn.execute_batch("PRAGMA journal_mode=OFF;")?;
-    fill(&mut conn, loaded, records, Storage::Virtual(loaded))?;
-    Ok(conn)
+    build::StoreBuild::new(conn, records, Storage::Virtual(loaded))
+}
+
+/// Every slice of `b` in one loop (the native builds: the same steps as the page's slices).
+fn fill(mut b: build::StoreBuild) -> Result<Connection> {
+    while !b.advance(f64::INFINITY)? {}
+    b.finish()
 }
 
 /// A new in-memory SnapshotDB holding every table as rows (what an exported .db contains).
 pub fn to_memory_materialized(loaded: &Arc<Loaded>, records: &Records) -> Result<Connection> {
-    let mut conn = Connection::open_in_memory()?;
-    fill(&mut conn, loaded, records, Storage::Rows(loaded))?;
-    Ok(conn)
+    fill(build::StoreBuild::new(Connection::open_in_memory()?, records, Storage::Rows(loaded))?)
 }
 
 /// Write the SnapshotDB to `path` atomically: a temporary file beside it, renamed when complete.
@@ -94,9 +95,9 @@ pub fn write_file(loaded: &Arc<Loaded>, records: &Records, path: &std::path::Pat
     // Opened without SQLITE_OPEN_CREATE: if a signal on another thread has just removed the
     // temporary file, the open fails instead of creating it again behind the handler's back.
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let mut conn = Connection::open_with_flags(tmp.path(), flags).map_err(|e| Error::write(&path.display().to_string(), e))?;
+    let conn = Connection::open_with_flags(tmp.path(), flags).map_err(|e| Error::write(&path.display().to_string(), e))?;
     conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
-    fill(&mut conn, loaded, records, Storage::Rows(loaded)).map_err(|e| e.writing(path))?;
+    let conn = build::StoreBuild::new(conn, records, Storage::Rows(loaded)).and_then(fill).map_err(|e| e.writing(path))?;
     conn.close().map_err(|(_, e)| Error::write(&path.display().to_string(), e))?;
     tmp.commit()
 }
@@ -321,284 +322,4 @@ fn frames_json<'a>(out: &mut String, frames: impl Iterator<Item = &'a Frame>, se
         out.push_str(&serde_json::to_string(&row).expect("serializable"));
     }
     out.push(']');
-}
-
-fn fill(conn: &mut Connection, l: &Loaded, records: &Records, storage: Storage) -> Result<()> {
-    let s = &l.snapshot;
-    let virtual_tables = matches!(storage, Storage::Virtual(_));
-    let (Storage::Virtual(shared) | Storage::Rows(shared)) = storage;
-    vtab::register(conn, shared)?;
-    if !virtual_tables {
-        // A file of millions of rows: 16 KiB pages take a quarter of the page writes and splits
-        // of SQLite's 4 KiB (about a tenth less CPU for the whole import). Set before the first
-        // table makes the page size final.
-        conn.execute_batch(FILE_PAGE_SIZE_SQL)?;
-    }
-    let tx = conn.transaction()?;
-    tx.execute_batch(&tables::schema_sql())?;
-    if virtual_tables {
-        tx.execute_batch(VIRTUAL_LARGE_TABLES_SQL)?;
-    }
-    {
-        let mut m = tx.prepare(&METADATA.insert_sql().replace("INSERT", "INSERT OR REPLACE"))?;
-        m.execute(params!["schema_version", SCHEMA_VERSION.to_string()])?;
-        m.execute(params!["engine_version", crate::VERSION])?;
-        m.execute(params!["format", s.format.map(|f| format!("{f:?}").to_lowercase())])?;
-        m.execute(params!["encoding", s.encoding])?;
-        m.execute(params!["source_bytes", s.source_bytes.to_string()])?;
-        if let Some(a) = &s.allocator_settings {
-            m.execute(params!["allocator_settings", a.to_string()])?;
-        }
-        m.execute(params!["overview_json", records.overview_json])?;
-        for (k, v) in records.meta {
-            m.execute(params![k, v])?;
-        }
-
-        let kinds: Vec<frames::Kind> = s.interner.frames.iter().map(frames::kind).collect();
-        let root = frames::user_root(s.interner.frames.iter());
-        let shown: Vec<String> = s.interner.frames.iter().map(|f| frames::display(f, &root)).collect();
-        let mut f = tx.prepare(&FRAMES.insert_sql())?;
-        let mut long = long_texts::Writer::new(&tx)?;
-        for (i, fr) in s.interner.frames.iter().enumerate() {
-            if let Some(w) = fr.whole.as_deref() {
-                for (column, whole) in [("filename", &w.filename), ("name", &w.name)] {
-                    if let Some(whole) = whole {
-                        long.long("frames", i as i64, column, whole)?;
-                    }
-                }
-            }
-            let fx = fr.fx.as_deref();
-            f.execute(params![
-                i as i64,
-                fr.filename,
-                fr.line,
-                fr.name,
-                kinds[i].name(),
-                shown[i],
-                fx.and_then(|x| x.op.as_deref()),
-                fx.and_then(|x| x.name.as_deref()),
-                fx.and_then(|x| x.target.as_deref()),
-                fx.and_then(|x| x.original_trace.as_deref())
-            ])?;
-        }
-        let mut cs = tx.prepare(&CALL_STACKS.insert_sql())?;
-        let mut sf = tx.prepare(&STACK_FRAMES.insert_sql())?;
-        // `stack_frames` has a row per frame of every stack (150,000 for 5,000 stacks of 30):
-        // inserted many rows to a statement, the per-statement cost is paid once per batch.
-        let mut sf_batch = tx.prepare(&STACK_FRAMES.insert_sql_rows(STACK_FRAME_BATCH))?;
-        let mut sf_rows: Vec<i64> = Vec::with_capacity(3 * STACK_FRAME_BATCH);
-        let mut stack_kinds = Vec::new();
-        let (mut json, mut text) = (String::new(), String::new());
-        for (i, st) in s.interner.stacks.iter().enumerate() {
-            json.clear();
-            frames_json(&mut json, st.iter().map(|&fid| &s.interner.frames[fid as usize]), &mut Seen::default());
-            // The stack outermost first, one `file:line name` a line.
-            text.clear();
-            let mut seen = Seen::default();
-            for (k, &fid) in st.iter().rev().enumerate() {
-                let f = &s.interner.frames[fid as usize];
-                if k > 0 {
-                    text.push('\n');
-                }
-                let _ = write!(text, "{}:{} {}", seen.cut(&f.filename), f.line, seen.cut(&f.name));
-            }
-            stack_kinds.clear();
-            stack_kinds.extend(st.iter().map(|&fid| kinds[fid as usize]));
-            let label = frames::label_index(&stack_kinds);
-            let caller = label.and_then(|at| frames::caller_index(&stack_kinds, at)).map(|at| shown[st[at] as usize].as_str());
-            let label_frame = label.map(|at| st[at]);
-            let site = label_frame
-                .map(|fid| {
-                    let f = &s.interner.frames[fid as usize];
-                    format!("{}:{} {}", cut(&f.filename), f.line, cut(&f.name))
-                })
-                .unwrap_or_default();
-            let shown_label = label_frame.map_or("", |fid| shown[fid as usize].as_str());
-            cs.execute(params![
-                i as i64,
-                st.len() as i64,
-                st.first().map(|&x| x as i64),
-                json,
-                text,
-                site,
-                label_frame.map(i64::from),
-                shown_label,
-                caller
-            ])?;
-            for (pos, &fid) in st.iter().enumerate() {
-                sf_rows.extend([i as i64, pos as i64, fid as i64]);
-                if sf_rows.len() == 3 * STACK_FRAME_BATCH {
-                    sf_batch.execute(rusqlite::params_from_iter(sf_rows.drain(..)))?;
-                }
-            }
-        }
-        for row in sf_rows.chunks(3) {
-            sf.execute(rusqlite::params_from_iter(row))?;
-        }
-
-        let mut dev = tx.prepare(&DEVICES.insert_sql())?;
-        let mut seg = tx.prepare(&SEGMENTS.insert_sql())?;
-        let mut blk = tx.prepare(&BLOCKS.insert_sql())?;
-        // Virtual tables take no rows (and refuse to prepare an INSERT).
-        let mut sl = tx.prepare(&SEGMENT_LIVES.insert_sql())?;
-        let mut iss = tx.prepare(&ISSUES.insert_sql())?;
-        let mut sr = tx.prepare(&START_RANGES.insert_sql())?;
-
-        let mut seg_id: i64 = 0;
-        let mut lifetime_base: i64 = 0;
-        for (dev_pos, d) in l.devices.iter().enumerate() {
-            let dev_id = dev_pos as i64;
-            let st = d.series.start;
-            // Each counter's peak over the events, as MAX() over the rows finds it.
-            let peaks = [&d.series.allocated, &d.series.active, &d.series.reserved, &d.series.requested]
-                .map(|v| crate::replay::first_max(v.iter()).map_or((None, None), |(b, i)| (Some(b), Some(i as i64))));
-            dev.execute(params![
-                dev_id,
-                d.device,
-                d.events as i64,
-                d.rules.source,
-                d.consistency.ok,
-                d.consistency.ambiguous_bytes as i64,
-                st.allocated,
-                st.active,
-                st.reserved,
-                st.requested,
-                peaks[0].0,
-                peaks[0].1,
-                peaks[1].0,
-                peaks[1].1,
-                peaks[2].0,
-                peaks[2].1,
-                peaks[3].0,
-                peaks[3].1
-            ])?;
-            let live_lifetime: HashMap<u64, i64> = d
-                .lifetimes
-                .iter()
-                .enumerate()
-                .filter(|(_, x)| x.state_at_dump.is_some() && !x.orphan)
-                .map(|(i, x)| (x.addr, lifetime_base + i as i64))
-                .collect();
-            for sg in s.segments.iter().filter(|x| x.device == d.device) {
-                seg.execute(params![
-                    seg_id,
-                    dev_id,
-                    sg.address as i64,
-                    sg.total_size as i64,
-                    sg.allocated_size as i64,
-                    sg.active_size as i64,
-                    sg.requested_size as i64,
-                    sg.stream as i64,
-                    pool_name(sg.pool),
-                    sg.pool_id.map(|p| p.0),
-                    sg.pool_id.map(|p| p.1),
-                    sg.is_expandable,
-                    sg.stack.map(|x| x as i64)
-                ])?;
-                for b in &sg.blocks {
-                    let life = (b.state != crate::model::BlockState::Inactive).then(|| live_lifetime.get(&b.address).copied()).flatten();
-                    blk.execute(params![
-                        seg_id,
-                        b.address as i64,
-                        b.size as i64,
-                        b.requested_size as i64,
-                        b.state.name(),
-                        b.stack.map(|x| x as i64),
-                        life
-                    ])?;
-                }
-                seg_id += 1;
-            }
-            lifetime_base += d.lifetimes.len() as i64;
-            for x in &d.segments {
-                sl.execute(params![
-                    dev_id,
-                    x.addr as i64,
-                    x.size as i64,
-                    x.stream as i64,
-                    pool_name(x.pool),
-                    x.expandable,
-                    x.alloc_event,
-                    x.free_event,
-                    x.at_dump
-                ])?;
-            }
-            for r in d.start_ranges.iter() {
-                sr.execute(params![dev_id, r.start as i64, r.size as i64, r.stream as i64, pool_name(r.pool), r.expandable])?;
-            }
-            for x in &d.consistency.issues {
-                iss.execute(params![dev_id, x.event, x.code.name(), x.message])?;
-            }
-        }
-        let mut an = tx.prepare(&ANNOTATIONS.insert_sql())?;
-        // An annotation's name is repeated per row (every START and END of a range): cut like
-        // the events' shared texts (3,000 rows sharing one long name made a 21 MB database),
-        // its whole text once in `long_texts`.
-        for a in &s.annotations {
-            let shown = cells::shared_cut(&a.name);
-            an.execute(params![a.device, a.time_us, shown.as_deref().unwrap_or(&a.name), a.stage])?;
-            let row = tx.last_insert_rowid();
-            match &a.whole_name {
-                Some(whole) => long.long("annotations", row, "name", whole)?,
-                None if shown.is_some() => long.short("annotations", row, "name", &a.name)?,
-                None => {}
-            }
-        }
-        long_texts::trace_uses(&mut long, l)?;
-        let mut ph = tx.prepare(&PHASES.insert_sql())?;
-        for (dev_id, p) in l.phases().iter().enumerate() {
-            for r in &p.runs {
-                ph.execute(params![dev_id as i64, "run", r.phase.name(), "phase", r.first, r.last, None::<i64>, None::<i64>])?;
-            }
-            for r in &p.ranges {
-                let shown = cells::shared_cut(&r.name);
-                ph.execute(params![
-                    dev_id as i64,
-                    "range",
-                    shown.as_deref().unwrap_or(&r.name),
-                    snake_name(&r.group),
-                    r.start_event,
-                    r.end_event,
-                    r.start_us,
-                    r.end_us
-                ])?;
-                if shown.is_some() {
-                    let row = tx.last_insert_rowid();
-                    match &r.whole {
-                        Some(whole) => long.shared("phases", row, "name", whole)?,
-                        None => long.short("phases", row, "name", &r.name)?,
-                    }
-                }
-            }
-        }
-        let mut cr = tx.prepare(&CATEGORY_RULES.insert_sql())?;
-        for (i, r) in l.rules().info().iter().enumerate() {
-            cr.execute(params![
-                i as i64,
-                r.name,
-                r.category,
-                r.file,
-                r.function,
-                snake_name(&r.frames),
-                r.phase.map(|p| p.name()),
-                snake_name(&r.lifetime),
-                r.why,
-                r.origin
-            ])?;
-        }
-        let mut w = tx.prepare(&WARNINGS.insert_sql())?;
-        for x in &s.warnings {
-            w.execute(params![x.device, x.event.map(|e| e as i64), x.code.name(), x.message])?;
-        }
-    }
-    if !virtual_tables {
-        let copy = [TRACES.copy_sql("temp.replay_traces"), LIFETIMES.copy_sql("temp.replay_lifetimes")].join(";\n");
-        tx.execute_batch(&COPY_LARGE_TABLES_SQL.replace("{copy}", &copy))?;
-    }
-    tx.execute_batch(INDEXES_SQL)?;
-    if !virtual_tables {
-        tx.execute_batch(LARGE_TABLE_INDEXES_SQL)?;
-    }
-    tx.commit()?;
-    Ok(())
 }

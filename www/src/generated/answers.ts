@@ -585,7 +585,11 @@ export interface LoadStats {
   parse_ms: number;
   read_ms: number;
   replay_ms: number;
+  store_built: boolean;
+  store_longest_slice_ms: number;
+  /** The SnapshotDB's build so far: its slices in all, and the longest (the longest any call waited behind it); how many slices ran, and whether it is built. */
   store_ms: number;
+  store_slices: number;
   total_ms: number;
   /** The engine's warm-up on this load's path (0 if none ran or it ran ahead of the file). */
   warm_up_ms: number;
