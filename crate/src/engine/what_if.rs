@@ -5,7 +5,7 @@
 
 use super::Engine;
 use crate::error::Result;
-use crate::simulate::{simulate_loaded, Simulation, WhatIf};
+use crate::simulate::{simulate_confs, Simulation, WhatIf};
 use crate::Loaded;
 
 /// The two simulations of one device being computed in the background.
@@ -15,9 +15,11 @@ pub(super) type Pending = std::thread::JoinHandle<Result<(Simulation, Simulation
 #[cfg(target_arch = "wasm32")]
 pub(super) type Pending = std::convert::Infallible;
 
-/// The toggled settings' simulation and the recorded settings' (the baseline), in that order.
+/// The toggled settings' simulation and the recorded settings' (the baseline), in that order,
+/// from inputs prepared once for both.
 fn pair(l: &Loaded, device: i64, conf: &str, memory: Option<u64>) -> Result<(Simulation, Simulation)> {
-    Ok((simulate_loaded(l, device, conf, memory)?, simulate_loaded(l, device, "", memory)?))
+    let mut sims = simulate_confs(l, device, &[conf, ""], memory)?.into_iter();
+    Ok((sims.next().expect("two confs"), sims.next().expect("two confs")))
 }
 
 #[cfg(not(target_arch = "wasm32"))]

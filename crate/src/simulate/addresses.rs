@@ -13,7 +13,7 @@ const SYNTHETIC_REGIONS: u64 = 0x7000_0000_0000;
 /// limits memory by the capacity, not by address space).
 const REGION_SPAN: u64 = 1 << 40;
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct AddressSource {
     /// Recorded cudaMalloc addresses not used yet, per segment size, in recorded order.
     recorded: FastMap<u64, VecDeque<u64>>,

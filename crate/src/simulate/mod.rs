@@ -6,9 +6,9 @@
 //! `settings` (what to simulate) → `seed` (the window-start layout from the replay) → `pool`
 //! (the allocator) driven by `run` over the trace → [`Simulation`]. `tune` runs a standard set.
 
-use crate::codes::ErrorCode;
 mod addresses;
 mod check;
+mod inputs;
 mod pool;
 mod private;
 mod seed;
@@ -19,11 +19,12 @@ mod whatif;
 use crate::error::{Error, Result};
 use crate::fasthash::FastMap;
 use crate::format::{bytes, count, exact_bytes};
-use crate::model::{Action, DeviceTrace, Snapshot};
+use crate::model::{Action, DeviceTrace};
 use crate::replay::column::Column;
 use crate::replay::{DeviceReplay, NONE};
 use crate::Loaded;
 pub use check::health;
+pub use inputs::SimulationInputs;
 use pool::Allocator;
 use serde::{Deserialize, Serialize};
 pub use settings::Settings;
@@ -166,34 +167,34 @@ pub fn recorded_capacity(l: &Loaded, device: i64) -> Option<Capacity> {
 /// Simulate one device of a replayed snapshot under the recorded settings changed by `conf`
 /// ("" = as recorded: the self-check), with `device_memory` bytes or the recorded capacity.
 pub fn simulate_loaded(l: &Loaded, device: i64, conf: &str, device_memory: Option<u64>) -> Result<Simulation> {
-    let d = l.device(device).ok_or_else(|| Error::no_device(device))?;
-    if l.snapshot.host_device == Some(device) {
-        return Err(Error::new(
-            ErrorCode::NotSimulated,
-            format!("entry {device} is pinned host memory, which the device caching allocator does not manage"),
-            "simulate one of the GPU/NPU devices",
-        ));
+    SimulationInputs::of(l, device, device_memory)?.run(conf)
+}
+
+/// Simulate one device under each of `confs` (as [`simulate_loaded`]), in that order, preparing
+/// what the runs share once.
+pub fn simulate_confs(l: &Loaded, device: i64, confs: &[&str], device_memory: Option<u64>) -> Result<Vec<Simulation>> {
+    let inputs = SimulationInputs::of(l, device, device_memory)?;
+    confs.iter().map(|c| inputs.run(c)).collect()
+}
+
+impl SimulationInputs<'_> {
+    /// Simulate under the recorded settings changed by `conf` ("" = as recorded: the self-check).
+    pub fn run(&self, conf: &str) -> Result<Simulation> {
+        let conf = conf.trim();
+        let settings = self.recorded.clone().apply_conf(conf)?;
+        let mut sim = simulate(self, &settings, conf.is_empty());
+        sim.settings.conf = if conf.is_empty() { format!("as recorded: {}", settings.conf_string()) } else { conf.to_string() };
+        Ok(sim)
     }
-    let conf = conf.trim();
-    let settings = recorded_settings(l, device)?.apply_conf(conf)?;
-    let capacity = match device_memory {
-        Some(b) => Some(Capacity { bytes: b, source: "given".into() }),
-        None => recorded_capacity(l, device),
-    };
-    let mut sim = simulate(&l.snapshot, d, &settings, capacity, conf.is_empty());
-    sim.settings.conf = if conf.is_empty() { format!("as recorded: {}", settings.conf_string()) } else { conf.to_string() };
-    Ok(sim)
 }
 
 /// Simulate one device. `as_recorded`: these are the recording's own settings, so compare.
-pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, capacity: Option<Capacity>, as_recorded: bool) -> Simulation {
-    let empty = DeviceTrace::default();
-    let trace = snap.trace(replay.device).unwrap_or(&empty);
+pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: bool) -> Simulation {
+    let (replay, trace, private, releases) = (inputs.replay, inputs.trace(), &inputs.private, &inputs.releases);
+    let capacity = inputs.capacity.clone();
     let events = &trace.events;
-    let mut a = Allocator::new(settings.clone(), capacity.as_ref().map(|c| c.bytes), seed::recorded_addresses(replay, trace));
-    let private = private::PrivateRanges::of(snap, replay.device, trace);
-    let (mut block_of, mut kept) = seed::seed(&mut a, replay, &private);
-    let releases = release_points(replay, trace, a.capacity, &private);
+    let mut a = Allocator::new(settings.clone(), capacity.as_ref().map(|c| c.bytes), inputs.addresses.clone());
+    let (mut block_of, mut kept) = seed::seed(&mut a, replay, private);
     let mut reserved = Column::with_capacity(events.len());
     let mut allocated = Column::with_capacity(events.len());
     let mut peak = SimPeak { bytes: a.reserved + kept.reserved, event: None };
@@ -228,15 +229,15 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
                         b
                     }
                 };
-                block_of.insert(l, b);
+                block_of[l as usize] = b;
             }
             Action::FreeRequested if l != NONE => {
-                if let Some(&b) = block_of.get(&l) {
+                if let Some(&b) = block_of.get(l as usize).filter(|&&b| b != pool::NIL) {
                     a.free_requested(b);
                 }
             }
             Action::FreeCompleted | Action::Free if l != NONE => {
-                if let Some(b) = block_of.remove(&l) {
+                if let Some(b) = block_of.get_mut(l as usize).map(|b| std::mem::replace(b, pool::NIL)).filter(|&b| b != pool::NIL) {
                     a.free_block(b);
                 }
             }
@@ -272,10 +273,7 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
         }
     }
 
-    let recorded_peak = {
-        let p = crate::replay::first_max(std::iter::once(replay.series.start.reserved).chain(replay.series.reserved.iter()));
-        p.map(|(b, i)| SimPeak { bytes: b as u64, event: i.checked_sub(1).map(|x| x as u32) }).unwrap_or(SimPeak { bytes: 0, event: None })
-    };
+    let recorded_peak = inputs.recorded_peak.clone();
     // The simulation reserves memory at the request that needs it; the recording shows the
     // segment event just before that request. The same peak is told at the recording's event.
     let cause = |i: u32| (i as usize..events.len()).find(|&j| !events[j].action().is_segment()).unwrap_or(i as usize) as u32;
@@ -283,7 +281,7 @@ pub fn simulate(snap: &Snapshot, replay: &DeviceReplay, settings: &Settings, cap
         peak.event = recorded_peak.event;
     }
     let (reproduces, first_difference) =
-        if as_recorded { check::self_check(replay, trace, &a, &reserved, &allocated, &private) } else { (None, None) };
+        if as_recorded { check::self_check(replay, trace, &a, &reserved, &allocated, private) } else { (None, None) };
     let mut notes = Vec::new();
     if !replay.consistency.ok {
         notes.push("the replay of this trace is not consistent: the simulation follows the events it could place".to_string());

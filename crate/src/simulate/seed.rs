@@ -51,9 +51,10 @@ fn start_state(l: &Lifetime) -> State {
     }
 }
 
-/// Lay out the window start; returns the simulated block of every lifetime alive then, and the
-/// private pools' share (kept as recorded, not laid out).
-pub(crate) fn seed(alloc: &mut Allocator, replay: &DeviceReplay, private: &PrivateRanges) -> (FastMap<u32, u32>, AsRecorded) {
+/// Lay out the window start; returns the simulated block of every lifetime alive then (indexed
+/// by lifetime, NIL for none: lifetimes are dense, so a table, not a map), and the private
+/// pools' share (kept as recorded, not laid out).
+pub(crate) fn seed(alloc: &mut Allocator, replay: &DeviceReplay, private: &PrivateRanges) -> (Vec<u32>, AsRecorded) {
     let mut kept = AsRecorded::default();
     for r in replay.start_ranges.iter().filter(|r| private.contains(r.start)) {
         kept.reserved += r.size;
@@ -74,7 +75,7 @@ pub(crate) fn seed(alloc: &mut Allocator, replay: &DeviceReplay, private: &Priva
         .filter(|&l| !replay.lifetimes[l as usize].orphan && !private.contains(replay.lifetimes[l as usize].addr))
         .collect();
     live.sort_by_key(|&l| replay.lifetimes[l as usize].addr);
-    let mut block_of = FastMap::default();
+    let mut block_of = vec![NIL; replay.lifetimes.len()];
     // Pieces of a range [start, end): live blocks and the free gaps between them.
     let pieces_in = |start: u64, end: u64, owners: &mut Vec<Option<u32>>| -> Vec<(u64, u64, State)> {
         let mut out = Vec::new();
@@ -179,10 +180,10 @@ fn page_cuts(alloc: &Allocator, replay: &DeviceReplay, live: &[u32], r: &crate::
     cuts
 }
 
-fn remember(block_of: &mut FastMap<u32, u32>, owners: &[Option<u32>], ids: &[u32]) {
+fn remember(block_of: &mut [u32], owners: &[Option<u32>], ids: &[u32]) {
     for (o, &id) in owners.iter().zip(ids) {
         if let Some(l) = o {
-            block_of.insert(*l, id);
+            block_of[*l as usize] = id;
         }
     }
 }

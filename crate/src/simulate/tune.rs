@@ -1,7 +1,7 @@
 //! The standard set of settings people try after an OOM message, simulated and ranked by
 //! reserved peak, with the one to try first.
 
-use super::{recorded_capacity, recorded_settings, simulate_loaded, Settings, Simulation};
+use super::{recorded_capacity, recorded_settings, Settings, Simulation, SimulationInputs};
 use crate::error::Result;
 use crate::format::bytes;
 use crate::Loaded;
@@ -114,10 +114,11 @@ pub fn candidates(l: &Loaded, device: i64, device_memory: Option<u64>) -> Result
     Ok(standard_set(&recorded_settings(l, device)?, with_capacity))
 }
 
-/// Simulate every candidate (in parallel where there are threads) and rank them.
+/// Simulate every candidate (in parallel where there are threads, from inputs prepared once) and
+/// rank them.
 pub fn tune(l: &Loaded, device: i64, device_memory: Option<u64>) -> Result<Tuning> {
     let confs = candidates(l, device, device_memory)?;
-    let sims = simulate_all(l, device, &confs, device_memory)?;
+    let sims = simulate_all(&SimulationInputs::of(l, device, device_memory)?, &confs)?;
     let recorded = &sims[0];
     let baseline = recorded.reserved_peak.bytes;
     let rows = confs.iter().zip(&sims).map(|(c, s)| row(c, s, baseline)).collect();
@@ -132,14 +133,12 @@ pub fn tune(l: &Loaded, device: i64, device_memory: Option<u64>) -> Result<Tunin
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn simulate_all(l: &Loaded, device: i64, confs: &[String], memory: Option<u64>) -> Result<Vec<Simulation>> {
+fn simulate_all(inputs: &SimulationInputs, confs: &[String]) -> Result<Vec<Simulation>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(confs.len()).max(1);
     let chunks: Vec<&[String]> = confs.chunks(confs.len().div_ceil(threads)).collect();
     std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .iter()
-            .map(|chunk| scope.spawn(move || chunk.iter().map(|c| simulate_loaded(l, device, c, memory)).collect::<Result<Vec<_>>>()))
-            .collect();
+        let handles: Vec<_> =
+            chunks.iter().map(|chunk| scope.spawn(move || chunk.iter().map(|c| inputs.run(c)).collect::<Result<Vec<_>>>())).collect();
         let mut out = Vec::with_capacity(confs.len());
         for h in handles {
             out.extend(h.join().expect("a simulation thread panicked")?);
@@ -149,6 +148,6 @@ fn simulate_all(l: &Loaded, device: i64, confs: &[String], memory: Option<u64>) 
 }
 
 #[cfg(target_arch = "wasm32")]
-fn simulate_all(l: &Loaded, device: i64, confs: &[String], memory: Option<u64>) -> Result<Vec<Simulation>> {
-    confs.iter().map(|c| simulate_loaded(l, device, c, memory)).collect()
+fn simulate_all(inputs: &SimulationInputs, confs: &[String]) -> Result<Vec<Simulation>> {
+    confs.iter().map(|c| inputs.run(c)).collect()
 }
