@@ -4,13 +4,13 @@
 //! The page asks the engine for these: no view writes SQL.
 
 use crate::error::Result;
+use crate::fasthash::{FastMap, FastSet};
 use crate::model::Action;
 use crate::semantics::RangeGroup;
 use crate::store::cells::shared_cut;
 use crate::Loaded;
 use rusqlite::{named_params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
 
 /// At most this many OOM and snapshot markers (a pathological trace of snapshots only).
 const MAX_EVENT_MARKERS: usize = 5000;
@@ -72,7 +72,7 @@ pub fn timeline_markers(l: &Loaded, device: i64, buckets: u32) -> TimelineMarker
         .collect();
 
     // Framework-internal ranges (of any device) are in the phase bands, not marked.
-    let framework: HashSet<&str> =
+    let framework: FastSet<&str> =
         l.phases().iter().flat_map(|p| &p.ranges).filter(|r| r.group == RangeGroup::Framework).map(|r| r.name.as_str()).collect();
     let marked: Vec<(i64, &crate::model::Annotation)> = l
         .snapshot
@@ -87,7 +87,7 @@ pub fn timeline_markers(l: &Loaded, device: i64, buckets: u32) -> TimelineMarker
     let bucket = |t: i64| ((t as f64 - lo as f64) * f64::from(buckets) / span) as i64;
     // Per bucket, in the order first met: its earliest annotation and how many it holds.
     let mut groups: Vec<(i64, &crate::model::Annotation, i64)> = Vec::new();
-    let mut at: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let mut at: FastMap<i64, usize> = FastMap::default();
     for &(t, a) in &marked {
         match at.get(&bucket(t)) {
             Some(&g) => {
