@@ -5,6 +5,8 @@
 
 pub mod alloc_conf;
 pub mod analysis;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod bounds;
 pub mod budget;
 pub mod clock;
 pub mod codes;

@@ -7,7 +7,6 @@
 
 use snapscope::codes::ErrorCode;
 mod access;
-mod bounds;
 mod cache;
 mod prompts;
 mod resources;

@@ -3,9 +3,10 @@
 //! and with its provenance.
 
 use super::access::Access;
-use super::{bounds, cache};
+use super::cache;
 use serde_json::{json, Map, Value};
 use snapscope::analysis::basis::Counter;
+use snapscope::bounds;
 use snapscope::codes::ErrorCode;
 use snapscope::engine::At;
 use snapscope::{Error, Result};

@@ -1,5 +1,7 @@
 //! Bounded answers: rows paged by a cursor, and every answer cut to a byte bound, saying what
 //! was cut (`bounds.cut`: where, how many kept of how many) so the caller can ask for the rest.
+//! The MCP server's (`snapscope mcp`); it lives in the library so its tests need no test build
+//! of the binary.
 
 use serde_json::{json, Value};
 
