@@ -7,7 +7,8 @@
 use super::addresses::AddressSource;
 use super::settings::Settings;
 use crate::replay::rules::MIB;
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::Cell;
+use std::collections::BTreeSet;
 
 pub(crate) const NIL: u32 = u32::MAX;
 
@@ -76,6 +77,18 @@ pub(crate) struct Region {
     pub small: bool,
 }
 
+/// The largest size in a pool's free set: the last key of each stream, jumping from stream to
+/// stream (a step per stream, not per block).
+fn largest_of_every_stream(free: &BTreeSet<(u64, u64, u64, u32)>) -> u64 {
+    let mut largest = 0;
+    let mut last = free.last();
+    while let Some(&(stream, size, _, _)) = last {
+        largest = largest.max(size);
+        last = free.range(..(stream, 0, 0, 0)).next_back();
+    }
+    largest
+}
+
 fn pool_index(small: bool) -> usize {
     usize::from(!small)
 }
@@ -88,9 +101,12 @@ pub(crate) struct Allocator {
     spare: Vec<u32>,
     /// Free mapped blocks of the small (0) and large (1) pool: (stream, size, addr, id).
     free: [BTreeSet<(u64, u64, u64, u32)>; 2],
-    /// The sizes in `free` (both pools, all streams) with their counts: the largest free block
-    /// in O(log n) whatever the number of streams (a walk per stream was quadratic in streams).
-    free_sizes: BTreeMap<u64, u32>,
+    /// At least the largest size in `free` (both pools, all streams), exact unless
+    /// `largest_stale`: raised on every insert, made stale only when a block of that size leaves,
+    /// so the largest free block (asked at each new reserved peak) is a walk over the streams only
+    /// after such a removal, and the pools keep no second index of sizes.
+    largest: Cell<u64>,
+    largest_stale: Cell<bool>,
     /// Unmapped expandable blocks per pool: (stream, addr, id).
     unmapped: [BTreeSet<(u64, u64, u32)>; 2],
     pub regions: Vec<Region>,
@@ -116,7 +132,8 @@ impl Allocator {
             blocks: Vec::new(),
             spare: Vec::new(),
             free: [BTreeSet::new(), BTreeSet::new()],
-            free_sizes: BTreeMap::new(),
+            largest: Cell::new(0),
+            largest_stale: Cell::new(false),
             unmapped: [BTreeSet::new(), BTreeSet::new()],
             regions: Vec::new(),
             addresses,
@@ -142,7 +159,11 @@ impl Allocator {
 
     /// The largest free mapped block (asked at each new reserved peak).
     pub fn largest_free(&self) -> u64 {
-        self.free_sizes.last_key_value().map_or(0, |(&size, _)| size)
+        if self.largest_stale.get() {
+            self.largest.set(self.free.iter().map(largest_of_every_stream).max().unwrap_or(0));
+            self.largest_stale.set(false);
+        }
+        self.largest.get()
     }
 
     fn new_block(&mut self, b: Block) -> u32 {
@@ -168,20 +189,15 @@ impl Allocator {
         let b = &mut self.blocks[id as usize];
         b.state = State::Free;
         b.gc_base = self.free_calls[pool_index(b.small)];
-        if self.free[pool_index(b.small)].insert((b.stream, b.size, b.addr, id)) {
-            *self.free_sizes.entry(b.size).or_insert(0) += 1;
+        if self.free[pool_index(b.small)].insert((b.stream, b.size, b.addr, id)) && b.size > self.largest.get() {
+            self.largest.set(b.size);
         }
     }
 
     fn remove_free(&mut self, id: u32) {
         let b = &self.blocks[id as usize];
-        if self.free[pool_index(b.small)].remove(&(b.stream, b.size, b.addr, id)) {
-            if let Some(n) = self.free_sizes.get_mut(&b.size) {
-                *n -= 1;
-                if *n == 0 {
-                    self.free_sizes.remove(&b.size);
-                }
-            }
+        if self.free[pool_index(b.small)].remove(&(b.stream, b.size, b.addr, id)) && b.size == self.largest.get() {
+            self.largest_stale.set(true);
         }
     }
 
@@ -648,5 +664,41 @@ impl Allocator {
         self.grow(b.small, -((end - start) as i64));
         self.segment_frees += 1;
         self.emit(SegmentAction::Unmap, end - start);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fasthash::FastMap;
+    use crate::replay::rules::Rules;
+
+    /// The largest free block the slow way: every block of both pools.
+    fn largest_by_scan(a: &Allocator) -> u64 {
+        a.free.iter().flat_map(|set| set.iter().map(|k| k.1)).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn the_largest_free_block_stays_exact_across_streams() {
+        let mut a = Allocator::new(Settings::recorded(&Rules::default()), None, AddressSource::new([], FastMap::default()));
+        let mut live: Vec<u32> = Vec::new();
+        let mut seed = 12345u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for step in 0..4000 {
+            if live.is_empty() || next() % 3 != 0 {
+                let size = a.settings.rules.round_size(1 + next() % (24 * MIB));
+                live.push(a.malloc(size, next() % 5).expect("no capacity limit"));
+            } else {
+                let i = (next() as usize) % live.len();
+                a.free_block(live.swap_remove(i));
+            }
+            if step % 500 == 499 {
+                a.release_cached_blocks();
+            }
+            assert_eq!(a.largest_free(), largest_by_scan(&a), "after step {step}");
+        }
     }
 }
