@@ -9,6 +9,7 @@
 mod addresses;
 mod check;
 mod inputs;
+mod largest;
 mod pool;
 mod private;
 mod seed;

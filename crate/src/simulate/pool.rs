@@ -5,9 +5,9 @@
 //! the code can be read next to `CUDACachingAllocator.cpp`.
 
 use super::addresses::AddressSource;
+use super::largest::{FreeKey, LargestFree};
 use super::settings::Settings;
 use crate::replay::rules::MIB;
-use std::cell::Cell;
 use std::collections::BTreeSet;
 
 pub(crate) const NIL: u32 = u32::MAX;
@@ -77,18 +77,6 @@ pub(crate) struct Region {
     pub small: bool,
 }
 
-/// The largest size in a pool's free set: the last key of each stream, jumping from stream to
-/// stream (a step per stream, not per block).
-fn largest_of_every_stream(free: &BTreeSet<(u64, u64, u64, u32)>) -> u64 {
-    let mut largest = 0;
-    let mut last = free.last();
-    while let Some(&(stream, size, _, _)) = last {
-        largest = largest.max(size);
-        last = free.range(..(stream, 0, 0, 0)).next_back();
-    }
-    largest
-}
-
 fn pool_index(small: bool) -> usize {
     usize::from(!small)
 }
@@ -100,13 +88,9 @@ pub(crate) struct Allocator {
     blocks: Vec<Block>,
     spare: Vec<u32>,
     /// Free mapped blocks of the small (0) and large (1) pool: (stream, size, addr, id).
-    free: [BTreeSet<(u64, u64, u64, u32)>; 2],
-    /// At least the largest size in `free` (both pools, all streams), exact unless
-    /// `largest_stale`: raised on every insert, made stale only when a block of that size leaves,
-    /// so the largest free block (asked at each new reserved peak) is a walk over the streams only
-    /// after such a removal, and the pools keep no second index of sizes.
-    largest: Cell<u64>,
-    largest_stale: Cell<bool>,
+    free: [BTreeSet<FreeKey>; 2],
+    /// The largest size in `free` (both pools, all streams).
+    largest: LargestFree,
     /// Unmapped expandable blocks per pool: (stream, addr, id).
     unmapped: [BTreeSet<(u64, u64, u32)>; 2],
     pub regions: Vec<Region>,
@@ -132,8 +116,7 @@ impl Allocator {
             blocks: Vec::new(),
             spare: Vec::new(),
             free: [BTreeSet::new(), BTreeSet::new()],
-            largest: Cell::new(0),
-            largest_stale: Cell::new(false),
+            largest: LargestFree::new(),
             unmapped: [BTreeSet::new(), BTreeSet::new()],
             regions: Vec::new(),
             addresses,
@@ -158,12 +141,8 @@ impl Allocator {
     }
 
     /// The largest free mapped block (asked at each new reserved peak).
-    pub fn largest_free(&self) -> u64 {
-        if self.largest_stale.get() {
-            self.largest.set(self.free.iter().map(largest_of_every_stream).max().unwrap_or(0));
-            self.largest_stale.set(false);
-        }
-        self.largest.get()
+    pub fn largest_free(&mut self) -> u64 {
+        self.largest.get(&self.free)
     }
 
     fn new_block(&mut self, b: Block) -> u32 {
@@ -189,15 +168,15 @@ impl Allocator {
         let b = &mut self.blocks[id as usize];
         b.state = State::Free;
         b.gc_base = self.free_calls[pool_index(b.small)];
-        if self.free[pool_index(b.small)].insert((b.stream, b.size, b.addr, id)) && b.size > self.largest.get() {
-            self.largest.set(b.size);
+        if self.free[pool_index(b.small)].insert((b.stream, b.size, b.addr, id)) {
+            self.largest.insert(b.size);
         }
     }
 
     fn remove_free(&mut self, id: u32) {
         let b = &self.blocks[id as usize];
-        if self.free[pool_index(b.small)].remove(&(b.stream, b.size, b.addr, id)) && b.size == self.largest.get() {
-            self.largest_stale.set(true);
+        if self.free[pool_index(b.small)].remove(&(b.stream, b.size, b.addr, id)) {
+            self.largest.remove(b.size);
         }
     }
 
@@ -680,6 +659,13 @@ mod tests {
 
     #[test]
     fn the_largest_free_block_stays_exact_across_streams() {
+        // 5 streams: the count-and-walk bound; 300: past the walk's limit, the index of sizes.
+        for streams in [5, 300] {
+            largest_stays_exact(streams);
+        }
+    }
+
+    fn largest_stays_exact(streams: u64) {
         let mut a = Allocator::new(Settings::recorded(&Rules::default()), None, AddressSource::new([], FastMap::default()));
         let mut live: Vec<u32> = Vec::new();
         let mut seed = 12345u64;
@@ -690,7 +676,7 @@ mod tests {
         for step in 0..4000 {
             if live.is_empty() || next() % 3 != 0 {
                 let size = a.settings.rules.round_size(1 + next() % (24 * MIB));
-                live.push(a.malloc(size, next() % 5).expect("no capacity limit"));
+                live.push(a.malloc(size, next() % streams).expect("no capacity limit"));
             } else {
                 let i = (next() as usize) % live.len();
                 a.free_block(live.swap_remove(i));
@@ -698,7 +684,9 @@ mod tests {
             if step % 500 == 499 {
                 a.release_cached_blocks();
             }
-            assert_eq!(a.largest_free(), largest_by_scan(&a), "after step {step}");
+            assert_eq!(a.largest_free(), largest_by_scan(&a), "{streams} streams, after step {step}");
         }
+        let indexed = matches!(a.largest, LargestFree::Sizes(_));
+        assert_eq!(indexed, streams > 64, "{streams} streams: the sizes indexed");
     }
 }
