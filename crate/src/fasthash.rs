@@ -1,6 +1,7 @@
 //! The hash maps of the hot paths (addresses per replayed event, ids per decoded frame, memo
 //! slots per fold). Std's SipHash costs more than the work around it there; this is one folded
-//! multiply per word from a per-process seed (the mix of foldhash and wyhash): every output bit
+//! multiply per word from a per-process seed (the mix of foldhash and wyhash; in wasm two 64-bit
+//! multiplies, [`fold_mul`]): every output bit
 //! depends on every input bit, so aligned addresses (whose low bits are all zero) still spread
 //! over the buckets. Natively the seed is random per process, so a file cannot be crafted to
 //! collide without knowing it; in wasm (no randomness in std) the seed is fixed, and a crafted
@@ -16,11 +17,33 @@ pub type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
 
 pub struct FastHasher(u64);
 
-/// The high and low halves of the full product, folded: every input bit reaches every output bit.
+/// `a` mixed by the odd constant `b`: every input bit reaches every output bit. Natively the
+/// high and low halves of the full product, folded; in wasm [`mix_by_words`].
 #[inline(always)]
 pub fn fold_mul(a: u64, b: u64) -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    return mix_by_words(a, b);
+    #[cfg(not(target_arch = "wasm32"))]
+    fold_wide(a, b)
+}
+
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+#[inline(always)]
+fn fold_wide(a: u64, b: u64) -> u64 {
     let p = (a as u128) * (b as u128);
     (p as u64) ^ ((p >> 64) as u64)
+}
+
+/// wasm has no 64×64→128 multiply: a `u128` product is a call to `__multi3` through memory
+/// (LLVM turns a product written by 32-bit halves back into that call), which took a tenth of
+/// the page's decoding. Two 64-bit multiplies between xor-shifts instead (a bijection of `a`
+/// for odd `b`, as the murmur3 finalizer): each step folds the high bits back into the low ones.
+#[cfg_attr(not(any(target_arch = "wasm32", test)), allow(dead_code))]
+#[inline(always)]
+fn mix_by_words(a: u64, b: u64) -> u64 {
+    let x = (a ^ (a >> 32)).wrapping_mul(b);
+    let x = (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^ (x >> 32)
 }
 
 /// Per process, from std's random keys (fixed where the platform has no randomness, as in wasm).
@@ -78,5 +101,27 @@ mod tests {
         let build = BuildHasherDefault::<FastHasher>::default();
         let lows: HashSet<u64> = (0..4096u64).map(|i| build.hash_one(0x7f00_0000_0000 + (i << 21)) & 0xfff).collect();
         assert!(lows.len() > 2000, "only {} distinct low-bit patterns", lows.len());
+    }
+
+    /// Both builds' mixes (the native one and wasm's, tested here natively): aligned addresses
+    /// spread over the low bits and the top 7 (hashbrown's tags), and flipping any one input bit
+    /// flips about half of the output bits (none stays tied to a few).
+    #[test]
+    fn both_mixes_reach_every_output_bit() {
+        const K: u64 = 0x9e37_79b9_7f4a_7c15;
+        for (name, mix) in [("native", fold_wide as fn(u64, u64) -> u64), ("wasm", mix_by_words)] {
+            let lows: HashSet<u64> = (0..4096u64).map(|i| mix(0x7f00_0000_0000 + (i << 21), K) & 0xfff).collect();
+            assert!(lows.len() > 2000, "{name}: only {} distinct low-bit patterns", lows.len());
+            let tops: HashSet<u64> = (0..4096u64).map(|i| mix(0x7f00_0000_0000 + (i << 21), K) >> 57).collect();
+            assert_eq!(tops.len(), 128, "{name}: top 7 bits");
+            let mut x = 0x1234_5678_9abc_def0_u64;
+            for _ in 0..256 {
+                x = mix(x, K);
+                for bit in 0..64 {
+                    let flipped = (mix(x, K) ^ mix(x ^ 1 << bit, K)).count_ones();
+                    assert!((12..=52).contains(&flipped), "{name}: bit {bit} of {x:#x} flips {flipped} bits");
+                }
+            }
+        }
     }
 }
