@@ -175,10 +175,44 @@ pub fn device_phases(trace: Option<&DeviceTrace>, device: i64, annotations: &[An
     let Some(trace) = trace else {
         return DevicePhases { of_event: Vec::new(), runs: Vec::new(), ranges: Vec::new() };
     };
-    let n = trace.events.len();
-    // Times made monotone (a missing or earlier time takes the latest seen) so ranges can be
-    // placed by binary search.
-    let mut times = Vec::with_capacity(n);
+    let mut ranges = annotation_ranges_of(trace, annotations, device);
+    ranges.extend(compiled_ranges(trace));
+    ranges.sort_by_key(|r| (r.start_event.unwrap_or(u32::MAX), r.start_us));
+
+    // One byte an event, filled in place (a `Vec<Option<Phase>>` beside the result, and an 8-byte
+    // time per event, made the phases the largest transient of `analyze --mode peak`).
+    let mut of_event: Vec<u8> =
+        trace.events.iter().map(|e| e.stack().and_then(|s| by_stack.get(s as usize).copied().flatten()).map_or(NO_PHASE, |p| p as u8)).collect();
+    for r in &ranges {
+        let phase = match r.group {
+            RangeGroup::Optimizer => Phase::Optimizer,
+            RangeGroup::Data => Phase::Data,
+            _ => continue,
+        };
+        if let (Some(a), Some(b)) = (r.start_event, r.end_event) {
+            for k in &mut of_event[a as usize..=b as usize] {
+                if *k != Phase::Backward as u8 {
+                    *k = phase as u8;
+                }
+            }
+        }
+    }
+    fill_gaps(&mut of_event);
+    let runs = runs_of(&of_event);
+    DevicePhases { of_event, runs, ranges }
+}
+
+/// A phase not known yet, while [`device_phases`] fills them in.
+const NO_PHASE: u8 = u8::MAX;
+
+/// The ranges `annotations` mark on this device's events. The events' times, made monotone (a
+/// missing or earlier time takes the latest seen) so ranges can be placed by binary search, are
+/// built only when the device has annotations, and dropped before the phases are.
+fn annotation_ranges_of(trace: &DeviceTrace, annotations: &[Annotation], device: i64) -> Vec<NamedRange> {
+    if !annotations.iter().any(|a| a.device.is_none_or(|d| d == device)) {
+        return Vec::new();
+    }
+    let mut times = Vec::with_capacity(trace.events.len());
     let mut latest = i64::MIN;
     let mut timed = false;
     for e in trace.events.iter() {
@@ -188,45 +222,20 @@ pub fn device_phases(trace: Option<&DeviceTrace>, device: i64, annotations: &[An
         }
         times.push(latest);
     }
-    let mut ranges = annotation_ranges(annotations, device, &times, timed);
-    ranges.extend(compiled_ranges(trace));
-    ranges.sort_by_key(|r| (r.start_event.unwrap_or(u32::MAX), r.start_us));
-
-    let mut known: Vec<Option<Phase>> =
-        trace.events.iter().map(|e| e.stack().and_then(|s| by_stack.get(s as usize).copied().flatten())).collect();
-    for r in &ranges {
-        let phase = match r.group {
-            RangeGroup::Optimizer => Phase::Optimizer,
-            RangeGroup::Data => Phase::Data,
-            _ => continue,
-        };
-        if let (Some(a), Some(b)) = (r.start_event, r.end_event) {
-            for k in &mut known[a as usize..=b as usize] {
-                if !matches!(k, Some(Phase::Backward)) {
-                    *k = Some(phase);
-                }
-            }
-        }
-    }
-    let of_event = fill_gaps(&known);
-    let runs = runs_of(&of_event);
-    DevicePhases { of_event, runs, ranges }
+    annotation_ranges(annotations, device, &times, timed)
 }
 
 /// Events without frames (backward on autograd's own thread carries none, frees often none)
 /// take the phase of the last event before them that has one; leading ones the first after.
-fn fill_gaps(known: &[Option<Phase>]) -> Vec<u8> {
-    let first = known.iter().flatten().next().copied().unwrap_or(Phase::Unknown);
-    let mut current = first;
-    known
-        .iter()
-        .map(|k| {
-            if let Some(p) = k {
-                current = *p;
-            }
-            current as u8
-        })
-        .collect()
+fn fill_gaps(phases: &mut [u8]) {
+    let mut current = phases.iter().copied().find(|&p| p != NO_PHASE).unwrap_or(Phase::Unknown as u8);
+    for p in phases {
+        if *p == NO_PHASE {
+            *p = current;
+        } else {
+            current = *p;
+        }
+    }
 }
 
 fn runs_of(of_event: &[u8]) -> Vec<PhaseRun> {
@@ -343,10 +352,9 @@ mod tests {
 
     #[test]
     fn gaps_take_the_phase_before_them() {
-        let f = Some(Phase::Forward);
-        let b = Some(Phase::Backward);
-        let o = Some(Phase::Optimizer);
-        let of = fill_gaps(&[None, f, f, b, None, None, f, None, o]);
+        let (f, b, o, none) = (Phase::Forward as u8, Phase::Backward as u8, Phase::Optimizer as u8, NO_PHASE);
+        let mut of = [none, f, f, b, none, none, f, none, o];
+        fill_gaps(&mut of);
         let names: Vec<&str> = of.iter().map(|&p| Phase::ALL[p as usize].name()).collect();
         assert_eq!(names, ["forward", "forward", "forward", "backward", "backward", "backward", "forward", "forward", "optimizer"]);
         let runs = runs_of(&of);
