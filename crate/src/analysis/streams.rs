@@ -2,9 +2,9 @@
 //! peak, and its pending frees (blocks the program freed that wait for another stream's work,
 //! `record_stream`) over time and at the dump.
 
-use crate::replay::{DeviceReplay, Peak};
+use crate::replay::{DeviceReplay, Lifetime, Peak};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
@@ -39,47 +39,56 @@ pub struct StreamAnalysis {
 /// Streams a stream analysis lists: programs use a few to a few dozen; 100,000 made 63 MB.
 pub const MAX_STREAMS: usize = 1000;
 
+/// One lifetime's changes to its stream's (active, pending-free) bytes, as (event, Δactive,
+/// Δpending): at most three, at distinct events (a block is allocated, freed and returned at
+/// different events).
+fn changes_of(l: &Lifetime) -> impl Iterator<Item = (u32, i64, i64)> {
+    let size = l.size as i64;
+    let alloc = l.alloc_event().map(|e| (e, size, 0));
+    let (requested, completed) = match (l.free_requested_event(), l.free_completed_event()) {
+        // Returned right after the free (the next event): nothing waited on another stream.
+        (Some(r), Some(c)) if c > r + 1 => (Some((r, 0, size)), Some((c, -size, -size))),
+        (Some(r), None) => (Some((r, 0, size)), None),
+        // Freed before the window, returned inside it: pending from the start.
+        (None, Some(c)) if l.alloc_event().is_none() => (None, Some((c, -size, -size))),
+        (_, Some(c)) => (None, Some((c, -size, 0))),
+        _ => (None, None),
+    };
+    [alloc, requested, completed].into_iter().flatten()
+}
+
 pub fn streams(d: &DeviceReplay) -> StreamAnalysis {
-    // (event, stream, Δactive, Δpending) for every change; blocks alive before the window start
-    // in the initial sums.
+    // Blocks alive (or pending) before the window start go in the initial sums; every later
+    // change is named by (event, lifetime), 8 bytes, and its deltas read back from the lifetime
+    // (a list of (event, stream, Δactive, Δpending) took 32 bytes a change and, at millions of
+    // blocks, most of this analysis's memory).
     let mut start: BTreeMap<u64, (i64, i64)> = BTreeMap::new();
-    let mut changes: Vec<(u32, u64, i64, i64)> = Vec::new();
     let mut allocations: BTreeMap<u64, u64> = BTreeMap::new();
     let mut pending_at_dump: BTreeMap<u64, i64> = BTreeMap::new();
-    for l in d.lifetimes.iter().filter(|l| !l.orphan) {
+    let mut names: BTreeSet<u64> = BTreeSet::new();
+    let live = || d.lifetimes.iter().enumerate().filter(|(_, l)| !l.orphan);
+    for (_, l) in live() {
         let size = l.size as i64;
         match l.alloc_event() {
-            Some(e) => {
-                changes.push((e, l.stream, size, 0));
-                *allocations.entry(l.stream).or_default() += 1;
-            }
+            Some(_) => *allocations.entry(l.stream).or_default() += 1,
             None => start.entry(l.stream).or_default().0 += size,
         }
-        match (l.free_requested_event(), l.free_completed_event()) {
-            // Returned right after the free (the next event): nothing waited on another stream.
-            (Some(r), Some(c)) if c > r + 1 => {
-                changes.push((r, l.stream, 0, size));
-                changes.push((c, l.stream, -size, -size));
-            }
-            (Some(r), None) => {
-                changes.push((r, l.stream, 0, size));
-                *pending_at_dump.entry(l.stream).or_default() += size;
-            }
-            (None, Some(c)) if l.alloc_event().is_none() => {
-                // Freed before the window, returned inside it: pending from the start.
-                start.entry(l.stream).or_default().1 += size;
-                changes.push((c, l.stream, -size, -size));
-            }
-            (_, Some(c)) => changes.push((c, l.stream, -size, 0)),
+        match (l.alloc_event(), l.free_requested_event(), l.free_completed_event()) {
+            (_, Some(_), None) => *pending_at_dump.entry(l.stream).or_default() += size,
+            (None, None, Some(_)) => start.entry(l.stream).or_default().1 += size,
             _ => {}
         }
+        names.insert(l.stream);
     }
-    changes.sort_unstable_by_key(|c| c.0);
+    let mut changes: Vec<(u32, u32)> = Vec::with_capacity(live().map(|(_, l)| changes_of(l).count()).sum());
+    for (i, l) in live() {
+        changes.extend(changes_of(l).map(|(e, _, _)| (e, i as u32)));
+    }
+    // Sorted by event; a lifetime named twice at one event (never, in a consistent replay) has
+    // its changes there applied once.
+    changes.sort_unstable();
+    changes.dedup();
     let allocated_peak = d.series.peak("allocated").event;
-    let mut names: Vec<u64> = start.keys().chain(allocations.keys()).copied().collect();
-    names.extend(changes.iter().map(|c| c.1));
-    names.sort_unstable();
-    names.dedup();
     let mut out: BTreeMap<u64, StreamFigures> = names
         .iter()
         .map(|&s| {
@@ -97,18 +106,21 @@ pub fn streams(d: &DeviceReplay) -> StreamAnalysis {
         .collect();
     let mut running: BTreeMap<u64, (i64, i64)> = start.clone();
     let mut i = 0;
+    let mut touched = Vec::new();
     while i < changes.len() {
         let e = changes[i].0;
-        let mut touched = Vec::new();
+        touched.clear();
         while i < changes.len() && changes[i].0 == e {
-            let (_, s, da, dp) = changes[i];
-            let r = running.entry(s).or_default();
-            r.0 += da;
-            r.1 += dp;
-            touched.push(s);
+            let l = &d.lifetimes[changes[i].1 as usize];
+            for (_, da, dp) in changes_of(l).filter(|c| c.0 == e) {
+                let r = running.entry(l.stream).or_default();
+                r.0 += da;
+                r.1 += dp;
+                touched.push(l.stream);
+            }
             i += 1;
         }
-        for s in touched {
+        for &s in &touched {
             let (a, p) = running[&s];
             let f = out.get_mut(&s).expect("every stream has figures");
             if a > f.peak_active.bytes {
