@@ -181,8 +181,11 @@ pub fn device_phases(trace: Option<&DeviceTrace>, device: i64, annotations: &[An
 
     // One byte an event, filled in place (a `Vec<Option<Phase>>` beside the result, and an 8-byte
     // time per event, made the phases the largest transient of `analyze --mode peak`).
-    let mut of_event: Vec<u8> =
-        trace.events.iter().map(|e| e.stack().and_then(|s| by_stack.get(s as usize).copied().flatten()).map_or(NO_PHASE, |p| p as u8)).collect();
+    let mut of_event: Vec<u8> = trace
+        .events
+        .iter()
+        .map(|e| e.stack().and_then(|s| by_stack.get(s as usize).copied().flatten()).map_or(NO_PHASE, |p| p as u8))
+        .collect();
     for r in &ranges {
         let phase = match r.group {
             RangeGroup::Optimizer => Phase::Optimizer,

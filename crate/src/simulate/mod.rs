@@ -197,7 +197,7 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
     let mut a = Allocator::new(settings.clone(), capacity.as_ref().map(|c| c.bytes), inputs.addresses.clone());
     let (mut block_of, mut kept) = seed::seed(&mut a, replay, private);
     let mut reserved = Column::with_capacity(events.len());
-    let mut allocated = Column::with_capacity(events.len());
+    let mut allocated = as_recorded.then(check::AllocatedWatch::default);
     let mut peak = SimPeak { bytes: a.reserved + kept.reserved, event: None };
     let mut alloc_peak = SimPeak { bytes: a.allocated + kept.allocated, event: None };
     let (mut free_at_peak, mut largest_at_peak, mut small_at_peak) =
@@ -213,7 +213,9 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
         if !private.is_empty() && private.contains(e.addr) && e.action() != Action::Oom {
             follow_recorded(&mut kept, e.action(), e.size, l, replay);
             reserved.push((a.reserved + kept.reserved) as i64);
-            allocated.push((a.allocated + kept.allocated) as i64);
+            if let Some(w) = &mut allocated {
+                w.after(replay, trace, i, (a.allocated + kept.allocated) as i64);
+            }
             continue;
         }
         match e.action() {
@@ -262,7 +264,9 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
         }
         let (total_reserved, total_allocated) = (a.reserved + kept.reserved, a.allocated + kept.allocated);
         reserved.push(total_reserved as i64);
-        allocated.push(total_allocated as i64);
+        if let Some(w) = &mut allocated {
+            w.after(replay, trace, i, total_allocated as i64);
+        }
         if total_reserved > peak.bytes {
             peak = SimPeak { bytes: total_reserved, event: Some(i as u32) };
             free_at_peak = total_reserved.saturating_sub(a.active + kept.active);
@@ -281,8 +285,10 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
     if peak.bytes == recorded_peak.bytes && recorded_peak.event.map(cause) == peak.event {
         peak.event = recorded_peak.event;
     }
-    let (reproduces, first_difference) =
-        if as_recorded { check::self_check(replay, trace, &a, &reserved, &allocated, private) } else { (None, None) };
+    let (reproduces, first_difference) = match allocated {
+        Some(watch) => check::self_check(replay, trace, &a, &reserved, watch, private),
+        None => (None, None),
+    };
     let mut notes = Vec::new();
     if !replay.consistency.ok {
         notes.push("the replay of this trace is not consistent: the simulation follows the events it could place".to_string());
