@@ -195,6 +195,7 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
     let capacity = inputs.capacity.clone();
     let events = &trace.events;
     let mut a = Allocator::new(settings.clone(), capacity.as_ref().map(|c| c.bytes), inputs.addresses.clone());
+    a.keep_emitted = as_recorded;
     let (mut block_of, mut kept) = seed::seed(&mut a, replay, private);
     let mut reserved = Column::with_capacity(events.len());
     let mut allocated = as_recorded.then(check::AllocatedWatch::default);

@@ -103,7 +103,10 @@ pub(crate) struct Allocator {
     pub active: u64,
     pub segment_allocs: u64,
     pub segment_frees: u64,
+    /// The segment events made, in order, when `keep_emitted` (only the self-check reads them:
+    /// a simulation under other settings keeps none).
     pub emitted: Vec<SegmentEvent>,
+    pub keep_emitted: bool,
     /// The event being processed (recorded as the trigger of segment events).
     pub trigger: u32,
 }
@@ -128,6 +131,7 @@ impl Allocator {
             segment_allocs: 0,
             segment_frees: 0,
             emitted: Vec::new(),
+            keep_emitted: true,
             trigger: 0,
         }
     }
@@ -159,7 +163,9 @@ impl Allocator {
     }
 
     fn emit(&mut self, action: SegmentAction, size: u64) {
-        self.emitted.push(SegmentEvent { action, size, trigger: self.trigger });
+        if self.keep_emitted {
+            self.emitted.push(SegmentEvent { action, size, trigger: self.trigger });
+        }
     }
 
     // ---- pool bookkeeping -------------------------------------------------------------------
