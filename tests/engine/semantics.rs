@@ -230,6 +230,22 @@ fn corpus_streams_sum_to_the_active_counter_at_the_peak() {
     }
 }
 
+/// The fixture's second device (scripts/gen_fixtures.py, case 4): a 12 MiB block, an OOM, an
+/// 8 MiB block, then the first freed and never returned. Its one stream peaks at both blocks
+/// (event 3), and holds the 12 MiB as pending from the free (event 4) to the dump.
+#[test]
+fn a_free_never_returned_is_pending_on_its_stream_to_the_dump() {
+    let e = open(&common::fixtures().join("multi_device_oom.pickle"));
+    let s = e.streams(1).unwrap();
+    assert_eq!((s.streams_total, s.truncated), (1, false));
+    let x = &s.streams[0];
+    assert_eq!((x.stream, x.allocations), (0, 2));
+    assert_eq!((x.peak_active.bytes, x.peak_active.event), (20 << 20, Some(3)));
+    assert_eq!(x.at_allocated_peak, 20 << 20);
+    assert_eq!((x.peak_pending_free.bytes, x.peak_pending_free.event), (12 << 20, Some(4)));
+    assert_eq!(x.pending_free_at_dump, 12 << 20);
+}
+
 /// The newer fields on the fixture: the forward stack and phase of a backward allocation in the
 /// event detail, the template's group-bys, the ring buffer said plainly.
 #[test]
