@@ -41,7 +41,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         // wasm32 has 4 GiB of linear memory, and the engine holds about 0.7x a large file's
-        // bytes (a 3.4 GiB file took 2.4 GiB, README "Benchmarks"): inputs up to 4 GiB are read,
+        // bytes (a 3.4 GiB file took 2.2 GiB, README "Benchmarks"): inputs up to 4 GiB are read,
         // and one that needs more memory fails as OUT_OF_MEMORY naming the CLI. Natively the
         // machine's memory is the limit.
         Limits { max_bytes: if cfg!(target_arch = "wasm32") { 4 << 30 } else { 64 << 30 } }

@@ -198,7 +198,7 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
     a.keep_emitted = as_recorded;
     let (mut block_of, mut kept) = seed::seed(&mut a, replay, private);
     let mut reserved = Column::with_capacity(events.len());
-    let mut allocated = as_recorded.then(check::AllocatedWatch::default);
+    let mut allocated_watch = as_recorded.then(check::AllocatedWatch::default);
     let mut peak = SimPeak { bytes: a.reserved + kept.reserved, event: None };
     let mut alloc_peak = SimPeak { bytes: a.allocated + kept.allocated, event: None };
     let (mut free_at_peak, mut largest_at_peak, mut small_at_peak) =
@@ -214,7 +214,7 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
         if !private.is_empty() && private.contains(e.addr) && e.action() != Action::Oom {
             follow_recorded(&mut kept, e.action(), e.size, l, replay);
             reserved.push((a.reserved + kept.reserved) as i64);
-            if let Some(w) = &mut allocated {
+            if let Some(w) = &mut allocated_watch {
                 w.after(replay, trace, i, (a.allocated + kept.allocated) as i64);
             }
             continue;
@@ -265,7 +265,7 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
         }
         let (total_reserved, total_allocated) = (a.reserved + kept.reserved, a.allocated + kept.allocated);
         reserved.push(total_reserved as i64);
-        if let Some(w) = &mut allocated {
+        if let Some(w) = &mut allocated_watch {
             w.after(replay, trace, i, total_allocated as i64);
         }
         if total_reserved > peak.bytes {
@@ -286,7 +286,7 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
     if peak.bytes == recorded_peak.bytes && recorded_peak.event.map(cause) == peak.event {
         peak.event = recorded_peak.event;
     }
-    let (reproduces, first_difference) = match allocated {
+    let (reproduces, first_difference) = match allocated_watch {
         Some(watch) => check::self_check(replay, trace, &a, &reserved, watch, private),
         None => (None, None),
     };
