@@ -2,7 +2,10 @@
 """The meaning evaluation: what the engine concludes about each corpus file against what its
 stacks say (tests/meaning/corpus.json, decided by reading the frames; see tests/meaning/README.md).
 
-usage: tests/meaning/evaluate.py SNAPSCOPE [SNAPSHOTS_DIR]   (stdlib only)
+usage: tests/meaning/evaluate.py SNAPSCOPE [SNAPSHOTS_DIR] [--truth TRUTH.json]   (stdlib only)
+
+`--truth` reads another set of files and answers in corpus.json's format (paths relative to
+SNAPSHOTS_DIR): a set kept outside the repository, for files the rules were not written on.
 
 Per device it checks the program kind, the number of complete training steps, the leak verdict
 (a high-priority leak finding exactly where memory grows across steps), the category shares at
@@ -67,12 +70,18 @@ def check(dev, want, got_dev):
 
 
 def main():
-    cli = sys.argv[1]
-    root = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "..", "..", "..", "shared", "snapshots")
+    args = sys.argv[1:]
+    truth_path = os.path.join(HERE, "corpus.json")
+    if "--truth" in args:
+        k = args.index("--truth")
+        truth_path = args[k + 1]
+        del args[k : k + 2]
+    cli = args[0]
+    root = args[1] if len(args) > 1 else os.path.join(HERE, "..", "..", "..", "shared", "snapshots")
     if not os.path.isdir(root):
         print(f"meaning: {root} not present: skipped")
         return 0
-    truth = json.load(open(os.path.join(HERE, "corpus.json")))
+    truth = json.load(open(truth_path))
     checked = failed = 0
     for rel, entry in sorted(truth.items()):
         out = subprocess.run([cli, "analyze", os.path.join(root, rel), "--mode", "all", "--json"], capture_output=True, text=True)
