@@ -138,7 +138,11 @@ fn frame_marks(f: &Frame) -> u8 {
     }
     let python = kind.is_python();
     let module_call = file.ends_with("torch/nn/modules/module.py") && matches!(name, "_call_impl" | "_wrapped_call_impl" | "__call__");
-    if python && (name == "forward" || module_call) {
+    // torch's private packages (`torch/_functorch`, `torch/_dynamo`, …) name their compiled
+    // functions' entry `forward` too: a function compiled on its own is no module's forward pass
+    // (a compiled module's forward still has the module's call frames).
+    let machinery = file.contains("torch/_");
+    if python && ((name == "forward" && !machinery) || module_call) {
         m |= FORWARD;
     }
     let torch_nn = file.contains("torch/nn/modules/") || file.ends_with("torch/nn/parameter.py") || file.ends_with("torch/nn/init.py");
@@ -410,6 +414,9 @@ mod tests {
         let ctor = f("/x/site-packages/torch/optim/adam.py", "__init__");
         assert_eq!(phase(&[ctor]), Some(Phase::Setup), "an optimizer's constructor is set-up, not a step");
         assert_eq!(phase(&[f("/work/run.py", "main")]), Some(Phase::Unknown), "a script's own line names no phase");
+        let compiled = f("/x/site-packages/torch/_functorch/aot_autograd.py", "forward");
+        assert_eq!(phase(std::slice::from_ref(&compiled)), Some(Phase::Unknown), "a compiled function's entry is no module's forward");
+        assert_eq!(phase(&[compiled, call]), Some(Phase::Forward), "a compiled module's forward keeps its module call");
     }
 
     #[test]
