@@ -19,6 +19,8 @@ pub struct RuleShare {
     pub bytes: i64,
     pub blocks: i64,
     pub why: String,
+    /// What reduces this rule's memory, where the rule says (cuBLAS's workspace is no KV cache).
+    pub advice: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -75,7 +77,11 @@ pub fn totals_of(b: &CategoryBreakdown) -> Vec<CategoryTotal> {
 /// What reduces a category's share, for the finding. For uncategorized blocks it depends on
 /// whether their largest site has a stack: without one, recording earlier gives them one; with
 /// one, no rule knows that code, and a rule of the user's own will.
-pub fn advice_for(c: &CategoryShare) -> &'static str {
+pub fn advice_for(c: &CategoryShare) -> &str {
+    // A rule that holds most of the share and says what reduces its memory speaks for it.
+    if let Some(a) = c.rules.first().filter(|r| 2 * r.bytes > c.bytes).and_then(|r| r.advice.as_deref()) {
+        return a;
+    }
     let stackless = c.top_sites.first().is_none_or(|s| s.label.starts_with('['));
     match c.category.as_str() {
         "unknown" | "persistent" if !stackless => {
@@ -140,7 +146,7 @@ pub fn categories(l: &Loaded, pos: usize, event: Option<i64>) -> CategoryBreakdo
     let mut rows: Vec<(String, String, i64, i64)> =
         rules.into_iter().map(|((c, r), (n, b))| (c.to_string(), r.to_string(), n, b)).collect();
     rows.sort_by(|a, b| b.3.cmp(&a.3).then_with(|| (&a.0, &a.1).cmp(&(&b.0, &b.1))));
-    let why: HashMap<String, String> = l.rules().info().into_iter().map(|r| (r.name, r.why)).collect();
+    let why: HashMap<String, (String, Option<String>)> = l.rules().info().into_iter().map(|r| (r.name, (r.why, r.advice))).collect();
     let mut cats = merge(rows, &why);
     let mut by_category: HashMap<&str, Vec<SiteShare>> = HashMap::new();
     for ((category, label), (blocks, bytes)) in sites {
@@ -165,11 +171,11 @@ fn stackless_site(before_window: bool, traced: bool) -> &'static str {
 }
 
 /// Rows of (category, rule, blocks, bytes), largest first, as categories with their rules.
-fn merge(rows: Vec<(String, String, i64, i64)>, why: &HashMap<String, String>) -> Vec<CategoryShare> {
+fn merge(rows: Vec<(String, String, i64, i64)>, why: &HashMap<String, (String, Option<String>)>) -> Vec<CategoryShare> {
     let mut cats: Vec<CategoryShare> = Vec::new();
     for (category, rule, blocks, bytes) in rows {
-        let why = why.get(&rule).cloned().unwrap_or_else(|| NO_RULE_WHY.into());
-        let share = RuleShare { rule, bytes, blocks, why };
+        let (why, advice) = why.get(&rule).cloned().unwrap_or_else(|| (NO_RULE_WHY.into(), None));
+        let share = RuleShare { rule, bytes, blocks, why, advice };
         match cats.iter_mut().find(|c| c.category == category) {
             Some(c) => {
                 c.bytes += bytes;
@@ -195,7 +201,7 @@ fn breakdown(device: i64, event: Option<i64>, traced: bool, active: i64, mut cat
             bytes: gap,
             blocks: 0,
             share: 0.0,
-            rules: vec![RuleShare { rule: "inconsistent-trace".into(), bytes: gap, blocks: 0, why: why.into() }],
+            rules: vec![RuleShare { rule: "inconsistent-trace".into(), bytes: gap, blocks: 0, why: why.into(), advice: None }],
             top_sites: Vec::new(),
         });
     }

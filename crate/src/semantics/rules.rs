@@ -125,6 +125,9 @@ struct RuleText {
     size: Vec<u64>,
     #[serde(default)]
     why: Option<String>,
+    /// What reduces the memory this rule names, where that differs from its category's advice.
+    #[serde(default)]
+    advice: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -151,6 +154,8 @@ pub struct Rule {
     /// Exact block sizes the rule applies to (empty: any size).
     pub sizes: Vec<u64>,
     pub why: String,
+    /// What reduces this rule's memory (None: its category's advice).
+    pub advice: Option<String>,
     /// Where it came from: `default` or `user`.
     pub origin: &'static str,
 }
@@ -193,6 +198,8 @@ pub struct RuleInfo {
     pub lifetime: LifetimeRule,
     pub sizes: Vec<u64>,
     pub why: String,
+    /// What reduces this rule's memory, where it differs from its category's advice.
+    pub advice: Option<String>,
     pub origin: String,
 }
 
@@ -250,6 +257,7 @@ impl RuleSet {
                 lifetime: r.lifetime,
                 sizes: r.size,
                 why: r.why.unwrap_or_default(),
+                advice: r.advice.filter(|a| !a.trim().is_empty()),
                 origin,
             });
         }
@@ -292,6 +300,7 @@ impl RuleSet {
                 lifetime: r.lifetime,
                 sizes: r.sizes.clone(),
                 why: r.why.clone(),
+                advice: r.advice.clone(),
                 origin: r.origin.to_string(),
             })
             .collect()

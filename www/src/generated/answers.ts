@@ -897,6 +897,8 @@ export interface Rows {
 
 /** A rule as shown to users (`analyze --mode categories`, the page's rule list). */
 export interface RuleInfo {
+  /** What reduces this rule's memory, where it differs from its category's advice. */
+  advice: string | null;
   category: string;
   file: string | null;
   frames: FrameSource;
@@ -910,6 +912,8 @@ export interface RuleInfo {
 }
 
 export interface RuleShare {
+  /** What reduces this rule's memory, where the rule says (cuBLAS's workspace is no KV cache). */
+  advice: string | null;
   blocks: number;
   bytes: number;
   rule: string;
