@@ -352,8 +352,9 @@ def program_fixtures():
     """One small program per kind the engine must tell apart, each allocation tagged with what
     it is: a forward pass through repeating layers (no steps), a model build, one training step,
     training steps with and without a kept tensor per step, steps whose zero_grad runs after the
-    forward pass (the previous gradients held at its peak), and an optimizer built inside the
-    window by the program's own optimizer class."""
+    forward pass (the previous gradients held at its peak), an optimizer built inside the window
+    by the program's own optimizer class, and a forward pass whose frees came after recording
+    stopped."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -413,6 +414,19 @@ def program_fixtures():
     p = Program()
     model(p, moved=True)
     out.append(("program_model_build.pickle", p, p.expected("model_build", 0, False)))
+
+    # Recording stops after the forward pass; the program then frees its activations and dumps:
+    # the trace has their allocations, never their frees, and the dump no longer has them.
+    p = Program()
+    model(p)
+    acts = forward(p, keep_output=True)
+    exp = p.expected("forward", 0, False)
+    exp["consistent"] = False  # six ALLOC_UNMATCHED issues, one per activation
+    recorded = len(p.t.events)
+    for a in acts:
+        p.t.free(a)
+    p.t.events = p.t.events[:recorded]
+    out.append(("program_recording_stopped.pickle", p, exp))
 
     p = Program()
     model(p)

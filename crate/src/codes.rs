@@ -112,7 +112,7 @@ codes! {
     /// The `code` of a consistency issue: an event (or the dump) the replay cannot reconcile.
     IssueCode, "Consistency issue codes" {
         AllocInconsistent = "ALLOC_INCONSISTENT" => "an alloc that does not fit the replayed allocator state",
-        AllocUnmatched = "ALLOC_UNMATCHED" => "an alloc whose block the backward pass cannot place",
+        AllocUnmatched = "ALLOC_UNMATCHED" => "an alloc whose block the backward pass cannot place, or whose free the trace lacks",
         BlockOutsideSegments = "BLOCK_OUTSIDE_SEGMENTS" => "a block outside every reserved segment",
         CheckpointMismatch = "CHECKPOINT_MISMATCH" => "a recorded total that differs from the replayed one",
         DumpBlockDuplicate = "DUMP_BLOCK_DUPLICATE" => "two dump blocks at one address",

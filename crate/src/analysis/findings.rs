@@ -64,14 +64,23 @@ pub fn findings(
         let n = ov.consistency.issues.len() as u64 + ov.consistency.more_issues;
         let first =
             ov.consistency.issues.first().map(|i| format!("first at {}: {}", event(i.event.map(i64::from)), i.message)).unwrap_or_default();
-        add(
-            "high",
-            "consistency",
-            format!("{n} events do not fit the allocator state"),
-            first,
-            "treat figures between the first issue and the dump as approximate; check for skip_actions, edited traces or cudaMallocAsync",
-            "knowing which numbers to trust".into(),
-        );
+        // Allocations whose frees the trace lacks are the one inconsistency with a known cause
+        // (a trace cut short before the dump, or `skip_actions`): say so, not only that they
+        // do not fit.
+        let frees_missing =
+            ov.consistency.more_issues == 0 && ov.consistency.issues.iter().all(|i| i.code == crate::codes::IssueCode::AllocUnmatched);
+        let (title, suggestion) = if frees_missing {
+            (
+                format!("The trace lacks the frees of {n} allocations that the dump no longer has"),
+                "the trace was cut short before the dump or recorded with skip_actions: the figures count a block whose address is not used again as allocated to the trace's end; record without skip_actions and dump right after the code of interest for exact figures",
+            )
+        } else {
+            (
+                format!("{n} events do not fit the allocator state"),
+                "treat figures between the first issue and the dump as approximate; check for skip_actions, edited traces or cudaMallocAsync",
+            )
+        };
+        add("high", "consistency", title, first, suggestion, "knowing which numbers to trust".into());
     }
     for o in &oom.ooms {
         let simulated = what_if.and_then(|w| w.ooms.iter().find(|x| x.event as i64 == o.event).map(|x| (w, x)));
@@ -163,12 +172,12 @@ pub fn findings(
         // By the frame that names the stacks (one site may hold several stacks); memory from
         // before the window has no allocation site to advise about.
         if let Some(g) = p.by_top_frame.first().filter(|g| g.share > 0.4 && g.origin == "dynamic" && g.stack_id.is_some()) {
-            // The site's category: one whose largest site it is and that holds nearly all of it.
-            let category = cats.and_then(|c| {
-                c.categories
-                    .iter()
-                    .find(|x| x.top_sites.first().is_some_and(|s| s.label == g.label && s.bytes as f64 >= 0.9 * g.bytes as f64))
-            });
+            // The site's category: the one that holds most of the site's bytes (at least half).
+            let in_category =
+                |x: &&super::categories::CategoryShare| x.top_sites.iter().find(|s| s.label == g.label).map_or(0, |s| s.bytes);
+            let category = cats
+                .and_then(|c| c.categories.iter().max_by_key(|x| (in_category(x), std::cmp::Reverse(x.category.clone()))))
+                .filter(|x| 2 * in_category(x) >= g.bytes);
             let at = if p.at_dump { "the memory at the dump".to_string() } else { "the peak".to_string() };
             site_says_category = category.is_some_and(|c| {
                 (c.share - g.share).abs() < 0.03 && cats.is_some_and(|cs| cs.categories.first().is_some_and(|t| t.category == c.category))
@@ -179,8 +188,8 @@ pub fn findings(
                 "peak",
                 format!("One allocation site holds {:.0}% of {at}{named}", g.share * 100.0),
                 format!("{} in {} blocks at {}: {}", bytes(g.bytes), count(g.blocks), event(p.event), g.label),
-                match category.map(|c| c.category.as_str()) {
-                    Some(c) if c != "unknown" && c != "persistent" => super::categories::advice(c),
+                match category {
+                    Some(c) if c.category != "unknown" && c.category != "persistent" => super::categories::advice_for(c),
                     _ => "this site's tensors are the place to look: their shapes, dtype and how long they are kept",
                 },
                 format!("{} lower at most, if this site's memory goes", bytes(g.bytes)),

@@ -37,6 +37,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
     let live_blocks: usize = snap.segments.iter().filter(|s| s.device == device).map(|s| s.blocks.len()).sum();
     let mut lifetimes: Vec<Lifetime> = Vec::with_capacity(allocs + live_blocks);
     let mut event_lifetime = vec![NONE; events.len()];
+    let mut unmatched: Vec<u32> = Vec::new();
     let mut open: FastMap<u64, u32> = FastMap::default();
     let mut ranges = dump_ranges(snap, device, log);
 
@@ -70,15 +71,7 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
                     event_lifetime[i] = l;
                 }
                 None => {
-                    log.add(
-                        Some(i),
-                        IssueCode::AllocUnmatched,
-                        format!(
-                            "alloc of {} at 0x{:x} is neither freed later in the window nor live at the dump; left out of the counters",
-                            exact_bytes(e.size as i64),
-                            e.addr
-                        ),
-                    );
+                    unmatched.push(i as u32);
                     let id = lifetimes.len() as u32;
                     lifetimes.push(new_freed(e.addr, e.size, trace.stream(e), None));
                     let lt = &mut lifetimes[id as usize];
@@ -158,9 +151,46 @@ pub(crate) fn run(snap: &Snapshot, trace: &DeviceTrace, device: i64, log: &mut I
         }
     }
 
+    unrecorded_frees(trace, &unmatched, &event_lifetime, &mut lifetimes, log);
     let mut start_blocks: Vec<u32> = open.into_values().filter(|&l| !lifetimes[l as usize].orphan).collect();
     start_blocks.sort_by_key(|&l| lifetimes[l as usize].addr);
     Backward { lifetimes, event_lifetime, start_ranges: ranges, start_blocks }
+}
+
+/// The allocs the backward pass could not place (`unmatched`, latest first): never freed in the
+/// window and not in the dump. One whose address no later alloc uses was freed after the last
+/// recorded event (the trace was cut short, or frees were skipped): it holds its memory to the
+/// window's end. One whose address is used again lost its free inside the window: where it
+/// ended cannot be known, so it is left out.
+fn unrecorded_frees(trace: &DeviceTrace, unmatched: &[u32], event_lifetime: &[u32], lifetimes: &mut [Lifetime], log: &mut IssueLog) {
+    if unmatched.is_empty() {
+        return;
+    }
+    let mut last_alloc: FastMap<u64, u32> = FastMap::default();
+    for (i, e) in trace.events.iter().enumerate().filter(|(_, e)| e.action() == Action::Alloc) {
+        last_alloc.insert(e.addr, i as u32);
+    }
+    for &i in unmatched.iter().rev() {
+        let e = &trace.events[i as usize];
+        let what =
+            format!("alloc of {} at 0x{:x} is neither freed later in the window nor live at the dump", exact_bytes(e.size as i64), e.addr);
+        if last_alloc.get(&e.addr) == Some(&i) {
+            let lt = &mut lifetimes[event_lifetime[i as usize] as usize];
+            lt.orphan = false;
+            lt.free_unrecorded = true;
+            log.add(
+                Some(i as usize),
+                IssueCode::AllocUnmatched,
+                format!("{what}: its free is not in the trace (cut short, or recorded with skip_actions); counted as allocated to the window's end"),
+            );
+        } else {
+            log.add(
+                Some(i as usize),
+                IssueCode::AllocUnmatched,
+                format!("{what}, and its address is used again: left out of the counters"),
+            );
+        }
+    }
 }
 
 fn new_freed(addr: u64, requested: u64, stream: u64, free_completed: Option<u32>) -> Lifetime {

@@ -250,7 +250,8 @@ fn total_change(trace: &DeviceTrace, lifetimes: &[Lifetime], segment_events: &[u
             _ => {}
         }
     }
-    for lt in lifetimes.iter().filter(|lt| !lt.orphan) {
+    // A block freed after the last event is not in the dump: it has no part in the start.
+    for lt in lifetimes.iter().filter(|lt| !lt.orphan && !lt.free_unrecorded) {
         let (size, req) = (lt.size as i64, lt.requested as i64);
         let (alloc, freq, fcomp) = (lt.alloc_event(), lt.free_requested_event(), lt.free_completed_event());
         if alloc.is_some() {

@@ -441,7 +441,8 @@ fn check_against_dump(snap: &Snapshot, device: i64, lay: &Layout, log: &mut Issu
         }
     }
     for (&addr, &l) in &lay.blocks {
-        if !dump_addrs.contains(&addr) && !lay.lifetimes[l as usize].orphan {
+        let lt = &lay.lifetimes[l as usize];
+        if !dump_addrs.contains(&addr) && !lt.orphan && !lt.free_unrecorded {
             log.add(None, IssueCode::DumpBlockMissing, format!("the replay ends with a block at 0x{addr:x} that the dump does not have"));
         }
     }

@@ -40,7 +40,7 @@ pub enum StackSource {
 
 /// One block from allocation to release (or to the dump). 56 bytes: event ids and the stack are
 /// kept as `u32` with `NONE` for "absent" (an `Option<u32>` takes 8), read through accessors,
-/// and the size uncertainty (at most 1 MiB) in a `u32`.
+/// and the size uncertainty (at most 1 MiB) in three bytes, which leaves room for the flags.
 #[derive(Debug, Clone)]
 pub struct Lifetime {
     pub addr: u64,
@@ -48,8 +48,8 @@ pub struct Lifetime {
     pub size: u64,
     pub requested: u64,
     pub stream: u64,
-    /// Bytes by which the true size may exceed `size` (0 when exact; at most 1 MiB).
-    size_uncertainty: u32,
+    /// Bytes by which the true size may exceed `size` (0 when exact; at most 1 MiB), little-endian.
+    size_uncertainty: [u8; 3],
     alloc_event: u32,
     free_requested_event: u32,
     free_completed_event: u32,
@@ -60,6 +60,11 @@ pub struct Lifetime {
     pub size_exact: bool,
     /// The trace contradicts this lifetime (it is left out of the counters).
     pub orphan: bool,
+    /// Allocated in the window, never freed in it, absent from the dump and its address never
+    /// used again in the window: its free came after the last recorded event (a trimmed trace,
+    /// `skip_actions`). Counted as allocated from its alloc to the window's end; the counters
+    /// before the first event leave it out (the dump does not have it).
+    pub free_unrecorded: bool,
 }
 
 impl Lifetime {
@@ -70,7 +75,7 @@ impl Lifetime {
             size,
             requested,
             stream,
-            size_uncertainty: 0,
+            size_uncertainty: [0; 3],
             alloc_event: NONE,
             free_requested_event: NONE,
             free_completed_event: NONE,
@@ -79,6 +84,7 @@ impl Lifetime {
             stack_source: StackSource::None,
             size_exact: false,
             orphan: false,
+            free_unrecorded: false,
         }
     }
     pub fn alloc_event(&self) -> Option<u32> {
@@ -107,11 +113,13 @@ impl Lifetime {
     }
 
     pub fn size_uncertainty(&self) -> u64 {
-        self.size_uncertainty as u64
+        let [a, b, c] = self.size_uncertainty;
+        u64::from_le_bytes([a, b, c, 0, 0, 0, 0, 0])
     }
-    /// Sets the uncertainty, at most 1 MiB (the replay's bound; more is kept as `u32::MAX`).
+    /// Sets the uncertainty, at most 1 MiB (the replay's bound; more is kept as 16 MiB - 1).
     pub(crate) fn set_size_uncertainty(&mut self, x: u64) {
-        self.size_uncertainty = u32::try_from(x).unwrap_or(u32::MAX);
+        let [a, b, c, ..] = x.min((1 << 24) - 1).to_le_bytes();
+        self.size_uncertainty = [a, b, c];
     }
     /// The size is the dump block's (only blocks live at the dump have a state there).
     pub(crate) fn size_known(&self) -> bool {
@@ -301,5 +309,7 @@ mod tests {
         assert!(l.before_window() && l.allocated_at_start());
         l.set_size_uncertainty(1 << 20);
         assert_eq!(l.size_uncertainty(), 1 << 20);
+        l.set_size_uncertainty(u64::MAX);
+        assert_eq!(l.size_uncertainty(), (1 << 24) - 1, "more than the bound saturates");
     }
 }

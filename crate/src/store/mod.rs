@@ -265,10 +265,8 @@ pub fn metadata(conn: &Connection, key: &str) -> Result<Option<String>> {
 /// each whole, once): a snapshot sharing one huge name across every frame must not multiply it.
 const STACK_TEXT_CHARS: usize = 1000;
 
-/// Characters of a long name a stack's text repeats after its first use in that stack: one name
-/// shared by every frame of 370 stacks of 30 frames made a 25 MB database at 1,000 characters
-/// each (real stacks repeat short names: `forward`, `_call_impl`).
-const STACK_REPEAT_CHARS: usize = 240;
+/// Characters of a long name a stack's text repeats after its first use in that stack.
+const STACK_REPEAT_CHARS: usize = crate::frames::REPEAT_NAME_CHARS;
 
 fn cut(s: &str) -> std::borrow::Cow<'_, str> {
     cut_at(s, STACK_TEXT_CHARS)
