@@ -408,6 +408,7 @@ def program_fixtures():
     out = []
     p = Program()
     model(p)
+    p.malloc("batch", 2 * MIB, [frame("/work/prog/run.py", 12, "get_batch"), main], "input/data")
     forward(p, keep_output=True)
     out.append(("program_forward_layers.pickle", p, p.expected("forward", 0, False)))
 
