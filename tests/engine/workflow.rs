@@ -90,3 +90,29 @@ fn skills_install_and_list() {
     assert!(first["description"].as_str().unwrap().len() > 20);
     assert_eq!(first["locations"][0]["status"], "installed");
 }
+
+/// `import` writes the large tables' pages itself (store/pages/): every fixture and corpus file
+/// gives a database SQLite finds intact (`PRAGMA integrity_check` reads every page and every
+/// index entry against its row) holding as many rows as the pickle's own SnapshotDB.
+#[test]
+fn imported_databases_are_intact_and_whole() {
+    let dir = scratch("pages");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(common::fixtures())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pickle" || x == "pkl"))
+        .collect();
+    files.extend(common::corpus().map(|c| common::corpus_files(&c)).unwrap_or_default());
+    let counts = "SELECT (SELECT count(*) FROM traces) AS traces, (SELECT count(*) FROM lifetimes) AS lifetimes";
+    for f in &files {
+        let s = f.to_str().unwrap();
+        run(&dir, &["import", s, "-o", "x.db", "--force", "--no-focus"]);
+        let conn = rusqlite::Connection::open(dir.join("x.db")).unwrap();
+        let check: Vec<String> =
+            conn.prepare("PRAGMA integrity_check").unwrap().query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect();
+        assert_eq!(check, ["ok"], "{s}");
+        assert_eq!(run(&dir, &["sql", "x.db", counts])["rows"], run(&dir, &["sql", s, counts])["rows"], "{s}");
+    }
+    assert!(files.len() >= 20, "{} files", files.len());
+}

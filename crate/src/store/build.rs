@@ -9,7 +9,10 @@ use super::tables::{
     STACK_FRAMES, START_RANGES, TRACES, WARNINGS,
 };
 use super::{cut, frames_json, vtab, Records, Seen, Storage, SCHEMA_VERSION};
-use super::{COPY_LARGE_TABLES_SQL, FILE_PAGE_SIZE_SQL, INDEXES_SQL, LARGE_TABLE_INDEXES_SQL, STACK_FRAME_BATCH, VIRTUAL_LARGE_TABLES_SQL};
+use super::{
+    COPY_LARGE_TABLES_SQL, FILE_PAGE_SIZE_SQL, INDEXES_SQL, LARGE_TABLE_INDEXES_SQL, STACK_FRAME_BATCH, TRACES_INDEX_SQL,
+    VIRTUAL_LARGE_TABLES_SQL,
+};
 use crate::error::Result;
 use crate::semantics::snake_name;
 use crate::{frames, Loaded};
@@ -50,11 +53,22 @@ enum Pending {
     TraceUses,
 }
 
+/// How the rows of `traces` and `lifetimes` are written (see [`Storage`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Large {
+    /// None: virtual tables serve them.
+    Virtual,
+    /// Copied by SQLite from the virtual tables.
+    Copied,
+    /// Left to the page writer: the tables and indexes are created empty.
+    Pages,
+}
+
 /// A SnapshotDB being filled; [`StoreBuild::advance`] until done, then [`StoreBuild::finish`].
 pub struct StoreBuild {
     conn: Connection,
     loaded: Arc<Loaded>,
-    virtual_tables: bool,
+    large: Large,
     step: Step,
     kinds: Vec<frames::Kind>,
     shown: Vec<String>,
@@ -72,8 +86,12 @@ pub struct StoreBuild {
 impl StoreBuild {
     /// Open the transaction, create the schema and write the metadata (small, done now).
     pub(super) fn new(conn: Connection, records: &Records, storage: Storage) -> Result<StoreBuild> {
-        let virtual_tables = matches!(storage, Storage::Virtual(_));
-        let (Storage::Virtual(shared) | Storage::Rows(shared)) = storage;
+        let (large, shared) = match storage {
+            Storage::Virtual(shared) => (Large::Virtual, shared),
+            Storage::Rows(shared) => (Large::Copied, shared),
+            Storage::Pages(shared) => (Large::Pages, shared),
+        };
+        let virtual_tables = large == Large::Virtual;
         vtab::register(&conn, shared)?;
         if !virtual_tables {
             // A file of millions of rows: 16 KiB pages take a quarter of the page writes and
@@ -110,7 +128,7 @@ impl StoreBuild {
         Ok(StoreBuild {
             conn,
             loaded: shared.clone(),
-            virtual_tables,
+            large,
             step: Step::Frames(0),
             kinds,
             shown,
@@ -211,7 +229,10 @@ impl StoreBuild {
                 Step::CopyLarge
             }
             Step::CopyLarge => {
-                if !self.virtual_tables {
+                if self.large != Large::Virtual {
+                    self.conn.execute_batch(TRACES_INDEX_SQL)?;
+                }
+                if self.large == Large::Copied {
                     let copy = [TRACES.copy_sql("temp.replay_traces"), LIFETIMES.copy_sql("temp.replay_lifetimes")].join(";\n");
                     self.conn.execute_batch(&COPY_LARGE_TABLES_SQL.replace("{copy}", &copy))?;
                 }
@@ -219,7 +240,7 @@ impl StoreBuild {
             }
             Step::Indexes => {
                 self.conn.execute_batch(INDEXES_SQL)?;
-                if !self.virtual_tables {
+                if self.large != Large::Virtual {
                     self.conn.execute_batch(LARGE_TABLE_INDEXES_SQL)?;
                 }
                 Step::Done

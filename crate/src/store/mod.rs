@@ -14,6 +14,8 @@ use std::sync::Arc;
 pub mod build;
 pub mod cells;
 pub mod long_texts;
+#[cfg(not(target_arch = "wasm32"))]
+mod pages;
 pub mod read_back;
 pub mod simulations;
 pub mod tables;
@@ -28,6 +30,8 @@ const INDEXES_SQL: &str = include_str!("../../sql/store/indexes.sql");
 const VIRTUAL_LARGE_TABLES_SQL: &str = include_str!("../../sql/store/virtual_large_tables.sql");
 /// A file's `traces` and `lifetimes`: copied as rows from the replay's virtual tables.
 const COPY_LARGE_TABLES_SQL: &str = include_str!("../../sql/store/copy_large_tables.sql");
+/// The first index of the large tables, created before their rows go in.
+const TRACES_INDEX_SQL: &str = include_str!("../../sql/store/traces_index.sql");
 
 /// The page size of a SnapshotDB holding every table as rows (a .db file, an export).
 const FILE_PAGE_SIZE_SQL: &str = "PRAGMA page_size = 16384";
@@ -46,6 +50,10 @@ enum Storage<'l> {
     /// Every table as rows: the large tables copied from the replay's virtual tables in one
     /// `INSERT … SELECT` each (no row bound through the API).
     Rows(&'l Arc<Loaded>),
+    /// Every table as rows in a file, but the large tables and their indexes left empty: their
+    /// pages are written once SQLite has closed the file (`pages::write`).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    Pages(&'l Arc<Loaded>),
     Virtual(&'l Arc<Loaded>),
 }
 
@@ -97,8 +105,10 @@ pub fn write_file(loaded: &Arc<Loaded>, records: &Records, path: &std::path::Pat
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(tmp.path(), flags).map_err(|e| Error::write(&path.display().to_string(), e))?;
     conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
-    let conn = build::StoreBuild::new(conn, records, Storage::Rows(loaded)).and_then(fill).map_err(|e| e.writing(path))?;
+    let conn = build::StoreBuild::new(conn, records, Storage::Pages(loaded)).and_then(fill).map_err(|e| e.writing(path))?;
+    let plan = pages::Plan::read(&conn)?;
     conn.close().map_err(|(_, e)| Error::write(&path.display().to_string(), e))?;
+    pages::write(tmp.path(), loaded, &plan).map_err(|e| e.writing(path))?;
     tmp.commit()
 }
 

@@ -1,0 +1,353 @@
+//! The large tables of a `.db` file (`traces`, `lifetimes`) and their indexes written as SQLite
+//! pages, not inserted by SQLite. Copied row by row (`INSERT … SELECT` from the virtual tables),
+//! SQLite spent most of an import building records through its VM, walking each B-tree from the
+//! root per row and sorting the table again for each index; the rows are known in rowid order
+//! and every index's entries can be put in order here, so each page is filled once.
+//!
+//! How a file is made (`store::write_file`): SQLite writes everything else, the two tables and
+//! their indexes created empty, each with the root page SQLite gave it in sqlite_schema (so the
+//! schema's rows, their SQL text and order are SQLite's own). Once SQLite has closed the file,
+//! [`write`] appends the pages of each B-tree after the file's last page and writes the top of
+//! each tree into its root page, then sets the header's page count. Nothing else in the file
+//! changes, and no page is left unused (`PRAGMA integrity_check` counts them).
+//!
+//! The rows are the virtual tables' rows (`vtab::each_row`, the same ids), each column's value
+//! from its one cell function (`tables.rs`, `cells.rs`), stored as SQLite stores it
+//! (`record.rs`); the indexes are whatever the SQL declared on the two tables (read back from
+//! SQLite: `PRAGMA index_xinfo`), entries in SQLite's order. `btree.rs` writes the pages. The file
+//! format: <https://www.sqlite.org/fileformat2.html>, sections cited where they apply.
+
+mod btree;
+mod record;
+
+use super::cells::{CellFn, CellValue, Row};
+use super::tables::Column;
+use super::vtab::{each_row, LifetimeRows, Rows, TraceRows};
+use crate::codes::ErrorCode;
+use crate::error::{Error, Result};
+use crate::Loaded;
+use btree::{IndexTree, PageOut, TableTree};
+use record::{compare, record_len, Affinity, Record};
+use rusqlite::Connection;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+/// Where each large table's B-trees go: the root pages SQLite gave them.
+pub struct Plan {
+    traces: TablePlan,
+    lifetimes: TablePlan,
+}
+
+struct TablePlan {
+    root: u32,
+    indexes: Vec<IndexPlan>,
+}
+
+struct IndexPlan {
+    name: String,
+    root: u32,
+    /// The indexed columns, as positions in the table's declared columns.
+    columns: Vec<usize>,
+}
+
+impl Plan {
+    /// Read from `conn` (the build done, the large tables empty): each table's root page, and
+    /// the root page and columns of every index on it. An index this writer cannot write
+    /// (unique, partial, on an expression, descending or under another collation) is refused.
+    pub fn read(conn: &Connection) -> Result<Plan> {
+        Ok(Plan { traces: table_plan::<TraceRows>(conn)?, lifetimes: table_plan::<LifetimeRows>(conn)? })
+    }
+}
+
+fn internal(message: String) -> Error {
+    Error::new(ErrorCode::Internal, message, "report it; `snapscope import` cannot write this SnapshotDB")
+}
+
+fn table_plan<R: Rows>(conn: &Connection) -> Result<TablePlan> {
+    let table = R::TABLE.name;
+    let root = |name: &str| conn.query_row("SELECT rootpage FROM sqlite_schema WHERE name = ?1", [name], |r| r.get::<_, u32>(0));
+    let empty: bool = conn.query_row(&format!("SELECT NOT EXISTS (SELECT 1 FROM main.{table})"), [], |r| r.get(0))?;
+    if !empty {
+        return Err(internal(format!("{table} has rows before its pages are written")));
+    }
+    let mut indexes = Vec::new();
+    let listed: Vec<(String, bool, bool)> = conn
+        .prepare("SELECT name, \"unique\", partial FROM pragma_index_list(?1)")?
+        .query_map([table], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (name, unique, partial) in listed {
+        if unique || partial {
+            return Err(internal(format!("index {name}: unique or partial indexes are not written as pages")));
+        }
+        let mut columns = Vec::new();
+        let mut info = conn.prepare("SELECT cid, name, \"desc\", coll FROM pragma_index_xinfo(?1) WHERE key ORDER BY seqno")?;
+        let keys = info.query_map([&name], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, bool>(2)?, r.get::<_, String>(3)?))
+        })?;
+        for key in keys {
+            let (cid, column, desc, coll) = key?;
+            let declared = usize::try_from(cid).ok().filter(|&c| R::TABLE.columns.get(c).map(|x| x.name) == column.as_deref());
+            match declared {
+                Some(c) if !desc && coll == "BINARY" => columns.push(c),
+                _ => return Err(internal(format!("index {name}: only ascending BINARY columns are written as pages"))),
+            }
+        }
+        indexes.push(IndexPlan { root: root(&name)?, name, columns });
+    }
+    Ok(TablePlan { root: root(table)?, indexes })
+}
+
+/// The fields of the database header (§1.2 "The Database Header") the writer reads and sets.
+struct Header {
+    bytes: [u8; 100],
+    page_size: usize,
+    reserved: usize,
+    pages: u32,
+    schema_format: u32,
+}
+
+impl Header {
+    /// Read and check the header of a file SQLite has just written and closed: UTF-8 text
+    /// (§1.2.13), no auto-vacuum (§1.2.12: no pointer-map pages to keep), its page count valid
+    /// (§1.2.7) and matching the file's length.
+    fn read(file: &mut File) -> std::io::Result<Header> {
+        let mut bytes = [0u8; 100];
+        file.seek(SeekFrom::Start(0))?;
+        file.read_exact(&mut bytes)?;
+        let be32 = |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+        let page_size = match u16::from_be_bytes([bytes[16], bytes[17]]) {
+            1 => 65536,
+            n => n as usize,
+        };
+        let h = Header { bytes, page_size, reserved: bytes[20] as usize, pages: be32(28), schema_format: be32(44) };
+        let len = file.metadata()?.len();
+        let fits = bytes.starts_with(b"SQLite format 3\0")
+            && be32(56) == 1
+            && be32(52) == 0
+            && be32(24) == be32(92)
+            && len == u64::from(h.pages) * page_size as u64;
+        if !fits {
+            return Err(std::io::Error::other("not a database file the page writer can append to"));
+        }
+        Ok(h)
+    }
+
+    /// Set the page count (offset 28) and count one more change (24), the count valid for it
+    /// (92), and write the header back.
+    fn write(mut self, file: &mut File, pages: u32) -> std::io::Result<()> {
+        let changes = u32::from_be_bytes([self.bytes[24], self.bytes[25], self.bytes[26], self.bytes[27]]).wrapping_add(1);
+        self.bytes[24..28].copy_from_slice(&changes.to_be_bytes());
+        self.bytes[28..32].copy_from_slice(&pages.to_be_bytes());
+        self.bytes[92..96].copy_from_slice(&changes.to_be_bytes());
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(&self.bytes)
+    }
+}
+
+/// Write the large tables' B-trees into the database at `path` (closed by SQLite), as `plan`
+/// says, with the rows of `loaded`.
+pub fn write(path: &Path, loaded: &Loaded, plan: &Plan) -> Result<()> {
+    let shown = path.display().to_string();
+    let io = |e: std::io::Error| Error::io(&shown, e);
+    let mut file = std::fs::OpenOptions::new().read(true).write(true).open(path).map_err(io)?;
+    let header = Header::read(&mut file).map_err(io)?;
+    let mut out = PageOut::new(file, header.page_size, header.reserved, header.pages).map_err(io)?;
+    table::<TraceRows>(&mut out, loaded, &plan.traces, header.schema_format).map_err(|e| e.writing(path))?;
+    table::<LifetimeRows>(&mut out, loaded, &plan.lifetimes, header.schema_format).map_err(|e| e.writing(path))?;
+    let (mut file, pages) = out.finish().map_err(io)?;
+    header.write(&mut file, pages).map_err(io)
+}
+
+/// The sign bit of an `i64`, flipped in an index key so that integers order as unsigned ones.
+const SIGN: u64 = 1 << 63;
+
+/// How one table's records are made: each column's affinity, and the column that is the rowid.
+struct Layout<T: 'static> {
+    columns: &'static [Column<CellFn<T>>],
+    affinity: Vec<Affinity>,
+    /// The `INTEGER PRIMARY KEY` column: its cell is the rowid, its record field NULL (§2.3).
+    rowid_column: Option<usize>,
+}
+
+impl<T> Layout<T> {
+    fn of(columns: &'static [Column<CellFn<T>>]) -> Result<Layout<T>> {
+        let affinity = columns
+            .iter()
+            .map(|c| Affinity::of(c.ty).ok_or_else(|| internal(format!("column {} of type {}: not written as pages", c.name, c.ty))))
+            .collect::<Result<_>>()?;
+        Ok(Layout { columns, affinity, rowid_column: columns.iter().position(|c| c.ty.starts_with("INTEGER PRIMARY KEY")) })
+    }
+
+    /// The row's rowid: its rowid column's cell, else the row's id.
+    fn rowid(&self, row: &Row<'_, T>) -> Result<i64> {
+        match self.rowid_column.map(|c| (self.columns[c].cell)(row)) {
+            None => Ok(row.id),
+            Some(CellValue::Int(id)) => Ok(id),
+            Some(_) => Err(internal("a rowid that is not an integer".into())),
+        }
+    }
+
+    /// Column `c`'s value into `rec`.
+    fn value(&self, rec: &mut Record, c: usize, row: &Row<'_, T>) -> Result<()> {
+        let v = (self.columns[c].cell)(row);
+        rec.value(&v, self.affinity[c]).map_err(|e| internal(format!("column {}: {e}", self.columns[c].name)))
+    }
+
+    /// The row's table record.
+    fn record(&self, rec: &mut Record, row: &Row<'_, T>) -> Result<()> {
+        rec.clear();
+        for c in 0..self.columns.len() {
+            if Some(c) == self.rowid_column {
+                rec.null();
+            } else {
+                self.value(rec, c, row)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The row's entry in an index on `columns` as integers that order as SQLite orders the
+    /// entries (§2.2: NULL first, then integers by value): NULL as 0, an integer with its sign
+    /// bit flipped, the rowid last, appended to `key`. False (and `key` unfinished) when a field
+    /// is not an integer column holding an integer or NULL, or is the one integer that would
+    /// read as NULL (i64::MIN).
+    fn int_key(&self, key: &mut Vec<u64>, columns: &[usize], row: &Row<'_, T>) -> Result<bool> {
+        for &c in columns {
+            let v = if Some(c) == self.rowid_column { CellValue::Int(self.rowid(row)?) } else { (self.columns[c].cell)(row) };
+            match v {
+                CellValue::Null => key.push(0),
+                CellValue::Int(i) if i != i64::MIN && self.affinity[c] == Affinity::Integer => key.push(i as u64 ^ SIGN),
+                _ => return Ok(false),
+            }
+        }
+        match self.rowid(row)? {
+            i64::MIN => Ok(false),
+            id => {
+                key.push(id as u64 ^ SIGN);
+                Ok(true)
+            }
+        }
+    }
+
+    /// The row's entry in an index on `columns`: their values, then the rowid (§2.5).
+    fn entry(&self, rec: &mut Record, columns: &[usize], row: &Row<'_, T>) -> Result<()> {
+        rec.clear();
+        for &c in columns {
+            if Some(c) == self.rowid_column {
+                rec.int(self.rowid(row)?);
+            } else {
+                self.value(rec, c, row)?;
+            }
+        }
+        rec.int(self.rowid(row)?);
+        Ok(())
+    }
+}
+
+/// One table's rows, then each of its indexes.
+fn table<R: Rows>(out: &mut PageOut, l: &Loaded, plan: &TablePlan, schema_format: u32) -> Result<()> {
+    let layout = Layout::of(R::TABLE.columns)?;
+    let mut tree = TableTree::new(out);
+    let mut rec = Record::new(schema_format);
+    let mut payload = Vec::new();
+    // Whether each index's entries are integer keys and come in its order, checked on the way
+    // (no entry kept): the last key and the one of this row.
+    let mut orders: Vec<Order> =
+        plan.indexes.iter().map(|_| Order { integers: true, in_order: true, last: Vec::new(), key: Vec::new() }).collect();
+    each_row::<R, Error>(l, |row| {
+        layout.record(&mut rec, row)?;
+        payload.clear();
+        rec.write(&mut payload);
+        tree.push(out, layout.rowid(row)?, &payload).map_err(|e| internal(format!("{}: {e}", R::TABLE.name)))?;
+        for (o, index) in orders.iter_mut().zip(&plan.indexes) {
+            if o.integers {
+                o.key.clear();
+                o.integers = layout.int_key(&mut o.key, &index.columns, row)?;
+                o.in_order &= o.last.is_empty() || o.last < o.key;
+                std::mem::swap(&mut o.key, &mut o.last);
+            }
+        }
+        Ok(())
+    })?;
+    tree.finish(out, plan.root).map_err(|e| Error::io(R::TABLE.name, e))?;
+    for (index, o) in plan.indexes.iter().zip(&orders) {
+        write_index::<R>(out, l, &layout, index, o, schema_format)?;
+    }
+    Ok(())
+}
+
+/// What the table's pass found about one index's entries.
+struct Order {
+    /// Every field an integer or NULL: see [`Layout::int_key`].
+    integers: bool,
+    /// Each entry greater than the one before (checked while `integers`).
+    in_order: bool,
+    last: Vec<u64>,
+    key: Vec<u64>,
+}
+
+/// One index. Entries whose fields are all integers or NULL (every index of the large tables)
+/// are ordered by a key of one `u64` a field: streamed as they come when the rows already come in
+/// the index's order (as `traces` come in `traces_by_event`'s), else gathered and sorted by that
+/// key. Others are gathered as records and sorted by SQLite's record order.
+fn write_index<R: Rows>(
+    out: &mut PageOut,
+    l: &Loaded,
+    layout: &Layout<R::Item>,
+    index: &IndexPlan,
+    order: &Order,
+    schema_format: u32,
+) -> Result<()> {
+    let width = index.columns.len() + 1;
+    let (integers, in_order) = (order.integers, order.in_order);
+    let mut key = Vec::with_capacity(width);
+    let mut rec = Record::new(schema_format);
+    let mut tree = IndexTree::new(out);
+    let failed = |e: std::io::Error| Error::io(&index.name, e);
+    let mut entry = Vec::new();
+    let mut push_key = |tree: &mut IndexTree, out: &mut PageOut, key: &[u64]| {
+        rec.clear();
+        for &k in key {
+            match k {
+                0 => rec.null(),
+                k => rec.int((k ^ SIGN) as i64),
+            }
+        }
+        entry.clear();
+        rec.write(&mut entry);
+        tree.push(out, &entry).map_err(failed)
+    };
+    if integers && in_order {
+        each_row::<R, Error>(l, |row| {
+            key.clear();
+            layout.int_key(&mut key, &index.columns, row)?;
+            push_key(&mut tree, out, &key)
+        })?;
+    } else if integers {
+        // Every key one after another, then their positions in the index's order.
+        let mut keys = Vec::new();
+        each_row::<R, Error>(l, |row| layout.int_key(&mut keys, &index.columns, row).map(|_| ()))?;
+        let mut order: Vec<u32> = (0..(keys.len() / width) as u32).collect();
+        let at = |k: u32| &keys[k as usize * width..(k as usize + 1) * width];
+        order.sort_unstable_by(|&a, &b| at(a).cmp(at(b)));
+        for &k in &order {
+            push_key(&mut tree, out, at(k))?;
+        }
+    } else {
+        // Every entry one after another, then their starts in the index's order.
+        let (mut all, mut starts) = (Vec::new(), Vec::new());
+        let mut rec = Record::new(schema_format);
+        each_row::<R, Error>(l, |row| {
+            layout.entry(&mut rec, &index.columns, row)?;
+            starts.push(all.len());
+            rec.write(&mut all);
+            Ok(())
+        })?;
+        starts.sort_by(|&a, &b| compare(&all[a..], &all[b..]));
+        for &s in &starts {
+            tree.push(out, &all[s..s + record_len(&all[s..])]).map_err(failed)?;
+        }
+    }
+    tree.finish(out, index.root).map_err(failed)
+}
