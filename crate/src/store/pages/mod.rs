@@ -253,8 +253,11 @@ fn table<R: Rows>(out: &mut PageOut, l: &Loaded, plan: &TablePlan, schema_format
     let mut payload = Vec::new();
     // Whether each index's entries are integer keys and come in its order, checked on the way
     // (no entry kept): the last key and the one of this row.
-    let mut orders: Vec<Order> =
-        plan.indexes.iter().map(|_| Order { integers: true, in_order: true, last: Vec::new(), key: Vec::new() }).collect();
+    let mut orders: Vec<Order> = plan
+        .indexes
+        .iter()
+        .map(|_| Order { integers: true, in_order: true, last: Vec::new(), key: Vec::new(), least: Vec::new(), most: Vec::new() })
+        .collect();
     each_row::<R, Error>(l, |row| {
         layout.record(&mut rec, row)?;
         payload.clear();
@@ -265,6 +268,9 @@ fn table<R: Rows>(out: &mut PageOut, l: &Loaded, plan: &TablePlan, schema_format
                 o.key.clear();
                 o.integers = layout.int_key(&mut o.key, &index.columns, row)?;
                 o.in_order &= o.last.is_empty() || o.last < o.key;
+                if o.integers {
+                    o.widen();
+                }
                 std::mem::swap(&mut o.key, &mut o.last);
             }
         }
@@ -285,6 +291,58 @@ struct Order {
     in_order: bool,
     last: Vec<u64>,
     key: Vec<u64>,
+    /// Each field's least and greatest key (while `integers`): how many bits it needs.
+    least: Vec<u64>,
+    most: Vec<u64>,
+}
+
+impl Order {
+    /// Take this row's key (in `key`) into each field's range of values other than NULL (0).
+    fn widen(&mut self) {
+        if self.least.is_empty() {
+            self.least = vec![u64::MAX; self.key.len()];
+            self.most = vec![0; self.key.len()];
+        }
+        for (i, &k) in self.key.iter().enumerate().filter(|(_, &k)| k != 0) {
+            self.least[i] = self.least[i].min(k);
+            self.most[i] = self.most[i].max(k);
+        }
+    }
+
+    /// The keys packed into one `u64` each, when their fields fit in 64 bits together.
+    fn packing(&self) -> Option<Packing> {
+        // A field's values take 1 ..= most - least + 1 (0 is NULL).
+        let span = |(l, m): (&u64, &u64)| if m >= l { (m - l).checked_add(1) } else { Some(0) };
+        let spans: Option<Vec<u64>> = self.least.iter().zip(&self.most).map(span).collect();
+        let bits: Vec<u32> = spans?.iter().map(|s| 64 - s.leading_zeros()).collect();
+        (bits.iter().sum::<u32>() <= 64).then(|| Packing { least: self.least.clone(), bits })
+    }
+}
+
+/// A key as one `u64`: each field as 0 (NULL) or 1 + its value less the field's least, in as
+/// many bits as its range needs, the first field highest, so packed keys order as the keys do (a
+/// sort of 8 bytes an entry, not of a `u64` a field and a `u32` position: at 973 MiB, 17 MB
+/// instead of 60 MB for a lifetimes index).
+struct Packing {
+    least: Vec<u64>,
+    bits: Vec<u32>,
+}
+
+impl Packing {
+    fn pack(&self, key: &[u64]) -> u64 {
+        let field = |k: u64, l: u64| if k == 0 { 0 } else { k - l + 1 };
+        key.iter().zip(&self.least).zip(&self.bits).fold(0u64, |p, ((&k, &l), &b)| p.checked_shl(b).unwrap_or(0) | field(k, l))
+    }
+
+    fn unpack(&self, mut packed: u64, key: &mut Vec<u64>) {
+        key.clear();
+        key.resize(self.bits.len(), 0);
+        for (i, &b) in self.bits.iter().enumerate().rev() {
+            let v = packed & u64::MAX.checked_shr(64 - b).filter(|_| b > 0).unwrap_or(0);
+            key[i] = if v == 0 { 0 } else { v - 1 + self.least[i] };
+            packed = packed.checked_shr(b).unwrap_or(0);
+        }
+    }
 }
 
 /// One index. Entries whose fields are all integers or NULL (every index of the large tables)
@@ -324,6 +382,19 @@ fn write_index<R: Rows>(
             layout.int_key(&mut key, &index.columns, row)?;
             push_key(&mut tree, out, &key)
         })?;
+    } else if let Some(packing) = order.packing().filter(|_| integers) {
+        let mut packed = Vec::new();
+        each_row::<R, Error>(l, |row| {
+            key.clear();
+            layout.int_key(&mut key, &index.columns, row)?;
+            packed.push(packing.pack(&key));
+            Ok(())
+        })?;
+        packed.sort_unstable();
+        for &p in &packed {
+            packing.unpack(p, &mut key);
+            push_key(&mut tree, out, &key)?;
+        }
     } else if integers {
         // Every key one after another, then their positions in the index's order.
         let mut keys = Vec::new();
@@ -350,4 +421,48 @@ fn write_index<R: Rows>(
         }
     }
     tree.finish(out, index.root).map_err(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Packed keys order as the keys do and unpack to them, whatever the fields' widths (one
+    /// field of all 64 bits, fields of no bits).
+    #[test]
+    fn packed_keys_keep_their_order_and_values() {
+        let cases: [Vec<Vec<u64>>; 4] = [
+            vec![vec![SIGN, SIGN + 5, SIGN + 2], vec![SIGN, SIGN + 1, SIGN + 9], vec![SIGN, 0, SIGN + 3]],
+            vec![vec![1], vec![u64::MAX - 1], vec![12]],
+            vec![vec![3, 1, 1 << 40], vec![3, 0, 5], vec![3, 1, 0]],
+            vec![vec![0, 0], vec![0, 9], vec![0, 2]],
+        ];
+        for keys in cases {
+            let mut o = Order { integers: true, in_order: true, last: Vec::new(), key: Vec::new(), least: Vec::new(), most: Vec::new() };
+            for k in &keys {
+                o.key = k.clone();
+                o.widen();
+            }
+            let p = o.packing().expect("fits in 64 bits");
+            let mut sorted = keys.clone();
+            sorted.sort();
+            let mut packed: Vec<u64> = keys.iter().map(|k| p.pack(k)).collect();
+            packed.sort_unstable();
+            let mut key = Vec::new();
+            let back: Vec<Vec<u64>> = packed
+                .iter()
+                .map(|&x| {
+                    p.unpack(x, &mut key);
+                    key.clone()
+                })
+                .collect();
+            assert_eq!(back, sorted);
+        }
+        let mut o = Order { integers: true, in_order: true, last: Vec::new(), key: Vec::new(), least: Vec::new(), most: Vec::new() };
+        for k in [[1, 1], [1 << 40, 1 << 40]] {
+            o.key = k.to_vec();
+            o.widen();
+        }
+        assert!(o.packing().is_none(), "82 bits do not fit");
+    }
 }
