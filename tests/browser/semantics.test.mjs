@@ -88,6 +88,18 @@ test(
       ),
       /torch\.optim/,
     );
+    // A rule's own advice under its why (the cuBLAS workspace's: CUBLAS_WORKSPACE_CONFIG).
+    const advised = engine.categories.flatMap((c) =>
+      c.rules.filter((r) => r.advice).map((r) => [c.category, r.advice]),
+    );
+    assert.ok(advised.length > 0, "a rule with advice on this file");
+    for (const [category, advice] of advised)
+      assert.equal(
+        await page.textContent(
+          `table.categories tr[data-category='${category}'] .advice`,
+        ),
+        `try: ${advice}`,
+      );
     assert.match(await page.textContent(".toolbar"), /allocated peak/);
     await shot(page, "semantics-categories");
   },

@@ -58,6 +58,7 @@ function rulesCell(x: CategoryShare): HTMLElement {
         el('code', { text: r.rule }),
         x.rules.length > 1 ? el('span', { class: 'muted' }, ' · ', bytesSpan(r.bytes)) : '',
         el('div', { class: 'detail', text: clip(r.why, 400) }),
+        r.advice ? el('div', { class: 'detail advice', text: `try: ${clip(r.advice, 400)}` }) : '',
       ),
     ),
   );
