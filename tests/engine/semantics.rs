@@ -433,6 +433,11 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
             }
             None => assert!(held.is_none(), "{name}: {held:?}"),
         }
+        if want["kind"] == "forward" {
+            // The pass's outputs hold the peak: the advice names what keeps no activations.
+            let activation = a.findings.iter().find(|f| f.title.contains("(activation)") || f.title.starts_with("Activation"));
+            assert!(activation.is_some_and(|f| f.suggestion.contains("torch.inference_mode()")), "{name}: {activation:?}");
+        }
         let program = a.findings.iter().find(|f| f.category == "program").expect("a program finding");
         assert!(program.evidence.contains("events:"), "{name}: {}", program.evidence);
         seen += 1;
