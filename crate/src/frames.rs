@@ -218,10 +218,19 @@ pub fn user_root<'a>(frames: impl Iterator<Item = &'a Frame>) -> String {
 /// `s` cut to its first `max` characters and `…` (a name repeated per node or row of an answer
 /// is not repeated whole: the frames table keeps it once).
 pub fn cut(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]).into(),
+    match cut_index(s, max) {
+        Some(i) => format!("{}…", &s[..i]).into(),
         None => s.into(),
     }
+}
+
+/// Where [`cut`] cuts `s` (a byte index), or None when `s` has no more than `max` characters.
+pub fn cut_index(s: &str, max: usize) -> Option<usize> {
+    // No more characters than bytes: most texts need no count (every frame's name and file).
+    if s.len() <= max {
+        return None;
+    }
+    s.char_indices().nth(max).map(|(i, _)| i)
 }
 
 /// Characters of a name or file name repeated per node or row of an answer (trees, stack texts).
@@ -231,6 +240,23 @@ pub const ANSWER_NAME_CHARS: usize = 1000;
 /// frame of 370 stacks of 30 frames made 25 MB at 1,000 characters each (real stacks repeat short
 /// names: `forward`, `_call_impl`).
 pub const REPEAT_NAME_CHARS: usize = 240;
+
+/// Names as one answer or one stack's text repeats them: each cut at [`ANSWER_NAME_CHARS`], a
+/// long one's repeats at [`REPEAT_NAME_CHARS`].
+#[derive(Default)]
+pub struct RepeatCut(crate::fasthash::FastSet<Box<str>>);
+
+impl RepeatCut {
+    pub fn cut<'a>(&mut self, s: &'a str) -> std::borrow::Cow<'a, str> {
+        if s.len() > REPEAT_NAME_CHARS {
+            if self.0.contains(s) {
+                return cut(s, REPEAT_NAME_CHARS);
+            }
+            self.0.insert(s.into());
+        }
+        cut(s, ANSWER_NAME_CHARS)
+    }
+}
 
 /// A function name as people read it: a C++ signature without its argument list, and at most
 /// 120 characters (the full name stays in the data).

@@ -171,9 +171,9 @@ fn build(
         share: 1.0,
     }];
     let mut child: HashMap<(u32, String), u32> = HashMap::new();
-    // Long names already in the answer: a repeat is cut shorter (a hostile file shares one 1 MB
-    // name across thousands of frames).
-    let mut seen: std::collections::HashSet<String> = Default::default();
+    // Long names already in the answer are cut shorter (a hostile file shares one 1 MB name
+    // across thousands of frames).
+    let mut seen = crate::frames::RepeatCut::default();
     let mut keys: Vec<_> = per_stack.keys().copied().collect();
     keys.sort();
     for key in keys {
@@ -183,11 +183,7 @@ fn build(
                 let frames = frames_of(stack)?;
                 let kinds: Vec<Kind> = frames.iter().map(|f| f.3).collect();
                 let keep: Vec<usize> = if opts.all_frames { (0..frames.len()).rev().collect() } else { crate::frames::tree_frames(&kinds) };
-                let mut cut = |t: &str| {
-                    let repeat = t.len() > crate::frames::REPEAT_NAME_CHARS && !seen.insert(t.to_string());
-                    let max = if repeat { crate::frames::REPEAT_NAME_CHARS } else { crate::frames::ANSWER_NAME_CHARS };
-                    crate::frames::cut(t, max).into_owned()
-                };
+                let mut cut = |t: &str| seen.cut(t).into_owned();
                 let steps = keep.into_iter().map(|i| {
                     let (f, l, n, _, shown) = &frames[i];
                     (shown.clone(), Some((cut(f), *l, cut(n))))

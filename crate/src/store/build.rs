@@ -8,7 +8,7 @@ use super::tables::{
     self, ANNOTATIONS, BLOCKS, CALL_STACKS, CATEGORY_RULES, DEVICES, FRAMES, ISSUES, LIFETIMES, METADATA, PHASES, SEGMENTS, SEGMENT_LIVES,
     STACK_FRAMES, START_RANGES, TRACES, WARNINGS,
 };
-use super::{cut, frames_json, vtab, Records, Seen, Storage, SCHEMA_VERSION};
+use super::{cut, frames_json, vtab, Records, Storage, SCHEMA_VERSION};
 use super::{
     COPY_LARGE_TABLES_SQL, FILE_PAGE_SIZE_SQL, INDEXES_SQL, LARGE_TABLE_INDEXES_SQL, STACK_FRAME_BATCH, TRACES_INDEX_SQL,
     VIRTUAL_LARGE_TABLES_SQL,
@@ -286,10 +286,10 @@ impl StoreBuild {
         let (mut json, mut text) = (String::new(), String::new());
         for (i, st) in s.interner.stacks[from..to].iter().enumerate().map(|(k, st)| (from + k, st)) {
             json.clear();
-            frames_json(&mut json, st.iter().map(|&fid| &s.interner.frames[fid as usize]), &mut Seen::default());
+            frames_json(&mut json, st.iter().map(|&fid| &s.interner.frames[fid as usize]), &mut frames::RepeatCut::default());
             // The stack outermost first, one `file:line name` a line.
             text.clear();
-            let mut seen = Seen::default();
+            let mut seen = frames::RepeatCut::default();
             for (k, &fid) in st.iter().rev().enumerate() {
                 let f = &s.interner.frames[fid as usize];
                 if k > 0 {

@@ -56,8 +56,7 @@ pub const SHARED_TEXT_CHARS: usize = 1000;
 /// longer, so one long text shared by every row is not repeated in full per row (its whole text
 /// is in `long_texts` once, the snapshot and the event's own answers keep it whole).
 pub fn shared_cut(s: &str) -> Option<String> {
-    // The store's one cut (`cut_at`), which also skips counting texts no longer in bytes.
-    match super::cut_at(s, SHARED_TEXT_CHARS) {
+    match crate::frames::cut(s, SHARED_TEXT_CHARS) {
         Cow::Owned(cut) => Some(cut),
         Cow::Borrowed(_) => None,
     }
@@ -65,7 +64,7 @@ pub fn shared_cut(s: &str) -> Option<String> {
 
 /// Whether [`shared_cut`] cuts `s`, without building the cut.
 pub fn is_shared_cut(s: &str) -> bool {
-    super::cut_index(s, SHARED_TEXT_CHARS).is_some()
+    crate::frames::cut_index(s, SHARED_TEXT_CHARS).is_some()
 }
 
 /// The texts an event shares with other events, and the `traces` column each shows in: the one

@@ -271,49 +271,15 @@ pub fn metadata(conn: &Connection, key: &str) -> Result<Option<String>> {
     Ok(conn.query_row("SELECT value FROM metadata WHERE key = ?1", [key], |r| r.get(0)).ok())
 }
 
-/// Characters of a name or file name a stack's text and JSON repeat (the `frames` table keeps
-/// each whole, once): a snapshot sharing one huge name across every frame must not multiply it.
-const STACK_TEXT_CHARS: usize = 1000;
-
-/// Characters of a long name a stack's text repeats after its first use in that stack.
-const STACK_REPEAT_CHARS: usize = crate::frames::REPEAT_NAME_CHARS;
-
+/// A name or file name as a stack's text and JSON repeat it (the `frames` table keeps each
+/// whole, once): a snapshot sharing one huge name across every frame must not multiply it.
 fn cut(s: &str) -> std::borrow::Cow<'_, str> {
-    cut_at(s, STACK_TEXT_CHARS)
-}
-
-fn cut_at(s: &str, chars: usize) -> std::borrow::Cow<'_, str> {
-    match cut_index(s, chars) {
-        Some(i) => format!("{}…", &s[..i]).into(),
-        None => s.into(),
-    }
-}
-
-/// Where [`cut_at`] cuts `s` (a byte index), or None when `s` has no more than `chars` characters.
-fn cut_index(s: &str, chars: usize) -> Option<usize> {
-    // No more characters than bytes: most texts need no count (every frame's name and file).
-    if s.len() <= chars {
-        return None;
-    }
-    s.char_indices().nth(chars).map(|(i, _)| i)
-}
-
-/// The long names one stack's text used already: a repeat is cut at [`STACK_REPEAT_CHARS`].
-#[derive(Default)]
-struct Seen<'a>(crate::fasthash::FastSet<&'a str>);
-
-impl<'a> Seen<'a> {
-    fn cut(&mut self, s: &'a str) -> std::borrow::Cow<'a, str> {
-        if s.len() > STACK_REPEAT_CHARS && !self.0.insert(s) {
-            return cut_at(s, STACK_REPEAT_CHARS);
-        }
-        cut(s)
-    }
+    crate::frames::cut(s, crate::frames::ANSWER_NAME_CHARS)
 }
 
 /// A stack's frames as the JSON array `call_stacks.frames_json` holds, written straight into
 /// `out` (no value tree per frame: a SnapshotDB has one such text per stack).
-fn frames_json<'a>(out: &mut String, frames: impl Iterator<Item = &'a Frame>, seen: &mut Seen<'a>) {
+fn frames_json<'a>(out: &mut String, frames: impl Iterator<Item = &'a Frame>, seen: &mut crate::frames::RepeatCut) {
     #[derive(serde::Serialize)]
     struct FrameJson<'f> {
         filename: &'f str,
