@@ -53,22 +53,11 @@ enum Pending {
     TraceUses,
 }
 
-/// How the rows of `traces` and `lifetimes` are written (see [`Storage`]).
-#[derive(Clone, Copy, PartialEq)]
-enum Large {
-    /// None: virtual tables serve them.
-    Virtual,
-    /// Copied by SQLite from the virtual tables.
-    Copied,
-    /// Left to the page writer: the tables and indexes are created empty.
-    Pages,
-}
-
 /// A SnapshotDB being filled; [`StoreBuild::advance`] until done, then [`StoreBuild::finish`].
 pub struct StoreBuild {
     conn: Connection,
     loaded: Arc<Loaded>,
-    large: Large,
+    storage: Storage,
     step: Step,
     kinds: Vec<frames::Kind>,
     shown: Vec<String>,
@@ -85,13 +74,8 @@ pub struct StoreBuild {
 
 impl StoreBuild {
     /// Open the transaction, create the schema and write the metadata (small, done now).
-    pub(super) fn new(conn: Connection, records: &Records, storage: Storage) -> Result<StoreBuild> {
-        let (large, shared) = match storage {
-            Storage::Virtual(shared) => (Large::Virtual, shared),
-            Storage::Rows(shared) => (Large::Copied, shared),
-            Storage::Pages(shared) => (Large::Pages, shared),
-        };
-        let virtual_tables = large == Large::Virtual;
+    pub(super) fn new(conn: Connection, records: &Records, shared: &Arc<Loaded>, storage: Storage) -> Result<StoreBuild> {
+        let virtual_tables = storage == Storage::Virtual;
         vtab::register(&conn, shared)?;
         if !virtual_tables {
             // A file of millions of rows: 16 KiB pages take a quarter of the page writes and
@@ -128,7 +112,7 @@ impl StoreBuild {
         Ok(StoreBuild {
             conn,
             loaded: shared.clone(),
-            large,
+            storage,
             step: Step::Frames(0),
             kinds,
             shown,
@@ -229,10 +213,10 @@ impl StoreBuild {
                 Step::CopyLarge
             }
             Step::CopyLarge => {
-                if self.large != Large::Virtual {
+                if self.storage != Storage::Virtual {
                     self.conn.execute_batch(TRACES_INDEX_SQL)?;
                 }
-                if self.large == Large::Copied {
+                if self.storage == Storage::Rows {
                     let copy = [TRACES.copy_sql("temp.replay_traces"), LIFETIMES.copy_sql("temp.replay_lifetimes")].join(";\n");
                     self.conn.execute_batch(&COPY_LARGE_TABLES_SQL.replace("{copy}", &copy))?;
                 }
@@ -240,7 +224,7 @@ impl StoreBuild {
             }
             Step::Indexes => {
                 self.conn.execute_batch(INDEXES_SQL)?;
-                if self.large != Large::Virtual {
+                if self.storage != Storage::Virtual {
                     self.conn.execute_batch(LARGE_TABLE_INDEXES_SQL)?;
                 }
                 Step::Done

@@ -46,15 +46,16 @@ pub fn is_sqlite(head: &[u8]) -> bool {
 
 /// How the large tables (`traces`, `lifetimes`) are stored: as rows (files, exports), or as
 /// virtual tables over the snapshot in memory (open sessions: no copy of millions of rows).
-enum Storage<'l> {
+#[derive(Clone, Copy, PartialEq)]
+enum Storage {
     /// Every table as rows: the large tables copied from the replay's virtual tables in one
     /// `INSERT … SELECT` each (no row bound through the API).
-    Rows(&'l Arc<Loaded>),
+    Rows,
     /// Every table as rows in a file, but the large tables and their indexes left empty: their
     /// pages are written once SQLite has closed the file (`pages::write`).
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
-    Pages(&'l Arc<Loaded>),
-    Virtual(&'l Arc<Loaded>),
+    Pages,
+    Virtual,
 }
 
 /// What the loader records besides the replay: metadata rows (source name, hash, ...) and the
@@ -79,7 +80,7 @@ pub fn begin_memory(loaded: &Arc<Loaded>, records: &Records) -> Result<build::St
     let conn = Connection::open_in_memory()?;
     // Written once, in one transaction, never rolled back: no journal to keep.
     conn.execute_batch("PRAGMA journal_mode=OFF;")?;
-    build::StoreBuild::new(conn, records, Storage::Virtual(loaded))
+    build::StoreBuild::new(conn, records, loaded, Storage::Virtual)
 }
 
 /// Every slice of `b` in one loop (the native builds: the same steps as the page's slices).
@@ -90,7 +91,7 @@ fn fill(mut b: build::StoreBuild) -> Result<Connection> {
 
 /// A new in-memory SnapshotDB holding every table as rows (what an exported .db contains).
 pub fn to_memory_materialized(loaded: &Arc<Loaded>, records: &Records) -> Result<Connection> {
-    fill(build::StoreBuild::new(Connection::open_in_memory()?, records, Storage::Rows(loaded))?)
+    fill(build::StoreBuild::new(Connection::open_in_memory()?, records, loaded, Storage::Rows)?)
 }
 
 /// Write the SnapshotDB to `path` atomically: a temporary file beside it, renamed when complete.
@@ -105,7 +106,7 @@ pub fn write_file(loaded: &Arc<Loaded>, records: &Records, path: &std::path::Pat
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(tmp.path(), flags).map_err(|e| Error::write(&path.display().to_string(), e))?;
     conn.execute_batch("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")?;
-    let conn = build::StoreBuild::new(conn, records, Storage::Pages(loaded)).and_then(fill).map_err(|e| e.writing(path))?;
+    let conn = build::StoreBuild::new(conn, records, loaded, Storage::Pages).and_then(fill).map_err(|e| e.writing(path))?;
     let plan = pages::Plan::read(&conn)?;
     conn.close().map_err(|(_, e)| Error::write(&path.display().to_string(), e))?;
     pages::write(tmp.path(), loaded, &plan).map_err(|e| e.writing(path))?;
