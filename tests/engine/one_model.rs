@@ -68,6 +68,11 @@ fn every_answer_from_a_snapshotdb_equals_the_snapshots() {
         let same = |what: &str, a: String, b: String| {
             assert!(a == b, "{}: {what} differs\nsnapshot {a}\n.db      {b}", f.display());
         };
+        // The events read from the traces table's own pages (no fallback) are those SQLite reads.
+        let conn = snapscope::store::open_file(&path).unwrap();
+        let read = |how| format!("{:?}", snapscope::store::read_back::snapshot_reading(&conn, how).unwrap());
+        use snapscope::store::read_back::TraceRows;
+        same("the snapshot read back", read(TraceRows::Sqlite), read(TraceRows::Pages));
         same("overview", text(pickle.overview()), text(db.overview()));
         for device in pickle.devices().unwrap() {
             let events = pickle.overview().unwrap().devices.iter().find(|d| d.device == device).unwrap().events;

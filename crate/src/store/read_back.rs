@@ -54,11 +54,44 @@ fn unreadable(table: &str) -> impl Fn(rusqlite::Error) -> Error + '_ {
     }
 }
 
+/// Rows one after another, each column's value where the source holds it: a prepared SELECT
+/// ([`Scan`]) or, for `traces`, the table's pages read from the file (`pages::read`).
+trait Source {
+    /// Move to the next row (false after the last); `table` names the table in an error.
+    fn advance(&mut self, table: &str) -> Result<bool>;
+    fn value(&self, i: usize) -> ValueRef<'_>;
+}
+
+impl Source for Scan<'_> {
+    fn advance(&mut self, table: &str) -> Result<bool> {
+        self.step().map_err(unreadable(table))
+    }
+
+    fn value(&self, i: usize) -> ValueRef<'_> {
+        Scan::value(self, i)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Source for super::pages::read::TableScan {
+    fn advance(&mut self, table: &str) -> Result<bool> {
+        self.step().map_err(|e| bad(format!("the {table} table's pages: {}", e.0)))
+    }
+
+    fn value(&self, i: usize) -> ValueRef<'_> {
+        super::pages::read::TableScan::value(self, i)
+    }
+}
+
 /// Every row of `sql` through `each` (the row and its id, column 0).
-fn rows(conn: &Connection, table: &str, sql: &str, mut each: impl FnMut(&Scan, i64) -> Result<()>) -> Result<()> {
-    let fail = unreadable(table);
-    let mut r = Scan::new(conn, sql).map_err(&fail)?;
-    while r.step().map_err(&fail)? {
+fn rows(conn: &Connection, table: &str, sql: &str, each: impl FnMut(&Scan, i64) -> Result<()>) -> Result<()> {
+    let r = Scan::new(conn, sql).map_err(unreadable(table))?;
+    rows_of(table, r, each)
+}
+
+/// Every row of `r` through `each` (the row and its id, column 0).
+fn rows_of<S: Source>(table: &str, mut r: S, mut each: impl FnMut(&S, i64) -> Result<()>) -> Result<()> {
+    while r.advance(table)? {
         let id: i64 = get(&r, 0).map_err(|e| damaged(table, -1, format!("its id, {}", e.message)))?;
         each(&r, id).map_err(|e| match e.code {
             ErrorCode::DatabaseSchemaInvalid if !e.message.contains(" row ") => damaged(table, id, e.message),
@@ -69,19 +102,19 @@ fn rows(conn: &Connection, table: &str, sql: &str, mut each: impl FnMut(&Scan, i
 }
 
 /// Column `i` of a row, a type mismatch named.
-fn get<T: FromSql>(r: &Scan, i: usize) -> Result<T> {
+fn get<T: FromSql>(r: &impl Source, i: usize) -> Result<T> {
     let v = r.value(i);
     T::column_result(v).map_err(|e| mismatch(i, v, e))
 }
 
 /// Column `i` as text borrowed from the row (no copy).
-fn text_at<'r>(r: &'r Scan, i: usize) -> Result<&'r str> {
+fn text_at(r: &impl Source, i: usize) -> Result<&str> {
     let v = r.value(i);
     v.as_str().map_err(|e| mismatch(i, v, e))
 }
 
 /// Column `i` as text or NULL, borrowed from the row.
-fn opt_text_at<'r>(r: &'r Scan, i: usize) -> Result<Option<&'r str>> {
+fn opt_text_at(r: &impl Source, i: usize) -> Result<Option<&str>> {
     let v = r.value(i);
     v.as_str_or_null().map_err(|e| mismatch(i, v, e))
 }
@@ -111,7 +144,20 @@ fn id_in(v: Option<i64>, len: usize, what: &str) -> Result<Option<u32>> {
     }
 }
 
+/// How the `traces` rows are read: from the table's pages, through SQLite, or the pages and,
+/// where they cannot be read here, SQLite (what every command does; tests compare the two).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TraceRows {
+    Pages,
+    Sqlite,
+    PagesElseSqlite,
+}
+
 pub fn snapshot(conn: &Connection) -> Result<Snapshot> {
+    snapshot_reading(conn, TraceRows::PagesElseSqlite)
+}
+
+pub fn snapshot_reading(conn: &Connection, traces: TraceRows) -> Result<Snapshot> {
     let mut s = Snapshot {
         format: match meta(conn, "format")?.as_deref() {
             None | Some("") => None,
@@ -132,7 +178,7 @@ pub fn snapshot(conn: &Connection) -> Result<Snapshot> {
     read_stacks(conn, &mut s)?;
     let devices = read_devices(conn)?;
     read_segments(conn, &mut s, &devices)?;
-    read_events(conn, &mut s, &devices, &long)?;
+    read_events(conn, &mut s, &devices, &long, traces)?;
     read_annotations(conn, &mut s, &long)?;
     read_warnings(conn, &mut s)?;
     from_overview(conn, &mut s)?;
@@ -273,7 +319,45 @@ fn read_segments(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64
     })
 }
 
-fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>, long: &long_texts::Read) -> Result<()> {
+/// The `traces` columns read back, in this order (`read_events_from` reads them by position).
+const TRACE_COLUMNS: [&str; 13] = [
+    "id",
+    "device_id",
+    "trace_index",
+    "action",
+    "addr",
+    "size",
+    "stream",
+    "time_us",
+    "stack_id",
+    "device_free",
+    "compile_context",
+    "user_metadata",
+    "extra_json",
+];
+
+/// Every trace event, device by device in trace order (ids run across devices in that order):
+/// from the table's pages when they can be read here (natively, a file SQLite could read the
+/// same way), else, or if the pages turn out damaged on the way, through SQLite, whose error
+/// names what is wrong.
+fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>, long: &long_texts::Read, how: TraceRows) -> Result<()> {
+    #[cfg(not(target_arch = "wasm32"))]
+    if how != TraceRows::Sqlite {
+        let read = super::pages::read::TableScan::open(conn, "traces", &TRACE_COLUMNS)
+            .map_err(|e| bad(format!("the traces table's pages: {}", e.0)))
+            .and_then(|pages| read_events_from(pages, s, devices, long));
+        match (read, how) {
+            (Ok(()), _) => return Ok(()),
+            (Err(e), TraceRows::Pages) => return Err(e),
+            _ => s.traces.clear(),
+        }
+    }
+    let sql = format!("SELECT {} FROM traces ORDER BY id", TRACE_COLUMNS.join(", "));
+    let scan = Scan::new(conn, &sql).map_err(unreadable("traces"))?;
+    read_events_from(scan, s, devices, long)
+}
+
+fn read_events_from<S: Source>(src: S, s: &mut Snapshot, devices: &HashMap<i64, i64>, long: &long_texts::Read) -> Result<()> {
     let stacks = s.interner.stacks.len();
     // Shared texts once per distinct text, as the reader keeps them.
     let mut texts: HashMap<String, Arc<str>> = HashMap::new();
@@ -286,7 +370,7 @@ fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>,
     let mut current: Option<(i64, usize)> = None;
     // Rows come device by device: the last `devices.id` and its ordinal, looked up once a run.
     let mut last_device: Option<(i64, i64)> = None;
-    rows(conn, "traces", include_str!("../../sql/read_back/traces.sql"), |r, id| {
+    rows_of("traces", src, |r, id| {
         let device_id: i64 = get(r, 1)?;
         let device = match last_device {
             Some((last, d)) if last == device_id => d,

@@ -149,7 +149,7 @@ pub fn local_size(p: usize, max_local: usize, min_local: usize, usable: usize) -
 }
 
 /// The smallest local payload of any page kind (§1.6).
-fn min_local(usable: usize) -> usize {
+pub fn min_local(usable: usize) -> usize {
     (usable - 12) * 32 / 255 - 23
 }
 

@@ -18,6 +18,7 @@
 //! format: <https://www.sqlite.org/fileformat2.html>, sections cited where they apply.
 
 mod btree;
+pub mod read;
 mod record;
 
 use super::cells::{CellFn, CellValue, Row};
