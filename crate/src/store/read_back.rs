@@ -341,6 +341,9 @@ const TRACE_COLUMNS: [&str; 13] = [
 /// same way), else, or if the pages turn out damaged on the way, through SQLite, whose error
 /// names what is wrong.
 fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>, long: &long_texts::Read, how: TraceRows) -> Result<()> {
+    // The page reader reads files: the page has no `.db` input.
+    #[cfg(target_arch = "wasm32")]
+    let _ = how;
     #[cfg(not(target_arch = "wasm32"))]
     if how != TraceRows::Sqlite {
         let read = super::pages::read::TableScan::open(conn, "traces", &TRACE_COLUMNS)
