@@ -4,7 +4,6 @@
 
 use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
-use crate::model::Frame;
 use crate::Loaded;
 use rusqlite::Connection;
 #[cfg(not(target_arch = "wasm32"))]
@@ -18,6 +17,7 @@ pub mod long_texts;
 mod pages;
 pub mod read_back;
 pub mod simulations;
+mod stack_texts;
 pub mod tables;
 pub mod vtab;
 
@@ -278,23 +278,3 @@ fn cut(s: &str) -> std::borrow::Cow<'_, str> {
     crate::frames::cut(s, crate::frames::ANSWER_NAME_CHARS)
 }
 
-/// A stack's frames as the JSON array `call_stacks.frames_json` holds, written straight into
-/// `out` (no value tree per frame: a SnapshotDB has one such text per stack).
-fn frames_json<'a>(out: &mut String, frames: impl Iterator<Item = &'a Frame>, seen: &mut crate::frames::RepeatCut) {
-    #[derive(serde::Serialize)]
-    struct FrameJson<'f> {
-        filename: &'f str,
-        line: i64,
-        name: &'f str,
-    }
-    out.push('[');
-    for (k, f) in frames.enumerate() {
-        if k > 0 {
-            out.push(',');
-        }
-        let (filename, name) = (seen.cut(&f.filename), seen.cut(&f.name));
-        let row = FrameJson { filename: &filename, line: f.line, name: &name };
-        out.push_str(&serde_json::to_string(&row).expect("serializable"));
-    }
-    out.push(']');
-}
