@@ -190,6 +190,7 @@ impl<T> Layout<T> {
     }
 
     /// Column `c`'s value into `rec`.
+    #[inline]
     fn value(&self, rec: &mut Record, c: usize, row: &Row<'_, T>) -> Result<()> {
         let v = (self.columns[c].cell)(row);
         rec.value(&v, self.affinity[c]).map_err(|e| internal(format!("column {}: {e}", self.columns[c].name)))

@@ -15,6 +15,7 @@ use crate::store::cells::CellValue;
 use std::cmp::Ordering;
 
 /// Bytes of `v` as a varint.
+#[inline]
 pub fn varint_len(v: u64) -> usize {
     if v <= 0x7f {
         return 1;
@@ -27,6 +28,7 @@ pub fn varint_len(v: u64) -> usize {
 }
 
 /// Append `v` as a varint.
+#[inline]
 pub fn put_varint(out: &mut Vec<u8>, v: u64) {
     if v <= 0x7f {
         out.push(v as u8);
@@ -101,11 +103,13 @@ impl Record {
         self.body.clear();
     }
 
+    #[inline]
     pub fn null(&mut self) {
         self.types.push(0);
     }
 
     /// An integer in the smallest serial type that holds it (`sqlite3VdbeSerialType`).
+    #[inline]
     pub fn int(&mut self, i: i64) {
         let u = if i < 0 { !(i as u64) } else { i as u64 };
         let (ty, len) = match u {
@@ -127,6 +131,7 @@ impl Record {
         }
     }
 
+    #[inline]
     pub fn text(&mut self, t: &[u8]) {
         put_varint(&mut self.types, 13 + 2 * t.len() as u64);
         self.body.extend_from_slice(t);
@@ -135,6 +140,7 @@ impl Record {
     /// A cell's value as a column of `affinity` stores it. An integer in a TEXT column is
     /// stored as its decimal text, as SQLite converts it; text in an INTEGER column is refused
     /// (SQLite would convert text that looks like a number: no cell of the large tables gives one).
+    #[inline]
     pub fn value(&mut self, v: &CellValue, affinity: Affinity) -> Result<(), &'static str> {
         match (v, affinity) {
             (CellValue::Null, _) => self.null(),
