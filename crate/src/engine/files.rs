@@ -32,7 +32,7 @@ pub fn now_iso() -> String {
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    hex(&Sha256::digest(bytes))
 }
 
 fn source_meta(path: &Path) -> Vec<(&'static str, String)> {
@@ -49,8 +49,50 @@ fn is_db(path: &Path) -> Result<bool> {
 
 /// Read a snapshot the way the page does: in chunks, decoded as they arrive, so the file's bytes
 /// are never held whole (peak memory is the decoded snapshot and its replay, not the file on
-/// top of them). With `hash`, the SHA-256 of the bytes is computed on the way.
+/// top of them). With `hash`, the SHA-256 of the bytes too: of a regular file on a thread of its
+/// own that reads the file again (from the page cache) beside the decoding, so the hash costs no
+/// wall time on a second core; of a pipe, on the way.
 pub fn stream_snapshot(path: &Path, hash: bool) -> Result<(Loaded, Option<String>)> {
+    let apart = hash && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let hashing = apart.then(|| scope.spawn(|| file_sha256(path, &stop)));
+        let read = decode_file(path, hash && !apart);
+        // A failed read need not wait for the hash.
+        stop.store(read.is_err(), std::sync::atomic::Ordering::Relaxed);
+        let (snapshot, inline) = read?;
+        let sha = match hashing {
+            Some(h) => Some(h.join().expect("the hashing thread does not panic")?),
+            None => inline,
+        };
+        Ok((Loaded::from_snapshot(snapshot), sha))
+    })
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The SHA-256 of the file at `path`; stops early (an error nobody reads) once `stop` is set.
+fn file_sha256(path: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<String> {
+    let shown = path.display().to_string();
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(&shown, e))?;
+    let mut hasher = Sha256::new();
+    let mut chunk = vec![0u8; 256 << 10];
+    loop {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Error::io(&shown, std::io::Error::other("hash not needed")));
+        }
+        let n = std::io::Read::read(&mut file, &mut chunk).map_err(|e| Error::io(&shown, e))?;
+        if n == 0 {
+            return Ok(hex(&hasher.finalize()));
+        }
+        hasher.update(&chunk[..n]);
+    }
+}
+
+/// The snapshot decoded from the file at `path` in chunks, and with `hash` their SHA-256.
+fn decode_file(path: &Path, hash: bool) -> Result<(crate::model::Snapshot, Option<String>)> {
     let shown = path.display().to_string();
     let mut file = std::fs::File::open(path).map_err(|e| Error::io(&shown, e))?;
     let mut reader = crate::reader::ChunkReader::default();
@@ -77,9 +119,7 @@ pub fn stream_snapshot(path: &Path, hash: bool) -> Result<(Loaded, Option<String
         }
         reader.push(&chunk[..n])?;
     }
-    let snapshot = reader.finish()?;
-    let sha = hasher.map(|h| h.finalize().iter().map(|b| format!("{b:02x}")).collect());
-    Ok((Loaded::from_snapshot(snapshot), sha))
+    Ok((reader.finish()?, hasher.map(|h| hex(&h.finalize()))))
 }
 
 /// Write a file atomically: a new temporary file beside it (never an existing file or a

@@ -4,11 +4,11 @@
 
 use super::cells::{self, pool_name};
 use super::long_texts;
+use super::stack_texts::StackTexts;
 use super::tables::{
     self, ANNOTATIONS, BLOCKS, CALL_STACKS, CATEGORY_RULES, DEVICES, FRAMES, ISSUES, LIFETIMES, METADATA, PHASES, SEGMENTS, SEGMENT_LIVES,
     STACK_FRAMES, START_RANGES, TRACES, WARNINGS,
 };
-use super::stack_texts::StackTexts;
 use super::{cut, vtab, Records, Storage, SCHEMA_VERSION};
 use super::{
     COPY_LARGE_TABLES_SQL, FILE_PAGE_SIZE_SQL, INDEXES_SQL, LARGE_TABLE_INDEXES_SQL, STACK_FRAME_BATCH, TRACES_INDEX_SQL,

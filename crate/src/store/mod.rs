@@ -277,4 +277,3 @@ pub fn metadata(conn: &Connection, key: &str) -> Result<Option<String>> {
 fn cut(s: &str) -> std::borrow::Cow<'_, str> {
     crate::frames::cut(s, crate::frames::ANSWER_NAME_CHARS)
 }
-
