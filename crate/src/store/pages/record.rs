@@ -85,6 +85,25 @@ impl Affinity {
     }
 }
 
+/// Serial type and value bytes of an integer whose magnitude takes `bits` bits (the index):
+/// types 1-4 for 1-4 bytes, 5 for 6 and 6 for 8 (§2.1), the sign bit counted.
+const INT_TYPES: [(u8, u8); 65] = {
+    let mut t = [(6u8, 8u8); 65];
+    let mut bits = 0;
+    while bits <= 64 {
+        t[bits] = match bits {
+            0..=7 => (1, 1),
+            8..=15 => (2, 2),
+            16..=23 => (3, 3),
+            24..=31 => (4, 4),
+            32..=47 => (5, 6),
+            _ => (6, 8),
+        };
+        bits += 1;
+    }
+    t
+};
+
 /// One record being written: the serial types and the values, joined by [`Record::write`].
 pub struct Record {
     types: Vec<u8>,
@@ -109,26 +128,20 @@ impl Record {
     }
 
     /// An integer in the smallest serial type that holds it (`sqlite3VdbeSerialType`).
-    #[inline]
+    #[inline(always)]
     pub fn int(&mut self, i: i64) {
-        let u = if i < 0 { !(i as u64) } else { i as u64 };
-        let (ty, len) = match u {
-            0..=127 if (i & 1) == i && self.format4 => (8 + i as u8, 0),
-            0..=127 => (1, 1),
-            128..=32_767 => (2, 2),
-            32_768..=8_388_607 => (3, 3),
-            8_388_608..=2_147_483_647 => (4, 4),
-            2_147_483_648..=0x7fff_ffff_ffff => (5, 6),
-            _ => (6, 8),
+        // The magnitude's bits (a negative number's complement): one lookup gives the type.
+        let u = (i ^ (i >> 63)) as u64;
+        let (ty, len) = match INT_TYPES[(64 - u.leading_zeros()) as usize] {
+            (1, _) if (i & 1) == i && self.format4 => (8 + i as u8, 0),
+            t => t,
         };
         self.types.push(ty);
-        if len > 0 {
-            // The value's last `len` bytes, big-endian: written as 8 bytes shifted to the front
-            // (one store) and cut.
-            let at = self.body.len();
-            self.body.extend_from_slice(&(i << (8 * (8 - len))).to_be_bytes());
-            self.body.truncate(at + len);
-        }
+        // The value's last `len` bytes, big-endian: written as 8 bytes shifted to the front (one
+        // store) and cut.
+        let at = self.body.len();
+        self.body.extend_from_slice(&(i.wrapping_shl(8 * (8 - len) as u32)).to_be_bytes());
+        self.body.truncate(at + len as usize);
     }
 
     #[inline]
@@ -140,7 +153,7 @@ impl Record {
     /// A cell's value as a column of `affinity` stores it. An integer in a TEXT column is
     /// stored as its decimal text, as SQLite converts it; text in an INTEGER column is refused
     /// (SQLite would convert text that looks like a number: no cell of the large tables gives one).
-    #[inline]
+    #[inline(always)]
     pub fn value(&mut self, v: &CellValue, affinity: Affinity) -> Result<(), &'static str> {
         match (v, affinity) {
             (CellValue::Null, _) => self.null(),
