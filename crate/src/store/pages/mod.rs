@@ -1,10 +1,12 @@
-//! The large tables of a `.db` file (`traces`, `lifetimes`) and their indexes written as SQLite
-//! pages, not inserted by SQLite. Copied row by row (`INSERT … SELECT` from the virtual tables),
-//! SQLite spent most of an import building records through its VM, walking each B-tree from the
-//! root per row and sorting the table again for each index; the rows are known in rowid order
-//! and every index's entries can be put in order here, so each page is filled once.
+//! The large tables of a `.db` file (`traces`, `lifetimes`) and their indexes, and the rows of
+//! every stack's frames (`stack_frames`), written as SQLite pages, not inserted by SQLite. Copied
+//! row by row (`INSERT … SELECT` from the virtual tables), SQLite spent most of an import
+//! building records through its VM, walking each B-tree from the root per row and sorting the
+//! table again for each index (and rebalancing `stack_frames`' pages as its rows came in); the
+//! rows are known in key order and every index's entries can be put in order here, so each page
+//! is filled once.
 //!
-//! How a file is made (`store::write_file`): SQLite writes everything else, the two tables and
+//! How a file is made (`store::write_file`): SQLite writes everything else, these tables and
 //! their indexes created empty, each with the root page SQLite gave it in sqlite_schema (so the
 //! schema's rows, their SQL text and order are SQLite's own). Once SQLite has closed the file,
 //! [`write`] appends the pages of each B-tree after the file's last page and writes the top of
@@ -22,6 +24,7 @@ pub mod read;
 mod record;
 
 use super::cells::{CellValue, Row};
+use super::tables::STACK_FRAMES;
 use super::vtab::{each_row, LifetimeRows, Rows, TraceRows};
 use crate::codes::ErrorCode;
 use crate::error::{Error, Result};
@@ -37,6 +40,8 @@ use std::path::Path;
 pub struct Plan {
     traces: TablePlan,
     lifetimes: TablePlan,
+    /// `stack_frames`, a WITHOUT ROWID table: one B-tree of its rows as index entries.
+    stack_frames: u32,
 }
 
 struct TablePlan {
@@ -56,8 +61,54 @@ impl Plan {
     /// the root page and columns of every index on it. An index this writer cannot write
     /// (unique, partial, on an expression, descending or under another collation) is refused.
     pub fn read(conn: &Connection) -> Result<Plan> {
-        Ok(Plan { traces: table_plan::<TraceRows>(conn)?, lifetimes: table_plan::<LifetimeRows>(conn)? })
+        let stack_frames = stack_frames_plan(conn)?;
+        Ok(Plan { traces: table_plan::<TraceRows>(conn)?, lifetimes: table_plan::<LifetimeRows>(conn)?, stack_frames })
     }
+}
+
+/// The root page of `stack_frames`, checked to be the WITHOUT ROWID table of three integer
+/// columns keyed by its first two that [`stack_frames`] writes, empty and without other indexes.
+fn stack_frames_plan(conn: &Connection) -> Result<u32> {
+    let table = STACK_FRAMES.name;
+    let columns: Vec<(String, String, i64)> = conn
+        .prepare("SELECT name, type, pk FROM pragma_table_info(?1) ORDER BY cid")?
+        .query_map([table], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let expected: Vec<(String, String, i64)> =
+        STACK_FRAMES.columns.iter().zip([1, 2, 0]).map(|(c, pk)| (c.name.to_string(), "INTEGER".to_string(), pk)).collect();
+    let (without_rowid, indexes, empty): (bool, i64, bool) = conn.query_row(
+        &format!(
+            "SELECT (SELECT sql LIKE '%WITHOUT ROWID' FROM sqlite_schema WHERE name = ?1), \
+             (SELECT count(*) FROM pragma_index_list(?1) WHERE origin != 'pk'), NOT EXISTS (SELECT 1 FROM main.{table})"
+        ),
+        [table],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    if columns != expected || !without_rowid || indexes != 0 || !empty {
+        return Err(internal(format!("{table} is not the empty WITHOUT ROWID table the page writer writes")));
+    }
+    Ok(conn.query_row("SELECT rootpage FROM sqlite_schema WHERE name = ?1", [table], |r| r.get(0))?)
+}
+
+/// Every stack's frames as `stack_frames` rows, (stack, position, frame) in key order: the
+/// entries of the table's one B-tree (a WITHOUT ROWID table is stored as an index whose entries
+/// are its rows, key columns first, §2.4 and §2.5).
+fn stack_frames(out: &mut PageOut, l: &Loaded, root: u32, schema_format: u32) -> Result<()> {
+    let mut tree = IndexTree::new(out);
+    let (mut rec, mut entry) = (Record::new(schema_format), Vec::new());
+    let failed = |e: std::io::Error| Error::io(STACK_FRAMES.name, e);
+    for (stack, frames) in l.snapshot.interner.stacks.iter().enumerate() {
+        for (position, &frame) in frames.iter().enumerate() {
+            rec.clear();
+            rec.int(stack as i64);
+            rec.int(position as i64);
+            rec.int(i64::from(frame));
+            entry.clear();
+            rec.write(&mut entry);
+            tree.push(out, &entry).map_err(failed)?;
+        }
+    }
+    tree.finish(out, root).map_err(failed)
 }
 
 fn internal(message: String) -> Error {
@@ -155,6 +206,7 @@ pub fn write(path: &Path, loaded: &Loaded, plan: &Plan) -> Result<()> {
     let mut out = PageOut::new(file, header.page_size, header.reserved, header.pages).map_err(io)?;
     table::<TraceRows>(&mut out, loaded, &plan.traces, header.schema_format).map_err(|e| e.writing(path))?;
     table::<LifetimeRows>(&mut out, loaded, &plan.lifetimes, header.schema_format).map_err(|e| e.writing(path))?;
+    stack_frames(&mut out, loaded, plan.stack_frames, header.schema_format).map_err(|e| e.writing(path))?;
     let (mut file, pages) = out.finish().map_err(io)?;
     header.write(&mut file, pages).map_err(io)
 }
