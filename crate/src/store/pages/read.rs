@@ -59,10 +59,12 @@ pub struct TableScan {
     cells: usize,
     next_cell: usize,
     /// The current row: its rowid, its record (and 8 zero bytes after it, so that any integer
-    /// field is read as one 8-byte load), each field's serial type and start in `record`.
+    /// field is read as one 8-byte load), its fields.
     rowid: i64,
     record: Vec<u8>,
-    fields: Vec<(u64, usize)>,
+    fields: Vec<Field>,
+    /// Which fields a selected column reads (the others are skipped, not decoded).
+    wanted: Vec<bool>,
     /// Each selected column: its field in the record, or None for the rowid column.
     projection: Vec<Option<usize>>,
     /// The rowid's alias column, whose field every record holds as NULL.
@@ -119,7 +121,7 @@ impl TableScan {
             [k] if declared[*k].1.eq_ignore_ascii_case("INTEGER") => Some(*k),
             _ => None,
         };
-        let projection = columns
+        let projection: Vec<Option<usize>> = columns
             .iter()
             .map(|name| match declared.iter().position(|c| c.0.eq_ignore_ascii_case(name)) {
                 Some(i) if Some(i) == alias => Ok(None),
@@ -144,6 +146,7 @@ impl TableScan {
             rowid: 0,
             record: Vec::new(),
             fields: Vec::new(),
+            wanted: (0..declared.len()).map(|f| projection.contains(&Some(f)) || Some(f) == alias).collect(),
             projection,
             alias,
         };
@@ -258,8 +261,8 @@ impl TableScan {
         // A value in the alias's field: the column is no alias after all (`INTEGER PRIMARY
         // KEY DESC` is not one), and this reader would have read the rowid for it.
         match self.alias.and_then(|a| self.fields.get(a)) {
-            Some(&(ty, _)) if ty != 0 => fail("a value in the rowid's column"),
-            _ => Ok(true),
+            Some(Field::Null) | None => Ok(true),
+            Some(_) => fail("a value in the rowid's column"),
         }
     }
 
@@ -281,7 +284,7 @@ impl TableScan {
         Ok(())
     }
 
-    /// The serial types of the record (its first `len` bytes) and where each value starts.
+    /// The record's fields (its first `len` bytes) that a selected column reads, decoded.
     fn parse_record(&mut self, len: usize) -> Result<(), Unreadable> {
         self.fields.clear();
         let (header, mut at) = varint(&self.record[..len], 0)?;
@@ -303,21 +306,38 @@ impl TableScan {
                     ty
                 }
             };
-            let len = match ty {
-                0 | 8 | 9 => 0,
-                1..=4 => ty as usize,
-                5 => 6,
-                6 | 7 => 8,
+            let size = match ty {
+                0..=9 => [0, 1, 2, 3, 4, 6, 8, 8, 0, 0][ty as usize],
                 10 | 11 => return fail("a reserved serial type"),
                 t => ((t - 12) / 2) as usize,
             };
-            self.fields.push((ty, value));
-            value += len;
-        }
-        if value > len {
-            return fail("a record's values past its end");
+            if value + size > len {
+                return fail("a record's values past its end");
+            }
+            let wanted = self.wanted.get(self.fields.len()).copied().unwrap_or(false);
+            self.fields.push(if wanted { self.decode(ty, value, size) } else { Field::Null });
+            value += size;
         }
         Ok(())
+    }
+
+    /// The field of serial type `ty` at `at` (`size` bytes, within the record).
+    #[inline(always)]
+    fn decode(&self, ty: u64, at: usize, size: usize) -> Field {
+        // A big-endian integer, sign-extended: 8 bytes from its start (the record is followed
+        // by 8 zero bytes), shifted down.
+        let int = || {
+            let b: [u8; 8] = self.record[at..at + 8].try_into().expect("8 bytes");
+            i64::from_be_bytes(b) >> (64 - 8 * size)
+        };
+        match ty {
+            0 => Field::Null,
+            1..=6 => Field::Int(int()),
+            7 => Field::Real(f64::from_bits(int() as u64)),
+            8 | 9 => Field::Int(ty as i64 - 8),
+            t if t % 2 == 1 => Field::Text(at as u32, size as u32),
+            _ => Field::Blob(at as u32, size as u32),
+        }
     }
 
     /// Selected column `i` of the current row.
@@ -328,31 +348,26 @@ impl TableScan {
             Some(None) => return ValueRef::Integer(self.rowid),
             Some(Some(f)) => *f,
         };
+        let bytes = |at: u32, n: u32| &self.record[at as usize..(at + n) as usize];
         // A record shorter than the table (columns added later, no default): NULL.
-        let Some(&(ty, at)) = self.fields.get(field) else { return ValueRef::Null };
-        // A big-endian integer of `len` bytes, sign-extended: 8 bytes from its start (the
-        // record is followed by 8 zero bytes), shifted down.
-        let int = |len: usize| {
-            let b: [u8; 8] = self.record[at..at + 8].try_into().expect("8 bytes");
-            i64::from_be_bytes(b) >> (64 - 8 * len)
-        };
-        match ty {
-            0 => ValueRef::Null,
-            1..=4 => ValueRef::Integer(int(ty as usize)),
-            5 => ValueRef::Integer(int(6)),
-            6 => ValueRef::Integer(int(8)),
-            7 => ValueRef::Real(f64::from_bits(int(8) as u64)),
-            8 | 9 => ValueRef::Integer(ty as i64 - 8),
-            t => {
-                let bytes = &self.record[at..at + ((t - 12) / 2) as usize];
-                if t % 2 == 1 {
-                    ValueRef::Text(bytes)
-                } else {
-                    ValueRef::Blob(bytes)
-                }
-            }
+        match self.fields.get(field) {
+            None | Some(Field::Null) => ValueRef::Null,
+            Some(&Field::Int(v)) => ValueRef::Integer(v),
+            Some(&Field::Real(v)) => ValueRef::Real(v),
+            Some(&Field::Text(at, n)) => ValueRef::Text(bytes(at, n)),
+            Some(&Field::Blob(at, n)) => ValueRef::Blob(bytes(at, n)),
         }
     }
+}
+
+/// A record's field as read: a value, or where its bytes are in the record.
+#[derive(Clone, Copy)]
+enum Field {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(u32, u32),
+    Blob(u32, u32),
 }
 
 fn be16(b: &[u8], at: usize) -> usize {
