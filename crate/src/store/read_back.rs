@@ -72,14 +72,36 @@ impl Source for Scan<'_> {
     }
 }
 
+/// A table's rows read from its pages, under the time limit every statement over an input
+/// database runs under (`store::guard_statements`): the reading is one statement's work.
 #[cfg(not(target_arch = "wasm32"))]
-impl Source for super::pages::read::TableScan {
+struct PageRows {
+    scan: super::pages::read::TableScan,
+    rows: u64,
+    deadline_ms: f64,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl PageRows {
+    fn new(scan: super::pages::read::TableScan) -> PageRows {
+        PageRows { scan, rows: 0, deadline_ms: crate::clock::now_ms() + crate::budget::DB_STATEMENT_MS.limit() as f64 }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Source for PageRows {
     fn advance(&mut self, table: &str) -> Result<bool> {
-        self.step().map_err(|e| bad(format!("the {table} table's pages: {}", e.0)))
+        self.rows += 1;
+        // The clock read every 4,096 rows (about a millisecond of reading).
+        if self.rows.is_multiple_of(4096) && crate::clock::now_ms() > self.deadline_ms {
+            let b = &crate::budget::DB_STATEMENT_MS;
+            return Err(b.exceeded(b.limit(), format!("reading the input database's {table} table took longer and was stopped")));
+        }
+        self.scan.step().map_err(|e| bad(format!("the {table} table's pages: {}", e.0)))
     }
 
     fn value(&self, i: usize) -> ValueRef<'_> {
-        super::pages::read::TableScan::value(self, i)
+        self.scan.value(i)
     }
 }
 
@@ -348,10 +370,11 @@ fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>,
     if how != TraceRows::Sqlite {
         let read = super::pages::read::TableScan::open(conn, "traces", &TRACE_COLUMNS)
             .map_err(|e| bad(format!("the traces table's pages: {}", e.0)))
-            .and_then(|pages| read_events_from(pages, s, devices, long));
+            .and_then(|pages| read_events_from(PageRows::new(pages), s, devices, long));
         match (read, how) {
             (Ok(()), _) => return Ok(()),
             (Err(e), TraceRows::Pages) => return Err(e),
+            (Err(e), _) if e.code == ErrorCode::BudgetExceeded => return Err(e),
             _ => s.traces.clear(),
         }
     }

@@ -76,14 +76,8 @@ fn stack_frames_plan(conn: &Connection) -> Result<u32> {
         .collect::<rusqlite::Result<_>>()?;
     let expected: Vec<(String, String, i64)> =
         STACK_FRAMES.columns.iter().zip([1, 2, 0]).map(|(c, pk)| (c.name.to_string(), "INTEGER".to_string(), pk)).collect();
-    let (without_rowid, indexes, empty): (bool, i64, bool) = conn.query_row(
-        &format!(
-            "SELECT (SELECT sql LIKE '%WITHOUT ROWID' FROM sqlite_schema WHERE name = ?1), \
-             (SELECT count(*) FROM pragma_index_list(?1) WHERE origin != 'pk'), NOT EXISTS (SELECT 1 FROM main.{table})"
-        ),
-        [table],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    )?;
+    let (without_rowid, indexes, empty): (bool, i64, bool) =
+        conn.query_row(include_str!("../../../sql/store/stack_frames_pages.sql"), [table], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     if columns != expected || !without_rowid || indexes != 0 || !empty {
         return Err(internal(format!("{table} is not the empty WITHOUT ROWID table the page writer writes")));
     }

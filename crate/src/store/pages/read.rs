@@ -427,11 +427,9 @@ mod tests {
         let path = temp("values");
         std::fs::remove_file(&path).ok();
         let conn = Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "PRAGMA page_size = 512; CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c, d REAL);
-             CREATE TABLE w (k TEXT PRIMARY KEY, v INTEGER) WITHOUT ROWID;",
-        )
-        .unwrap();
+        conn.execute_batch("PRAGMA page_size = 512").unwrap();
+        conn.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c, d REAL)").unwrap();
+        conn.execute_batch("CREATE TABLE w (k TEXT PRIMARY KEY, v INTEGER) WITHOUT ROWID").unwrap();
         let ints = [0i64, 1, -1, 127, 128, -129, 32_767, 32_768, 8_388_607, 8_388_608, 2_147_483_647, 1 << 40, i64::MAX, i64::MIN];
         let tx = conn.unchecked_transaction().unwrap();
         for i in 0..3000i64 {
