@@ -161,7 +161,7 @@ test("the painted pixels are the rectangles: each block in its colour, the rest 
   assert.equal(hslPixel(120, 1, 0.5), rgbPixel(0, 255, 0));
 });
 
-test("a block thinner than a pixel still shows (one pixel), on a million entries in well under 100 ms", () => {
+test("a block thinner than a pixel still shows (one pixel), on a million entries in well under half a second", () => {
   const cols = 1200;
   const per = 1000;
   const blocks = Array.from({ length: per }, (_, i) => block(i, 1000, i));
@@ -178,7 +178,9 @@ test("a block thinner than a pixel still shows (one pixel), on a million entries
   };
   const f = { w: PAD.l + PAD.r + cols, h: 400 + PAD.t + PAD.b, pad: PAD };
   const s = bandScale(b, f);
-  // The best of three (the machine may be busy with other work).
+  // The best of three (the machine may be busy with other work). About 30 ms on a quiet machine;
+  // the bound catches a paint that is no longer linear in the entries (a quadratic one takes
+  // minutes), not a busy machine (101 ms once while CI shared its two cores with builds).
   let ms = Infinity;
   let img = paintBands(b, s, f, 1);
   for (let k = 0; k < 3; k++) {
@@ -186,7 +188,7 @@ test("a block thinner than a pixel still shows (one pixel), on a million entries
     img = paintBands(b, s, f, 1);
     ms = Math.min(ms, performance.now() - t);
   }
-  assert.ok(ms < 100, `${ms.toFixed(0)} ms`);
+  assert.ok(ms < 500, `${ms.toFixed(0)} ms`);
   // Each block is 0.38 px tall: every pixel of the stack is painted.
   const top = Math.floor(400 - (per * 1000 * 400) / s.y.top);
   for (let r = top + 1; r < 400; r++) assert.notEqual(img.pixels[r * cols], 0);
