@@ -71,8 +71,8 @@ fn every_answer_from_a_snapshotdb_equals_the_snapshots() {
         // The events read from the traces table's own pages (no fallback) are those SQLite reads.
         let conn = snapscope::store::open_file(&path).unwrap();
         let read = |how| format!("{:?}", snapscope::store::read_back::snapshot_reading(&conn, how).unwrap());
-        use snapscope::store::read_back::TraceRows;
-        same("the snapshot read back", read(TraceRows::Sqlite), read(TraceRows::Pages));
+        use snapscope::store::read_back::TraceReading;
+        same("the snapshot read back", read(TraceReading::Sqlite), read(TraceReading::Pages));
         same("overview", text(pickle.overview()), text(db.overview()));
         for device in pickle.devices().unwrap() {
             let events = pickle.overview().unwrap().devices.iter().find(|d| d.device == device).unwrap().events;

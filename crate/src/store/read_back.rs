@@ -169,17 +169,17 @@ fn id_in(v: Option<i64>, len: usize, what: &str) -> Result<Option<u32>> {
 /// How the `traces` rows are read: from the table's pages, through SQLite, or the pages and,
 /// where they cannot be read here, SQLite (what every command does; tests compare the two).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum TraceRows {
+pub enum TraceReading {
     Pages,
     Sqlite,
     PagesElseSqlite,
 }
 
 pub fn snapshot(conn: &Connection) -> Result<Snapshot> {
-    snapshot_reading(conn, TraceRows::PagesElseSqlite)
+    snapshot_reading(conn, TraceReading::PagesElseSqlite)
 }
 
-pub fn snapshot_reading(conn: &Connection, traces: TraceRows) -> Result<Snapshot> {
+pub fn snapshot_reading(conn: &Connection, traces: TraceReading) -> Result<Snapshot> {
     let mut s = Snapshot {
         format: match meta(conn, "format")?.as_deref() {
             None | Some("") => None,
@@ -362,18 +362,18 @@ const TRACE_COLUMNS: [&str; 13] = [
 /// from the table's pages when they can be read here (natively, a file SQLite could read the
 /// same way), else, or if the pages turn out damaged on the way, through SQLite, whose error
 /// names what is wrong.
-fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>, long: &long_texts::Read, how: TraceRows) -> Result<()> {
+fn read_events(conn: &Connection, s: &mut Snapshot, devices: &HashMap<i64, i64>, long: &long_texts::Read, how: TraceReading) -> Result<()> {
     // The page reader reads files: the page has no `.db` input.
     #[cfg(target_arch = "wasm32")]
     let _ = how;
     #[cfg(not(target_arch = "wasm32"))]
-    if how != TraceRows::Sqlite {
+    if how != TraceReading::Sqlite {
         let read = super::pages::read::TableScan::open(conn, "traces", &TRACE_COLUMNS)
             .map_err(|e| bad(format!("the traces table's pages: {}", e.0)))
             .and_then(|pages| read_events_from(PageRows::new(pages), s, devices, long));
         match (read, how) {
             (Ok(()), _) => return Ok(()),
-            (Err(e), TraceRows::Pages) => return Err(e),
+            (Err(e), TraceReading::Pages) => return Err(e),
             (Err(e), _) if e.code == ErrorCode::BudgetExceeded => return Err(e),
             _ => s.traces.clear(),
         }

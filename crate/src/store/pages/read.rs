@@ -15,6 +15,7 @@
 //! rowid (its record field NULL).
 
 use super::btree::{local_size, min_local};
+use super::record::{serial_size, try_varint};
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 use std::fs::File;
@@ -306,11 +307,7 @@ impl TableScan {
                     ty
                 }
             };
-            let size = match ty {
-                0..=9 => [0, 1, 2, 3, 4, 6, 8, 8, 0, 0][ty as usize],
-                10 | 11 => return fail("a reserved serial type"),
-                t => ((t - 12) / 2) as usize,
-            };
+            let Some(size) = serial_size(ty) else { return fail("a reserved serial type") };
             if value + size > len {
                 return fail("a record's values past its end");
             }
@@ -380,18 +377,7 @@ fn be32(b: &[u8], at: usize) -> u32 {
 
 /// The varint at `at` in `b` and its length, or Unreadable when it runs past `b`.
 fn varint(b: &[u8], at: usize) -> Result<(u64, usize), Unreadable> {
-    let mut v = 0u64;
-    for i in 0..9 {
-        let Some(&byte) = b.get(at + i) else { return fail("a varint past its page") };
-        if i == 8 {
-            return Ok(((v << 8) | u64::from(byte), 9));
-        }
-        v = (v << 7) | u64::from(byte & 0x7f);
-        if byte < 0x80 {
-            return Ok((v, i + 1));
-        }
-    }
-    unreachable!("the ninth byte returns")
+    b.get(at..).and_then(try_varint).ok_or_else(|| Unreadable("a varint past its page".into()))
 }
 
 #[cfg(test)]
@@ -399,8 +385,14 @@ mod tests {
     use super::*;
     use rusqlite::types::Value;
 
-    fn temp(name: &str) -> std::path::PathBuf {
-        std::env::temp_dir().join(format!("snapscope-pages-read-{}-{name}.db", std::process::id()))
+    /// A new database file of 512-byte pages (small pages: trees of several levels, overflow
+    /// chains from short texts).
+    fn small_pages(name: &str) -> (std::path::PathBuf, Connection) {
+        let path = std::env::temp_dir().join(format!("snapscope-pages-read-{}-{name}.db", std::process::id()));
+        std::fs::remove_file(&path).ok();
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA page_size = 512").unwrap();
+        (path, conn)
     }
 
     /// Every row and column of `table` through the pages and through SQLite.
@@ -424,10 +416,7 @@ mod tests {
     /// several levels (512-byte pages): read as SQLite reads them, in rowid order.
     #[test]
     fn rows_read_from_pages_are_the_rows_sqlite_reads() {
-        let path = temp("values");
-        std::fs::remove_file(&path).ok();
-        let conn = Connection::open(&path).unwrap();
-        conn.execute_batch("PRAGMA page_size = 512").unwrap();
+        let (path, conn) = small_pages("values");
         conn.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER, b TEXT, c, d REAL)").unwrap();
         conn.execute_batch("CREATE TABLE w (k TEXT PRIMARY KEY, v INTEGER) WITHOUT ROWID").unwrap();
         let ints = [0i64, 1, -1, 127, 128, -129, 32_767, 32_768, 8_388_607, 8_388_608, 2_147_483_647, 1 << 40, i64::MAX, i64::MIN];
@@ -473,10 +462,8 @@ mod tests {
     /// gives an error, never a loop or a panic.
     #[test]
     fn damaged_pages_are_an_error() {
-        let path = temp("damaged");
-        std::fs::remove_file(&path).ok();
-        let conn = Connection::open(&path).unwrap();
-        conn.execute_batch("PRAGMA page_size = 512; CREATE TABLE t (id INTEGER PRIMARY KEY, b TEXT);").unwrap();
+        let (path, conn) = small_pages("damaged");
+        conn.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, b TEXT)").unwrap();
         for i in 0..200 {
             conn.execute("INSERT INTO t (b) VALUES (?1)", [format!("text {i:040}")]).unwrap();
         }

@@ -51,14 +51,32 @@ pub fn put_varint(out: &mut Vec<u8>, v: u64) {
 
 /// The varint at the start of `b`, and its length. `b` is a record this module wrote.
 pub fn get_varint(b: &[u8]) -> (u64, usize) {
+    try_varint(b).expect("a whole varint")
+}
+
+/// The varint at the start of `b` and its length, or None when `b` ends inside it (a file's
+/// bytes are not trusted: `read.rs`).
+#[inline]
+pub fn try_varint(b: &[u8]) -> Option<(u64, usize)> {
     let mut v = 0u64;
-    for (i, &byte) in b.iter().take(8).enumerate() {
+    for i in 0..8 {
+        let byte = *b.get(i)?;
         v = (v << 7) | u64::from(byte & 0x7f);
         if byte < 0x80 {
-            return (v, i + 1);
+            return Some((v, i + 1));
         }
     }
-    ((v << 8) | u64::from(b[8]), 9)
+    Some(((v << 8) | u64::from(*b.get(8)?), 9))
+}
+
+/// Bytes of the value of serial type `ty` (§2.1), or None for the reserved types 10 and 11.
+#[inline]
+pub fn serial_size(ty: u64) -> Option<usize> {
+    match ty {
+        0..=9 => Some([0, 1, 2, 3, 4, 6, 8, 8, 0, 0][ty as usize]),
+        10 | 11 => None,
+        t => Some(((t - 12) / 2) as usize),
+    }
 }
 
 /// A column's affinity, from its declared type (SQLite's datatype rules, §3.1 of
@@ -238,20 +256,21 @@ impl<'a> Iterator for Fields<'a> {
             // Sign-extended from the first byte.
             b.iter().fold(if b[0] >= 0x80 { -1i64 } else { 0 }, |v, &x| (v << 8) | i64::from(x))
         };
-        let (field, len) = match ty {
-            0 => (Field::Null, 0),
-            1..=4 => (Field::Int(int(ty as usize)), ty as usize),
-            5 => (Field::Int(int(6)), 6),
-            6 => (Field::Int(int(8)), 8),
-            7 => (Field::Real(f64::from_bits(int(8) as u64)), 8),
-            8 | 9 => (Field::Int(ty as i64 - 8), 0),
-            t if t >= 12 => {
-                let len = ((t - 12) / 2) as usize;
+        // 10 and 11 are reserved: never written here.
+        let len = serial_size(ty).unwrap_or(0);
+        let field = match ty {
+            0 | 10 | 11 => Field::Null,
+            1..=6 => Field::Int(int(len)),
+            7 => Field::Real(f64::from_bits(int(8) as u64)),
+            8 | 9 => Field::Int(ty as i64 - 8),
+            t => {
                 let bytes = &self.rec[self.value..self.value + len];
-                (if t % 2 == 1 { Field::Text(bytes) } else { Field::Blob(bytes) }, len)
+                if t % 2 == 1 {
+                    Field::Text(bytes)
+                } else {
+                    Field::Blob(bytes)
+                }
             }
-            // 10 and 11 are reserved: never written here.
-            _ => (Field::Null, 0),
         };
         self.value += len;
         Some(field)
