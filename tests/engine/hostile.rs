@@ -1,4 +1,4 @@
-//! Hostile but valid snapshots, made at test time: the CLI stays within 10 s and 10 MB of output.
+//! Hostile but valid snapshots, made at test time: the CLI stays within 10 s of CPU and 10 MB of output.
 
 use crate::common;
 use std::os::unix::process::CommandExt;
@@ -20,34 +20,38 @@ fn python(script: &str, args: &[&str]) {
     assert!(made.success(), "python failed");
 }
 
-/// The CLI in `dir`, limited as the "done" asks: 1.5 GiB of address space (1 GiB of
-/// memory plus the threads' reservations) and 10 s.
-fn cli(dir: &Path, args: &[&str]) -> Output {
-    let t0 = Instant::now();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_snapscope"));
-    c.args(args).current_dir(dir);
-    // SAFETY: setrlimit is async-signal-safe; it runs in the child between fork and exec.
-    unsafe {
-        c.pre_exec(|| {
-            let lim = libc::rlimit { rlim_cur: 3 << 29, rlim_max: 3 << 29 };
-            libc::setrlimit(libc::RLIMIT_AS, &lim);
-            Ok(())
-        });
-    }
-    let out = c.output().unwrap();
-    assert!(t0.elapsed() < Duration::from_secs(10), "{args:?} took {:?}", t0.elapsed());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("panicked") && !err.contains("memory allocation"), "{args:?}: {err}");
-    assert!(out.status.code().is_some(), "{args:?} was killed: {:?} {err}", out.status);
-    out
+/// The CLI's own limit from the issues' "done": 10 s of its CPU time. The child's CPU time
+/// (user + system, from wait4) is what the limit bounds, not the wall clock, which also counts
+/// the other tests and builds sharing the machine (CI's two cores once stretched a 2 s report to
+/// 10.7 s). The wall clock still catches a hang, at six times the limit.
+const CPU_LIMIT: Duration = Duration::from_secs(10);
+const HANG_LIMIT: Duration = Duration::from_secs(60);
+
+/// One finished run of the CLI: its output, its own CPU time and peak resident memory (KiB).
+struct Run {
+    out: Output,
+    cpu: Duration,
+    peak_rss_kib: u64,
 }
 
-/// `cli`, and the child's peak resident memory in KiB (its own, from wait4: tests running at the
-/// same time do not count).
-fn cli_peak_rss(dir: &Path, args: &[&str]) -> (Output, u64) {
+/// Run the CLI in `dir`, optionally within 1.5 GiB of address space (1 GiB of memory plus the
+/// threads' reservations), and wait for exactly this child (tests running at the same time do
+/// not count in its figures).
+fn run_cli(dir: &Path, args: &[&str], limit_memory: bool) -> Run {
     use std::io::Read;
+    let t0 = Instant::now();
     let mut c = Command::new(env!("CARGO_BIN_EXE_snapscope"));
     c.args(args).current_dir(dir).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    if limit_memory {
+        // SAFETY: setrlimit is async-signal-safe; it runs in the child between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                let lim = libc::rlimit { rlim_cur: 3 << 29, rlim_max: 3 << 29 };
+                libc::setrlimit(libc::RLIMIT_AS, &lim);
+                Ok(())
+            });
+        }
+    }
     let mut child = c.spawn().unwrap();
     let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
     let reader = std::thread::spawn(move || {
@@ -63,7 +67,25 @@ fn cli_peak_rss(dir: &Path, args: &[&str]) -> (Output, u64) {
     assert_eq!(pid, child.id() as i32);
     std::mem::forget(child);
     let status = std::os::unix::process::ExitStatusExt::from_raw(status);
-    (Output { status, stdout: reader.join().unwrap(), stderr }, usage.ru_maxrss as u64)
+    let seconds = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    let run = Run {
+        out: Output { status, stdout: reader.join().unwrap(), stderr },
+        cpu: seconds(usage.ru_utime) + seconds(usage.ru_stime),
+        peak_rss_kib: usage.ru_maxrss as u64,
+    };
+    let wall = t0.elapsed();
+    assert!(run.cpu < CPU_LIMIT, "{args:?} used {:?} of CPU ({wall:?} wall)", run.cpu);
+    assert!(wall < HANG_LIMIT, "{args:?} took {wall:?} ({:?} of CPU)", run.cpu);
+    run
+}
+
+/// The CLI in `dir` within 1.5 GiB of address space and 10 s of CPU, never panicking or killed.
+fn cli(dir: &Path, args: &[&str]) -> Output {
+    let out = run_cli(dir, args, true).out;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked") && !err.contains("memory allocation"), "{args:?}: {err}");
+    assert!(out.status.code().is_some(), "{args:?} was killed: {:?} {err}", out.status);
+    out
 }
 
 /// Rows of a one-number query on a SnapshotDB.
@@ -136,11 +158,9 @@ fn a_shared_huge_name_is_not_multiplied() {
         vec!["import", s, "-o", db.to_str().unwrap(), "--no-focus"],
         vec!["query", s, "-t", "top_allocations", "--json"],
     ] {
-        let t0 = Instant::now();
-        let out = Command::new(env!("CARGO_BIN_EXE_snapscope")).args(&args).current_dir(&dir).output().unwrap();
+        let Run { out, cpu, .. } = run_cli(&dir, &args, false);
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        assert!(t0.elapsed() < Duration::from_secs(10), "{args:?} took {:?}", t0.elapsed());
-        eprintln!("amplification: {args:?} printed {} bytes in {:?}", out.stdout.len(), t0.elapsed());
+        eprintln!("amplification: {args:?} printed {} bytes in {cpu:?} of CPU", out.stdout.len());
         assert!(out.stdout.len() < 10 << 20, "{args:?} printed {} bytes", out.stdout.len());
     }
     let (html, dbl) = (std::fs::metadata(&report).unwrap().len(), std::fs::metadata(&db).unwrap().len());
@@ -745,7 +765,7 @@ annotated("shared_annotation.pickle", [{"name": big, "stage": "START", "device":
     }
     // 400 distinct frames sharing the name: one copy in memory (it took 3.3 GB when each frame
     // owned its name).
-    let (out, rss_kib) = cli_peak_rss(&dir, &["analyze", "shared_name.pickle", "--json"]);
+    let Run { out, peak_rss_kib: rss_kib, .. } = run_cli(&dir, &["analyze", "shared_name.pickle", "--json"], false);
     assert!(out.status.success());
     eprintln!("shared_name.pickle: analyze --json peak RSS {rss_kib} KiB");
     assert!(rss_kib < 256 << 10, "peak RSS {rss_kib} KiB");
