@@ -176,30 +176,38 @@ impl Series {
         }
     }
     pub fn peak(&self, name: &str) -> Peak {
-        let (start, block_max): (i64, fn(&Extremes) -> i64) = match name {
-            "allocated" => (self.start.allocated, |b| b.allocated_max),
-            "active" => (self.start.active, |b| b.active_max),
-            "reserved" => (self.start.reserved, |b| b.reserved_max),
-            _ => (self.start.requested, |b| b.requested_max),
+        let start = match name {
+            "allocated" => self.start.allocated,
+            "active" => self.start.active,
+            "reserved" => self.start.reserved,
+            _ => self.start.requested,
         };
-        // The first run holding the largest maximum, then the first event in it that reaches it
-        // (every event when the runs' extremes are not there).
-        let column = self.column(name).unwrap_or(&self.requested);
-        if self.blocks.len() != self.len().div_ceil(SERIES_BLOCK) {
-            return match first_max(column.iter()) {
-                Some((bytes, i)) if bytes > start => Peak { bytes, event: Some(i as u32) },
-                _ => Peak { bytes: start, event: None },
-            };
-        }
-        let found = first_max(self.blocks.iter().map(block_max)).and_then(|(bytes, run)| {
-            let from = run * SERIES_BLOCK;
-            let at = column.range(from..(from + SERIES_BLOCK).min(self.len())).position(|v| v == bytes)?;
-            Some((bytes, from + at))
-        });
-        match found {
+        match self.first_max(name) {
             Some((bytes, i)) if bytes > start => Peak { bytes, event: Some(i as u32) },
             _ => Peak { bytes: start, event: None },
         }
+    }
+
+    /// The counter's largest value after an event and the first event that reaches it (None
+    /// without events), as `first_max` over the column finds it: the first run holding the
+    /// largest maximum, then the first event in it that reaches it (every event when the runs'
+    /// extremes are not there).
+    pub fn first_max(&self, name: &str) -> Option<(i64, usize)> {
+        let block_max: fn(&Extremes) -> i64 = match name {
+            "allocated" => |b| b.allocated_max,
+            "active" => |b| b.active_max,
+            "reserved" => |b| b.reserved_max,
+            _ => |b| b.requested_max,
+        };
+        let column = self.column(name).unwrap_or(&self.requested);
+        if self.blocks.len() != self.len().div_ceil(SERIES_BLOCK) {
+            return first_max(column.iter());
+        }
+        first_max(self.blocks.iter().map(block_max)).and_then(|(bytes, run)| {
+            let from = run * SERIES_BLOCK;
+            let at = column.range(from..(from + SERIES_BLOCK).min(self.len())).position(|v| v == bytes)?;
+            Some((bytes, from + at))
+        })
     }
 }
 
@@ -377,6 +385,7 @@ mod tests {
                 let unsummarized = Series { blocks: Vec::new(), ..summarized.clone() };
                 for s in [&by_run, &summarized, &unsummarized] {
                     assert_eq!(s.peak(name), expected, "{name}, {n} events");
+                    assert_eq!(s.first_max(name), first_max(column.iter()), "{name}, {n} events");
                 }
             }
         }

@@ -326,8 +326,8 @@ impl StoreBuild {
         let dev_id = dev_pos as i64;
         let st = d.series.start;
         // Each counter's peak over the events, as MAX() over the rows finds it.
-        let peaks = [&d.series.allocated, &d.series.active, &d.series.reserved, &d.series.requested]
-            .map(|v| crate::replay::first_max(v.iter()).map_or((None, None), |(b, i)| (Some(b), Some(i as i64))));
+        let peaks = ["allocated", "active", "reserved", "requested"]
+            .map(|name| d.series.first_max(name).map_or((None, None), |(b, i)| (Some(b), Some(i as i64))));
         dev.execute(params![
             dev_id,
             d.device,
