@@ -16,7 +16,7 @@
 use super::arena::{Arena, Node};
 use super::decode::{DecodeState, EntryField, MAX_BYTES};
 use super::memo::Memo;
-use super::stack_cache::{ListKey, ListKeyBuilder, StackCache};
+use super::stack_cache::{ListKey, StackCache};
 use crate::model::{time_us_fits, Action, Event, FrameId, StackId};
 
 /// What reading entries reuses from one to the next.
@@ -166,24 +166,18 @@ fn read_frames(ops: &mut Ops, memo: &Memo, arena: &Arena, st: &mut DecodeState, 
 }
 
 /// `MARK (BINGET | LONG_BINGET)... APPENDS` at the start of `b` when no more items follow it
-/// (another batch, an APPEND, or a FRAME that hides what follows): its length and the key of the
-/// memo slots it names, read in one pass.
+/// (another batch, an APPEND, or a FRAME that hides what follows): its length and the key of its
+/// memo references' bytes. The same bytes name the same slots, so they key the list as the slots
+/// would; the walk only steps from opcode to opcode, and the bytes are hashed eight at a time.
 fn one_batch(b: &[u8]) -> Option<(usize, ListKey)> {
     if b.first() != Some(&b'(') {
         return None;
     }
-    let mut key = ListKeyBuilder::default();
     let mut at = 1;
     loop {
         match *b.get(at)? {
-            b'h' => {
-                key.push(*b.get(at + 1)? as u32);
-                at += 2;
-            }
-            b'j' => {
-                key.push(u32::from_le_bytes(b.get(at + 1..at + 5)?.try_into().ok()?));
-                at += 5;
-            }
+            b'h' => at += 2,
+            b'j' => at += 5,
             b'e' => break,
             _ => return None,
         }
@@ -194,7 +188,7 @@ fn one_batch(b: &[u8]) -> Option<(usize, ListKey)> {
         b'(' | 0x95 => None,
         b'h' if appends_one(1) => None,
         b'j' if appends_one(4) => None,
-        _ => Some((end, key.finish())),
+        _ => Some((end, ListKey::of_bytes(&b[1..at]))),
     }
 }
 

@@ -1,13 +1,15 @@
-//! Frames lists by the memo slots they name. A stack recorded again is pickled as the same memo
-//! references to the same frame dicts, so the slots of its list name it: one hash of them
-//! replaces resolving each frame and hashing the frame ids. The slots mean the same stack only
-//! while they hold the same frame dicts, so the cache empties whenever a slot that held a dict is
-//! overwritten or a frame dict is folded as a trace entry (never, in a pickle Python wrote).
+//! Frames lists by the memo references that make them. A stack recorded again is pickled as the
+//! same memo references to the same frame dicts, so the bytes of those references name it: one
+//! hash of them replaces resolving each frame and hashing the frame ids. The slots mean the same
+//! stack only while they hold the same frame dicts, so the cache empties whenever a slot that held
+//! a dict is overwritten or a frame dict is folded as a trace entry (never, in a pickle Python
+//! wrote). The same slots written as other bytes (a one-byte slot as a four-byte reference) only
+//! miss the cache.
 //!
-//! The key is a 128-bit hash of the slots, not the slots themselves: comparing a stored list of
-//! thirty slots waited on memory at every lookup. Two lists share a key with a chance of about
-//! n²/2¹²⁹ (n lists in the cache: below 10⁻²⁶); a file built to collide can only make one of its
-//! own stacks read as another of its own stacks, which its bytes could say anyway.
+//! The key is a 128-bit hash of the bytes, not the bytes themselves: comparing a stored list of
+//! thirty references waited on memory at every lookup. Two lists share a key with a chance of
+//! about n²/2¹²⁹ (n lists in the cache: below 10⁻²⁶); a file built to collide can only make one of
+//! its own stacks read as another of its own stacks, which its bytes could say anyway.
 
 use crate::fasthash::{fold_mul, seed};
 use crate::model::StackId;
@@ -18,7 +20,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// millions of distinct lists).
 const MAX_ENTRIES: usize = 1 << 19;
 
-/// A 128-bit hash of a list's memo slots, from [`ListKeyBuilder`].
+/// A 128-bit hash of a list's memo reference bytes, from [`ListKey::of_bytes`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct ListKey(u64, u64);
 
@@ -28,46 +30,33 @@ impl std::hash::Hash for ListKey {
     }
 }
 
-/// Two folded-multiply lanes with their own seeds and constants over the slots, two at a time.
-pub struct ListKeyBuilder {
-    lanes: [u64; 2],
-    pending: Option<u32>,
-    count: u64,
-}
-
+/// Two folded-multiply lanes with their own seeds and constants.
 const K: [u64; 2] = [0x9e37_79b9_7f4a_7c15, 0xd6e8_feb8_6659_fd93];
 
-impl Default for ListKeyBuilder {
-    fn default() -> Self {
+impl ListKey {
+    /// The key of these bytes: their 8-byte words (the last one zero-padded), then their length,
+    /// through both lanes.
+    #[inline]
+    pub fn of_bytes(bytes: &[u8]) -> ListKey {
         let s = seed();
-        ListKeyBuilder { lanes: [s, s.rotate_left(32) ^ 0x5851_f42d_4c95_7f2d], pending: None, count: 0 }
-    }
-}
-
-impl ListKeyBuilder {
-    #[inline(always)]
-    pub fn push(&mut self, slot: u32) {
-        self.count += 1;
-        match self.pending.take() {
-            None => self.pending = Some(slot),
-            Some(first) => self.word(first as u64 | (slot as u64) << 32),
+        let mut lanes = [s, s.rotate_left(32) ^ 0x5851_f42d_4c95_7f2d];
+        let mut word = |w: u64| {
+            for (lane, k) in lanes.iter_mut().zip(K) {
+                *lane = fold_mul(*lane ^ w, k);
+            }
+        };
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
         }
-    }
-
-    #[inline(always)]
-    fn word(&mut self, w: u64) {
-        for (lane, k) in self.lanes.iter_mut().zip(K) {
-            *lane = fold_mul(*lane ^ w, k);
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            word(u64::from_le_bytes(last));
         }
-    }
-
-    pub fn finish(mut self) -> ListKey {
-        if let Some(last) = self.pending.take() {
-            // An odd count: the last slot alone, told apart from a pair by the count below.
-            self.word(last as u64 | 1 << 63);
-        }
-        self.word(self.count);
-        let [a, b] = self.lanes;
+        word(bytes.len() as u64);
+        let [a, b] = lanes;
         ListKey(fold_mul(a, K[1]), fold_mul(b, K[0]))
     }
 }
@@ -119,10 +108,10 @@ impl StackCache {
 mod tests {
     use super::*;
 
+    /// The key of `slots` written as LONG_BINGET references.
     fn key(slots: &[u32]) -> ListKey {
-        let mut b = ListKeyBuilder::default();
-        slots.iter().for_each(|&s| b.push(s));
-        b.finish()
+        let bytes: Vec<u8> = slots.iter().flat_map(|&s| std::iter::once(b'j').chain(s.to_le_bytes())).collect();
+        ListKey::of_bytes(&bytes)
     }
 
     /// Lists differing in one slot, in order, or in length (also by a trailing slot 0) get
@@ -149,5 +138,9 @@ mod tests {
         assert!(seen.insert(key(&zero)));
         zero.push(0);
         assert!(seen.insert(key(&zero)));
+        // Zero padding of the last word is told apart by the length (no bytes: the empty list's key, above).
+        for n in 1..20 {
+            assert!(seen.insert(ListKey::of_bytes(&vec![0; n])), "{n} zero bytes");
+        }
     }
 }
