@@ -63,7 +63,10 @@ pub struct TableScan {
     /// field is read as one 8-byte load), its fields.
     rowid: i64,
     record: Vec<u8>,
+    /// The decoded fields a selected column reads (by position; the others are not written),
+    /// and how many fields the current record has (a short record's missing ones read NULL).
     fields: Vec<Field>,
+    field_count: usize,
     /// Which fields a selected column reads (the others are skipped, not decoded).
     wanted: Vec<bool>,
     /// Each selected column: its field in the record, or None for the rowid column.
@@ -146,7 +149,8 @@ impl TableScan {
             next_cell: 0,
             rowid: 0,
             record: Vec::new(),
-            fields: Vec::new(),
+            fields: vec![Field::Null; declared.len()],
+            field_count: 0,
             wanted: (0..declared.len()).map(|f| projection.contains(&Some(f)) || Some(f) == alias).collect(),
             projection,
             alias,
@@ -261,7 +265,7 @@ impl TableScan {
         self.parse_record(size)?;
         // A value in the alias's field: the column is no alias after all (`INTEGER PRIMARY
         // KEY DESC` is not one), and this reader would have read the rowid for it.
-        match self.alias.and_then(|a| self.fields.get(a)) {
+        match self.alias.and_then(|a| self.field(a)) {
             Some(Field::Null) | None => Ok(true),
             Some(_) => fail("a value in the rowid's column"),
         }
@@ -287,54 +291,47 @@ impl TableScan {
 
     /// The record's fields (its first `len` bytes) that a selected column reads, decoded.
     fn parse_record(&mut self, len: usize) -> Result<(), Unreadable> {
-        self.fields.clear();
-        let (header, mut at) = varint(&self.record[..len], 0)?;
+        let (record, wanted, fields) = (&self.record[..len + 8], &self.wanted, &mut self.fields);
+        let (header, mut at) = varint(&record[..len], 0)?;
         let header = header as usize;
         if header > len {
             return fail("a record header");
         }
-        let mut value = header;
+        let (mut value, mut field) = (header, 0);
         while at < header {
-            // Most serial types are one byte (integers, texts under 58 bytes).
-            let ty = match self.record[at] {
+            // Most serial types are one byte (integers, texts under 58 bytes): their sizes by
+            // lookup.
+            let (ty, size) = match record[at] {
                 b if b < 0x80 => {
                     at += 1;
-                    u64::from(b)
+                    (u64::from(b), ONE_BYTE_SIZES[b as usize])
                 }
                 _ => {
-                    let (ty, n) = varint(&self.record[..header], at)?;
+                    let (ty, n) = varint(&record[..header], at)?;
                     at += n;
-                    ty
+                    (ty, serial_size(ty).unwrap_or(RESERVED))
                 }
             };
-            let Some(size) = serial_size(ty) else { return fail("a reserved serial type") };
+            if size == RESERVED {
+                return fail("a reserved serial type");
+            }
             if value + size > len {
                 return fail("a record's values past its end");
             }
-            let wanted = self.wanted.get(self.fields.len()).copied().unwrap_or(false);
-            self.fields.push(if wanted { self.decode(ty, value, size) } else { Field::Null });
+            if wanted.get(field).copied().unwrap_or(false) {
+                fields[field] = decode(record, ty, value, size);
+            }
             value += size;
+            field += 1;
         }
+        self.field_count = field;
         Ok(())
     }
 
-    /// The field of serial type `ty` at `at` (`size` bytes, within the record).
-    #[inline(always)]
-    fn decode(&self, ty: u64, at: usize, size: usize) -> Field {
-        // A big-endian integer, sign-extended: 8 bytes from its start (the record is followed
-        // by 8 zero bytes), shifted down.
-        let int = || {
-            let b: [u8; 8] = self.record[at..at + 8].try_into().expect("8 bytes");
-            i64::from_be_bytes(b) >> (64 - 8 * size)
-        };
-        match ty {
-            0 => Field::Null,
-            1..=6 => Field::Int(int()),
-            7 => Field::Real(f64::from_bits(int() as u64)),
-            8 | 9 => Field::Int(ty as i64 - 8),
-            t if t % 2 == 1 => Field::Text(at as u32, size as u32),
-            _ => Field::Blob(at as u32, size as u32),
-        }
+    /// Field `i` of the current record (None past its last field).
+    #[inline]
+    fn field(&self, i: usize) -> Option<&Field> {
+        self.fields.get(i).filter(|_| i < self.field_count)
     }
 
     /// Selected column `i` of the current row.
@@ -347,13 +344,32 @@ impl TableScan {
         };
         let bytes = |at: u32, n: u32| &self.record[at as usize..(at + n) as usize];
         // A record shorter than the table (columns added later, no default): NULL.
-        match self.fields.get(field) {
+        match self.field(field) {
             None | Some(Field::Null) => ValueRef::Null,
             Some(&Field::Int(v)) => ValueRef::Integer(v),
             Some(&Field::Real(v)) => ValueRef::Real(v),
             Some(&Field::Text(at, n)) => ValueRef::Text(bytes(at, n)),
             Some(&Field::Blob(at, n)) => ValueRef::Blob(bytes(at, n)),
         }
+    }
+}
+
+/// The field of serial type `ty` at `at` of `record` (`size` bytes; the record is followed by
+/// 8 zero bytes).
+#[inline(always)]
+fn decode(record: &[u8], ty: u64, at: usize, size: usize) -> Field {
+    // A big-endian integer, sign-extended: 8 bytes from its start, shifted down.
+    let int = || {
+        let b: [u8; 8] = record[at..at + 8].try_into().expect("8 bytes");
+        i64::from_be_bytes(b) >> (64 - 8 * size)
+    };
+    match ty {
+        0 => Field::Null,
+        1..=6 => Field::Int(int()),
+        7 => Field::Real(f64::from_bits(int() as u64)),
+        8 | 9 => Field::Int(ty as i64 - 8),
+        t if t % 2 == 1 => Field::Text(at as u32, size as u32),
+        _ => Field::Blob(at as u32, size as u32),
     }
 }
 
@@ -366,6 +382,23 @@ enum Field {
     Text(u32, u32),
     Blob(u32, u32),
 }
+
+/// A serial type's size that marks the reserved types 10 and 11.
+const RESERVED: usize = usize::MAX;
+
+/// [`serial_size`] of each serial type written in one byte, `RESERVED` for 10 and 11.
+const ONE_BYTE_SIZES: [usize; 128] = {
+    let mut sizes = [0; 128];
+    let mut ty = 0;
+    while ty < 128 {
+        sizes[ty] = match serial_size(ty as u64) {
+            Some(n) => n,
+            None => RESERVED,
+        };
+        ty += 1;
+    }
+    sizes
+};
 
 fn be16(b: &[u8], at: usize) -> usize {
     u16::from_be_bytes([b[at], b[at + 1]]) as usize
@@ -458,8 +491,8 @@ mod tests {
         std::fs::remove_file(&path).ok();
     }
 
-    /// A damaged tree (an interior page whose child is itself, a cell pointer past its page)
-    /// gives an error, never a loop or a panic.
+    /// A damaged tree (an interior page whose child is itself, a cell pointer past its page, a
+    /// record with a reserved serial type) gives an error, never a loop or a panic.
     #[test]
     fn damaged_pages_are_an_error() {
         let (path, conn) = small_pages("damaged");
@@ -482,6 +515,16 @@ mod tests {
         let mut past = clean.clone();
         past[(leaf - 1) * 512 + 8..(leaf - 1) * 512 + 10].copy_from_slice(&600u16.to_be_bytes());
         cases.push(past);
+        // A row's `b` of the reserved serial type 10: its cell is the payload size and rowid
+        // varints, then the record (header size, NULL for the rowid alias, `b`).
+        let mut reserved = clean.clone();
+        let cell = (leaf - 1) * 512 + be16(&clean, (leaf - 1) * 512 + 8);
+        let (_, size_len) = try_varint(&clean[cell..]).unwrap();
+        let (_, rowid_len) = try_varint(&clean[cell + size_len..]).unwrap();
+        let record = cell + size_len + rowid_len;
+        assert_eq!(clean[record..record + 3], [3, 0, 13 + 2 * 45], "the record as written");
+        reserved[record + 2] = 10;
+        cases.push(reserved);
         for bytes in cases {
             std::fs::write(&path, &bytes).unwrap();
             let conn = Connection::open(&path).unwrap();

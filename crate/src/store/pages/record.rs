@@ -71,7 +71,7 @@ pub fn try_varint(b: &[u8]) -> Option<(u64, usize)> {
 
 /// Bytes of the value of serial type `ty` (§2.1), or None for the reserved types 10 and 11.
 #[inline]
-pub fn serial_size(ty: u64) -> Option<usize> {
+pub const fn serial_size(ty: u64) -> Option<usize> {
     match ty {
         0..=9 => Some([0, 1, 2, 3, 4, 6, 8, 8, 0, 0][ty as usize]),
         10 | 11 => None,
