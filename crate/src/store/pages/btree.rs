@@ -97,6 +97,19 @@ impl PageOut {
         Ok(self.next - 1)
     }
 
+    /// Where the next page goes, for [`PageOut::rewind`].
+    pub fn mark(&self) -> u32 {
+        self.next
+    }
+
+    /// Forget the pages appended since `mark` (the next ones are written over them): a tree
+    /// abandoned half-way. Roots are written only by `finish`, so none of them is lost.
+    pub fn rewind(&mut self, mark: u32) -> io::Result<()> {
+        self.w.seek(SeekFrom::Start(u64::from(mark - 1) * self.page_size as u64))?;
+        self.next = mark;
+        Ok(())
+    }
+
     /// The root page's content, written into page `page` (already in the file) by `finish`.
     fn put_root(&mut self, page: u32, content: &[u8]) {
         self.roots.push((page, content.to_vec()));
@@ -121,7 +134,8 @@ impl PageOut {
         Ok(first)
     }
 
-    /// Write the roots in place; the file and its number of pages.
+    /// Write the roots in place; the file, cut to its number of pages (pages of an abandoned
+    /// tree may have gone past the last one), and that number.
     pub fn finish(mut self) -> io::Result<(File, u32)> {
         for (page, content) in std::mem::take(&mut self.roots) {
             self.w.seek(SeekFrom::Start(u64::from(page - 1) * self.page_size as u64))?;
@@ -129,6 +143,7 @@ impl PageOut {
         }
         let pages = self.next - 1;
         let file = self.w.into_inner().map_err(|e| e.into_error())?;
+        file.set_len(u64::from(pages) * self.page_size as u64)?;
         Ok((file, pages))
     }
 }
@@ -459,10 +474,11 @@ mod tests {
         pub static FIXES: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
     }
 
-    /// A database of one table and one index written by SQLite, then filled with these writers:
-    /// every page size, payloads from empty to overflowing many pages, entries whose index
-    /// levels end on every case of [`index_groups`], checked by SQLite's own integrity check
-    /// and read back row by row and entry by entry.
+    /// A database of one table and one index written by SQLite, then filled with these writers
+    /// (after an abandoned index tree, given back): every page size, payloads from empty to
+    /// overflowing many pages, entries whose index levels end on every case of
+    /// [`index_groups`], checked by SQLite's own integrity check and read back row by row and
+    /// entry by entry.
     fn write_and_check(page_size: usize, rows: &[(i64, Vec<u8>)]) {
         let path = std::env::temp_dir().join(format!("snapscope-btree-{}-{page_size}-{}.db", std::process::id(), rows.len()));
         let _ = std::fs::remove_file(&path);
@@ -501,12 +517,21 @@ mod tests {
         }
         table.finish(&mut out, table_root).unwrap();
         entries.sort_by(|x, y| compare(x, y));
+        // A tree abandoned half-way, as an index found out of order is: twice the entries'
+        // pages written, then given back.
+        let mark = out.mark();
+        let mut abandoned = IndexTree::new(&out);
+        for e in entries.iter().chain(&entries) {
+            abandoned.push(&mut out, e).unwrap();
+        }
+        out.rewind(mark).unwrap();
         let mut index = IndexTree::new(&out);
         for e in &entries {
             index.push(&mut out, e).unwrap();
         }
         index.finish(&mut out, index_root).unwrap();
         let (mut file, pages) = out.finish().unwrap();
+        assert_eq!(file.metadata().unwrap().len(), u64::from(pages) * page_size as u64, "no page of the abandoned tree is left");
         header.write(&mut file, pages).unwrap();
         drop(file);
         let conn = Connection::open(&path).unwrap();

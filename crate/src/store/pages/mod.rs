@@ -319,45 +319,23 @@ fn table<R: Rows>(out: &mut PageOut, l: &Loaded, plan: &TablePlan, schema_format
     let mut tree = TableTree::new(out);
     let mut rec = Record::new(schema_format);
     let mut payload = Vec::new();
-    // Whether each index's entries are integer keys and come in its order, checked on the way
-    // (no entry kept): the last key and the one of this row.
-    let mut orders: Vec<Order> = plan
-        .indexes
-        .iter()
-        .map(|_| Order { integers: true, in_order: true, last: Vec::new(), key: Vec::new(), least: Vec::new(), most: Vec::new() })
-        .collect();
     each_row::<R, Error>(l, |row| {
         layout.record(&mut rec, row)?;
         payload.clear();
         rec.write(&mut payload);
-        tree.push(out, layout.rowid(row)?, &payload).map_err(|e| internal(format!("{}: {e}", R::TABLE.name)))?;
-        for (o, index) in orders.iter_mut().zip(&plan.indexes) {
-            if o.integers {
-                o.key.clear();
-                o.integers = layout.int_key(&mut o.key, &index.columns, row)?;
-                o.in_order &= o.last.is_empty() || o.last < o.key;
-                if o.integers {
-                    o.widen();
-                }
-                std::mem::swap(&mut o.key, &mut o.last);
-            }
-        }
-        Ok(())
+        tree.push(out, layout.rowid(row)?, &payload).map_err(|e| internal(format!("{}: {e}", R::TABLE.name)))
     })?;
     tree.finish(out, plan.root).map_err(|e| Error::io(R::TABLE.name, e))?;
-    for (index, o) in plan.indexes.iter().zip(&orders) {
-        write_index::<R>(out, l, &layout, index, o, schema_format)?;
+    for index in &plan.indexes {
+        write_index::<R>(out, l, &layout, index, schema_format)?;
     }
     Ok(())
 }
 
-/// What the table's pass found about one index's entries.
+/// What a pass over the rows found about one index's entries.
 struct Order {
     /// Every field an integer or NULL: see [`Layout::int_key`].
     integers: bool,
-    /// Each entry greater than the one before (checked while `integers`).
-    in_order: bool,
-    last: Vec<u64>,
     key: Vec<u64>,
     /// Each field's least and greatest key (while `integers`): how many bits it needs.
     least: Vec<u64>,
@@ -413,23 +391,31 @@ impl Packing {
     }
 }
 
-/// One index. Entries whose fields are all integers or NULL (every index of the large tables)
-/// are ordered by a key of one `u64` a field: streamed as they come when the rows already come in
-/// the index's order (as `traces` come in `traces_by_event`'s), else gathered and sorted by that
-/// key. Others are gathered as records and sorted by SQLite's record order.
-fn write_index<R: Rows>(
-    out: &mut PageOut,
-    l: &Loaded,
-    layout: &Layout<R>,
-    index: &IndexPlan,
-    order: &Order,
-    schema_format: u32,
-) -> Result<()> {
+/// Why streaming an index's entries in row order stopped.
+enum Stream {
+    /// An entry not an integer key, or not greater than the one before: the index is written
+    /// the other ways.
+    OutOfOrder,
+    Failed(Error),
+}
+
+impl From<Error> for Stream {
+    fn from(e: Error) -> Stream {
+        Stream::Failed(e)
+    }
+}
+
+/// One index. Its entries are first streamed into the tree as the rows come, while each is an
+/// integer key (every field an integer or NULL: see [`Layout::int_key`]) greater than the one
+/// before (as `traces` come in `traces_by_event`'s order): one pass, no key kept. At the first
+/// that is not, the pages written are given back and the entries are gathered instead: integer
+/// keys packed into one `u64` each (or one `u64` a field) and sorted, others as records sorted by
+/// SQLite's record order.
+fn write_index<R: Rows>(out: &mut PageOut, l: &Loaded, layout: &Layout<R>, index: &IndexPlan, schema_format: u32) -> Result<()> {
     let width = index.columns.len() + 1;
-    let (integers, in_order) = (order.integers, order.in_order);
     let mut key = Vec::with_capacity(width);
+    let mut last = Vec::with_capacity(width);
     let mut rec = Record::new(schema_format);
-    let mut tree = IndexTree::new(out);
     let failed = |e: std::io::Error| Error::io(&index.name, e);
     let mut entry = Vec::new();
     let mut push_key = |tree: &mut IndexTree, out: &mut PageOut, key: &[u64]| {
@@ -444,13 +430,36 @@ fn write_index<R: Rows>(
         rec.write(&mut entry);
         tree.push(out, &entry).map_err(failed)
     };
-    if integers && in_order {
-        each_row::<R, Error>(l, |row| {
-            key.clear();
-            layout.int_key(&mut key, &index.columns, row)?;
-            push_key(&mut tree, out, &key)
-        })?;
-    } else if let Some(packing) = order.packing().filter(|_| integers) {
+    let mark = out.mark();
+    let mut tree = IndexTree::new(out);
+    let streamed = each_row::<R, Stream>(l, |row| {
+        key.clear();
+        if !layout.int_key(&mut key, &index.columns, row)? || (!last.is_empty() && last >= key) {
+            return Err(Stream::OutOfOrder);
+        }
+        push_key(&mut tree, out, &key)?;
+        std::mem::swap(&mut key, &mut last);
+        Ok(())
+    });
+    match streamed {
+        Ok(()) => return tree.finish(out, index.root).map_err(failed),
+        Err(Stream::Failed(e)) => return Err(e),
+        Err(Stream::OutOfOrder) => out.rewind(mark).map_err(failed)?,
+    }
+    let mut tree = IndexTree::new(out);
+    // Whether every entry is an integer key, and each field's range (how many bits it needs).
+    let mut order = Order { integers: true, key: Vec::new(), least: Vec::new(), most: Vec::new() };
+    each_row::<R, Error>(l, |row| {
+        if order.integers {
+            order.key.clear();
+            order.integers = layout.int_key(&mut order.key, &index.columns, row)?;
+            if order.integers {
+                order.widen();
+            }
+        }
+        Ok(())
+    })?;
+    if let Some(packing) = order.packing().filter(|_| order.integers) {
         let mut packed = Vec::new();
         each_row::<R, Error>(l, |row| {
             key.clear();
@@ -463,7 +472,7 @@ fn write_index<R: Rows>(
             packing.unpack(p, &mut key);
             push_key(&mut tree, out, &key)?;
         }
-    } else if integers {
+    } else if order.integers {
         // Every key one after another, then their positions in the index's order.
         let mut keys = Vec::new();
         each_row::<R, Error>(l, |row| layout.int_key(&mut keys, &index.columns, row).map(|_| ()))?;
@@ -506,7 +515,7 @@ mod tests {
             vec![vec![0, 0], vec![0, 9], vec![0, 2]],
         ];
         for keys in cases {
-            let mut o = Order { integers: true, in_order: true, last: Vec::new(), key: Vec::new(), least: Vec::new(), most: Vec::new() };
+            let mut o = Order { integers: true, key: Vec::new(), least: Vec::new(), most: Vec::new() };
             for k in &keys {
                 o.key = k.clone();
                 o.widen();
@@ -526,7 +535,7 @@ mod tests {
                 .collect();
             assert_eq!(back, sorted);
         }
-        let mut o = Order { integers: true, in_order: true, last: Vec::new(), key: Vec::new(), least: Vec::new(), most: Vec::new() };
+        let mut o = Order { integers: true, key: Vec::new(), least: Vec::new(), most: Vec::new() };
         for k in [[1, 1], [1 << 40, 1 << 40]] {
             o.key = k.to_vec();
             o.widen();
