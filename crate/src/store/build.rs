@@ -301,10 +301,12 @@ impl StoreBuild {
                 caller
             ])?;
             // A file's `stack_frames` are written as pages once SQLite is done (`pages`).
-            for (pos, &fid) in st.iter().enumerate().filter(|_| self.storage != Storage::Pages) {
-                self.sf_rows.extend([i as i64, pos as i64, fid as i64]);
-                if self.sf_rows.len() == 3 * STACK_FRAME_BATCH {
-                    sf_batch.execute(rusqlite::params_from_iter(self.sf_rows.drain(..)))?;
+            if self.storage != Storage::Pages {
+                for (pos, &fid) in st.iter().enumerate() {
+                    self.sf_rows.extend([i as i64, pos as i64, fid as i64]);
+                    if self.sf_rows.len() == 3 * STACK_FRAME_BATCH {
+                        sf_batch.execute(rusqlite::params_from_iter(self.sf_rows.drain(..)))?;
+                    }
                 }
             }
         }

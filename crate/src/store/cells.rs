@@ -167,11 +167,7 @@ impl<'a> Row<'a, Event> {
     }
     /// The shared texts this row's cells show cut, each with its column and whole text.
     pub fn cut_texts(&self) -> impl Iterator<Item = (&'static str, &'a Arc<str>)> {
-        let x = self.extra();
-        SharedText::ALL.into_iter().filter_map(move |t| {
-            let whole = t.of(x?).as_ref()?;
-            is_shared_cut(whole).then_some((t.column(), whole))
-        })
+        self.extra().into_iter().flat_map(cut_texts)
     }
     /// Rare fields without a column of their own, as JSON (None when there are none).
     pub fn extra_json(&self) -> Option<String> {
@@ -186,6 +182,15 @@ impl<'a> Row<'a, Event> {
             serde_json::to_string(&y).unwrap_or_default()
         })
     }
+}
+
+/// The shared texts of an event's extras that its cells show cut, each with its column and
+/// whole text.
+pub fn cut_texts(x: &EventExtra) -> impl Iterator<Item = (&'static str, &Arc<str>)> {
+    SharedText::ALL.into_iter().filter_map(move |t| {
+        let whole = t.of(x).as_ref()?;
+        is_shared_cut(whole).then_some((t.column(), whole))
+    })
 }
 
 /// Whether an event's extras have anything for `extra_json`.
