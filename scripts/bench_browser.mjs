@@ -14,7 +14,8 @@
 // by a poll that runs only when the main thread is free) → the page answering again (a task queued
 // after that runs and a round trip to the engine's worker, `window.snapscope.stats()`), and the
 // longest main-thread task meanwhile (PerformanceObserver "longtask"); beside each file, the native
-// `snapscope overview` (read + replay) in the same run, and the figures' time over it. Beside
+// `snapscope overview` (read + replay) in the same run (the median of three runs right before
+// the page and three right after), and the figures' time over it. Beside
 // memory_viz: scripts/bench_memory_viz.mjs (the same figures measurement, alternating with it).
 //
 // Per size: the read-only floor (the page streams the File through File.stream() and does nothing
@@ -123,12 +124,8 @@ async function browserRun(origin, file) {
   // A person takes longer than this to choose a file: the browser's background compiles of the
   // warm-up's hot code finish meanwhile, as they would before any real choice.
   await page.waitForTimeout(settleMs);
-  let peakRss = 0;
-  let peakTabRss = 0;
-  const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, browserRss(profile));
-    peakTabRss = Math.max(peakTabRss, browserRss(profile, "--type=renderer"));
-  }, 100);
+  const browserSampler = tabRssSampler(profile, 100, "");
+  const tabSampler = tabRssSampler(profile, 100);
   const t0 = performance.now();
   await page.setInputFiles("#file-input", file);
   await page.waitForFunction(
@@ -224,9 +221,8 @@ async function browserRun(origin, file) {
   } else {
     result.error = await page.textContent("#error");
   }
-  clearInterval(sampler);
-  result.browser_peak_rss_mib = Math.round(peakRss / 2 ** 20);
-  result.tab_peak_rss_mib = Math.round(peakTabRss / 2 ** 20);
+  result.browser_peak_rss_mib = browserSampler.stop();
+  result.tab_peak_rss_mib = tabSampler.stop();
   result.tab_rss_mib_by_phase = phases;
   await ctx.close();
   return result;
@@ -399,15 +395,22 @@ if (viewFiles.length) {
   for (const file of viewFiles)
     for (let r = 0; r < runs; r++) {
       // The native replay beside it, in the same run: `overview` reads, replays and answers.
-      const nativeOverviewMs = Math.round(
-        1000 * timeNative(["overview", file, "--json"]),
-      );
+      // Three times right before the page and three right after, the median of the six: this
+      // machine's speed drifts by a third within a minute, and one run on either side would
+      // carry that drift into the ratio.
+      const nativeRuns = () =>
+        [0, 1, 2].map((_) => 1000 * timeNative(["overview", file, "--json"]));
+      const before = nativeRuns();
+      const page = await viewsRun(origin, file);
+      const natives = [...before, ...nativeRuns()];
+      const nativeOverviewMs = Math.round(pct(natives, 50));
       const res = {
         // The folder too: corpus files share names (memory_snapshot.pickle).
         file: file.split("/").slice(-2).join("/"),
         bytes: statSync(file).size,
         native_overview_ms: nativeOverviewMs,
-        ...(await viewsRun(origin, file)),
+        native_overview_runs_ms: natives.map(Math.round),
+        ...page,
       };
       res.figures_vs_native = +(
         res.driver_peak_figures_ms / nativeOverviewMs

@@ -5,14 +5,15 @@ import { readFileSync, readdirSync } from "node:fs";
 /** Sum of RSS of the processes whose command line names this browser's profile directory
  * (and, with `only`, also contains that text: "--type=renderer" is the tab, worker included). */
 export function browserRss(profile, only = "") {
+  return rssOf(browserPids(profile, only));
+}
+
+/** Sum of RSS of `pids` (those that ended count nothing). */
+function rssOf(pids) {
   let sum = 0;
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+  for (const pid of pids) {
     try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (!cmd.includes(profile) || !cmd.includes(only)) continue;
-      const m = /VmRSS:\s+(\d+) kB/.exec(
-        readFileSync(`/proc/${pid}/status`, "utf8"),
-      );
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
       if (m) sum += Number(m[1]) * 1024;
     } catch {
       /* process ended */
@@ -21,12 +22,30 @@ export function browserRss(profile, only = "") {
   return sum;
 }
 
-/** Samples the tab's RSS (its renderer processes) every `everyMs` until `stop()`, which
- * returns the peak in MiB. */
-export function tabRssSampler(profile, everyMs = 50) {
+/** The pids of the processes whose command line names this browser's profile directory and
+ * contains `only`. */
+function browserPids(profile, only) {
+  const pids = [];
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (cmd.includes(profile) && cmd.includes(only)) pids.push(pid);
+    } catch {
+      /* process ended */
+    }
+  }
+  return pids;
+}
+
+/** Samples the RSS of the browser's processes whose command line contains `only` (by default
+ * the tab's: its renderer processes) every `everyMs` until `stop()`, which returns the peak in
+ * MiB. The processes are found once: a scan of every process's command line each time took a
+ * few ms of a core the page shares on a 2-core machine. */
+export function tabRssSampler(profile, everyMs = 50, only = "--type=renderer") {
   let peak = 0;
+  const pids = browserPids(profile, only);
   const timer = setInterval(() => {
-    peak = Math.max(peak, browserRss(profile, "--type=renderer"));
+    peak = Math.max(peak, rssOf(pids));
   }, everyMs);
   return {
     stop() {
