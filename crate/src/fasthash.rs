@@ -29,7 +29,7 @@ pub fn fold_mul(a: u64, b: u64) -> u64 {
 
 #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 #[inline(always)]
-fn fold_wide(a: u64, b: u64) -> u64 {
+pub(crate) fn fold_wide(a: u64, b: u64) -> u64 {
     let p = (a as u128) * (b as u128);
     (p as u64) ^ ((p >> 64) as u64)
 }
@@ -40,9 +40,29 @@ fn fold_wide(a: u64, b: u64) -> u64 {
 /// for odd `b`, as the murmur3 finalizer): each step folds the high bits back into the low ones.
 #[cfg_attr(not(any(target_arch = "wasm32", test)), allow(dead_code))]
 #[inline(always)]
-fn mix_by_words(a: u64, b: u64) -> u64 {
+pub(crate) fn mix_by_words(a: u64, b: u64) -> u64 {
     let x = (a ^ (a >> 32)).wrapping_mul(b);
     let x = (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^ (x >> 32)
+}
+
+/// One round of mixing for a chain of words that is mixed in full ([`fold_mul`]) at its end
+/// (`ListKey::of_bytes`): in wasm one multiply ([`mix_once`]) where [`fold_mul`] takes two,
+/// natively [`fold_mul`] itself.
+#[inline(always)]
+pub fn fold_mul_round(a: u64, b: u64) -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    return mix_once(a, b);
+    #[cfg(not(target_arch = "wasm32"))]
+    fold_wide(a, b)
+}
+
+/// The first half of [`mix_by_words`]: the high half folded onto the low one, one multiply, the
+/// product's high half folded back (a bijection of `a` for odd `b`).
+#[cfg_attr(not(any(target_arch = "wasm32", test)), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn mix_once(a: u64, b: u64) -> u64 {
+    let x = (a ^ (a >> 32)).wrapping_mul(b);
     x ^ (x >> 32)
 }
 
