@@ -69,10 +69,21 @@ impl WasmEngine {
         self.stats = LoadStats { bytes: total_bytes, warm_up_ms, ..LoadStats::default() };
     }
 
-    /// Feed the next chunk of the file (`File.stream()` order).
-    pub fn push(&mut self, chunk: &[u8]) -> Result<(), JsValue> {
+    /// Where in the engine's memory (`wasmMemory()`) the worker copies the file's next `n`
+    /// bytes (`File.stream()` order), before `pushed(n)`: one copy of each chunk (passing it as
+    /// a `&[u8]` copied it into memory of wasm-bindgen's first).
+    #[wasm_bindgen(js_name = pushRoom)]
+    pub fn push_room(&mut self, n: usize) -> Result<usize, JsValue> {
+        Ok(self.reader.as_mut().ok_or_else(|| err(not_loading()))?.room(n) as usize)
+    }
+
+    /// The `n` bytes copied at `pushRoom(n)` are the file's next ones.
+    pub fn pushed(&mut self, n: usize) -> Result<(), JsValue> {
         let t = now();
-        let pushed = self.reader.as_mut().ok_or_else(|| err(not_loading()))?.push(chunk).map_err(err);
+        let reader = self.reader.as_mut().ok_or_else(|| err(not_loading()))?;
+        // SAFETY: the worker calls pushRoom(n), copies n bytes there, then this (worker.ts);
+        // the reader checks that n is within the room it made.
+        let pushed = unsafe { reader.filled(n) }.map_err(err);
         self.stats.decode_ms += now() - t;
         pushed
     }
@@ -367,6 +378,12 @@ fn answer<T: Serialize>(r: crate::Result<T>) -> Result<String, JsValue> {
 
 fn not_loading() -> Error {
     Error::new(ErrorCode::NotLoading, "no load in progress", "call begin() first")
+}
+
+/// The engine's `WebAssembly.Memory` (the worker copies chunks into it: `pushRoom`).
+#[wasm_bindgen(js_name = wasmMemory)]
+pub fn wasm_memory() -> JsValue {
+    wasm_bindgen::memory()
 }
 
 /// Wasm linear memory size in bytes (it only grows, so this is the high-water mark).

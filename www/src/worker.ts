@@ -1,6 +1,13 @@
 // The engine's Web Worker: streams files into the wasm engine, answers queries. Heavy work never
 // runs on the page's thread.
-import init, { Engine, combineRanks, orderRunFiles, wasmMemoryBytes, __wbg_reset_state } from '../pkg/snapscope.js';
+import init, {
+  Engine,
+  combineRanks,
+  orderRunFiles,
+  wasmMemory,
+  wasmMemoryBytes,
+  __wbg_reset_state,
+} from '../pkg/snapscope.js';
 import type { Envelope, Reply, EngineError, LoadStages, PaintRequest, Progress } from './protocol';
 import { bandScale, paintBands, type BandsData } from './views/allocations-layout';
 
@@ -290,8 +297,14 @@ async function load(id: number, file: Blob, name: string, key: string, store = t
   const progress = (p: Progress) => post({ id, kind: 'progress', progress: p });
   let read = 0;
   let lastPost = 0;
+  // The engine's memory now (a recovery replaces the instance, never during a load).
+  const memory = wasmMemory() as WebAssembly.Memory;
   for await (const value of chunksOf(file)) {
-    engine.push(value);
+    // Copied once, straight into the decoder's buffer (the room may grow the memory: its
+    // buffer is read after).
+    const at = engine.pushRoom(value.byteLength);
+    new Uint8Array(memory.buffer, at, value.byteLength).set(value);
+    engine.pushed(value.byteLength);
     read += value.byteLength;
     const now = performance.now();
     if (now - lastPost > 50) {

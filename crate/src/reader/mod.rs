@@ -23,6 +23,8 @@ pub struct ChunkReader {
     limits: Limits,
     /// The inflated content of a gzip stream: gzip again is refused.
     nested: bool,
+    /// [`ChunkReader::room`]'s bytes before the encoding is known or when the input is gathered.
+    staged: Vec<u8>,
 }
 
 enum Mode {
@@ -56,7 +58,7 @@ impl Default for ChunkReader {
 
 impl ChunkReader {
     pub fn new(limits: Limits) -> Self {
-        ChunkReader { mode: Mode::Detect(Vec::new()), read: 0, limits, nested: false }
+        ChunkReader { mode: Mode::Detect(Vec::new()), read: 0, limits, nested: false, staged: Vec::new() }
     }
 
     pub fn push(&mut self, chunk: &[u8]) -> Result<()> {
@@ -66,6 +68,49 @@ impl ChunkReader {
             self.push_piece(piece)?;
         }
         Ok(())
+    }
+
+    /// Where the caller writes the next `n` bytes of input in place, then calls
+    /// [`ChunkReader::filled`]: the page copies each chunk of the file from JavaScript into the
+    /// engine's memory once, straight into the pickle VM's buffer (with [`ChunkReader::push`],
+    /// wasm-bindgen copies it into memory of its own first).
+    pub fn room(&mut self, n: usize) -> *mut u8 {
+        let buf = match &mut self.mode {
+            Mode::Pickle(vm) => vm.room(n),
+            Mode::Detect(_) | Mode::Gathered(_) => {
+                self.staged.clear();
+                self.staged.reserve(n);
+                &mut self.staged
+            }
+        };
+        buf.as_mut_ptr().wrapping_add(buf.len())
+    }
+
+    /// The `n` bytes written at [`ChunkReader::room`]`(n)` are the input's next ones.
+    ///
+    /// # Safety
+    /// `room(n)` was called last (no other call on this reader since) and `n` bytes were written
+    /// at the address it returned.
+    pub unsafe fn filled(&mut self, n: usize) -> Result<()> {
+        match &mut self.mode {
+            Mode::Pickle(vm) => {
+                self.read += n as u64;
+                if self.read > self.limits.max_bytes {
+                    return Err(too_large(self.limits.max_bytes));
+                }
+                // SAFETY: the contract above is the VM's.
+                unsafe { vm.filled(n) }
+            }
+            Mode::Detect(_) | Mode::Gathered(_) => {
+                assert!(n <= self.staged.capacity(), "more bytes than the room made");
+                // SAFETY: the caller wrote these n bytes, within the capacity room(n) reserved.
+                unsafe { self.staged.set_len(n) };
+                let staged = std::mem::take(&mut self.staged);
+                let pushed = self.push(&staged);
+                self.staged = staged;
+                pushed
+            }
+        }
     }
 
     fn push_piece(&mut self, chunk: &[u8]) -> Result<()> {
@@ -234,6 +279,37 @@ fn too_large(max: u64) -> Error {
 #[cfg(test)]
 mod tests {
     use crate::codes::WarningCode;
+
+    /// Input written in place (`room` then `filled`, as the page does) reads as the same input
+    /// pushed, in chunks of every size from 1 byte (the encoding not yet told) to the whole, for
+    /// a pickle and for JSON (gathered); a `filled` beyond the room made panics.
+    #[test]
+    fn input_written_in_place_reads_as_pushed() {
+        let pickle = crate::warmup::snapshot_pickle(300);
+        let json = br#"{"segments": [], "device_traces": [[{"action": "alloc", "addr": 4096, "size": 512, "stream": 0, "frames": []}]]}"#;
+        for input in [&pickle[..], &json[..]] {
+            let pushed = format!("{:?}", super::read_snapshot(input).unwrap());
+            for size in [1, 7, 4096, input.len()] {
+                let mut reader = super::ChunkReader::default();
+                for chunk in input.chunks(size) {
+                    let at = reader.room(chunk.len());
+                    // SAFETY: the room holds chunk.len() bytes; filled follows at once.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(chunk.as_ptr(), at, chunk.len());
+                        reader.filled(chunk.len()).unwrap();
+                    }
+                }
+                assert_eq!(format!("{:?}", reader.finish().unwrap()), pushed, "chunks of {size}");
+            }
+        }
+        let overfilled = std::panic::catch_unwind(|| {
+            let mut reader = super::ChunkReader::default();
+            reader.room(8);
+            // SAFETY: not kept (the call panics before it sets the length).
+            let _ = unsafe { reader.filled(1 << 20) };
+        });
+        assert!(overfilled.is_err());
+    }
 
     /// What an event cannot hold is said, not misread: a time beyond ±2^55 µs is dropped with
     /// a warning (its neighbours keep theirs), and hundreds of streams all read back.

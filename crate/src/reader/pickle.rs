@@ -134,8 +134,38 @@ impl StreamVm {
             return Ok(());
         }
         self.buf.extend_from_slice(chunk);
+        self.run_fed()
+    }
+
+    /// The input buffer with room for `n` more bytes: the caller writes the next `n` bytes of
+    /// input from its start, then calls [`StreamVm::filled`] (the page copies each chunk of the
+    /// file from JavaScript straight into it, not first into a buffer of its own).
+    pub fn room(&mut self, n: usize) -> &mut Vec<u8> {
+        self.buf.reserve(n);
+        &mut self.buf
+    }
+
+    /// The `n` bytes written after the buffer's end (into [`StreamVm::room`]) are input: run
+    /// every opcode they complete.
+    ///
+    /// # Safety
+    /// The `n` bytes after the buffer's length, within the capacity `room(n)` made, must have
+    /// been written since.
+    pub unsafe fn filled(&mut self, n: usize) -> Result<()> {
+        let len = self.buf.len();
+        assert!(n <= self.buf.capacity() - len, "more bytes than the room made");
+        // SAFETY: the caller wrote these n bytes (the function's contract), within capacity.
+        unsafe { self.buf.set_len(len + n) };
+        if self.root.is_some() {
+            let rest = self.buf.split_off(len);
+            return self.feed(&rest);
+        }
+        self.run_fed()
+    }
+
+    /// Run the opcodes the buffer completes, then keep only the incomplete opcode's bytes.
+    fn run_fed(&mut self) -> Result<()> {
         self.pump()?;
-        // Keep only the incomplete opcode's bytes.
         self.buf.drain(..self.pos);
         self.base += self.pos;
         self.pos = 0;
