@@ -1,7 +1,7 @@
 //! The hash maps of the hot paths (addresses per replayed event, ids per decoded frame, memo
 //! slots per fold). Std's SipHash costs more than the work around it there; this is one folded
-//! multiply per word from a per-process seed (the mix of foldhash and wyhash; in wasm two 64-bit
-//! multiplies, [`fold_mul`]): every output bit
+//! multiply per word from a per-process seed (the mix of foldhash and wyhash; in wasm one 64-bit
+//! multiply between xor-shifts, [`fold_mul_round`]): every output bit
 //! depends on every input bit, so aligned addresses (whose low bits are all zero) still spread
 //! over the buckets. Natively the seed is random per process, so a file cannot be crafted to
 //! collide without knowing it; in wasm (no randomness in std) the seed is fixed, and a crafted
@@ -99,7 +99,7 @@ impl Hasher for FastHasher {
     }
     #[inline]
     fn write_u64(&mut self, v: u64) {
-        self.0 = fold_mul(self.0 ^ v, 0x9e37_79b9_7f4a_7c15);
+        self.0 = fold_mul_round(self.0 ^ v, 0x9e37_79b9_7f4a_7c15);
     }
     fn write_usize(&mut self, v: usize) {
         self.write_u64(v as u64);
@@ -129,7 +129,7 @@ mod tests {
     #[test]
     fn both_mixes_reach_every_output_bit() {
         const K: u64 = 0x9e37_79b9_7f4a_7c15;
-        for (name, mix) in [("native", fold_wide as fn(u64, u64) -> u64), ("wasm", mix_by_words)] {
+        for (name, mix) in [("native", fold_wide as fn(u64, u64) -> u64), ("wasm", mix_by_words), ("wasm, one round", mix_once)] {
             let lows: HashSet<u64> = (0..4096u64).map(|i| mix(0x7f00_0000_0000 + (i << 21), K) & 0xfff).collect();
             assert!(lows.len() > 2000, "{name}: only {} distinct low-bit patterns", lows.len());
             let tops: HashSet<u64> = (0..4096u64).map(|i| mix(0x7f00_0000_0000 + (i << 21), K) >> 57).collect();
