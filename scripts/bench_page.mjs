@@ -13,7 +13,9 @@ function rssOf(pids) {
   let sum = 0;
   for (const pid of pids) {
     try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      const m = /VmRSS:\s+(\d+) kB/.exec(
+        readFileSync(`/proc/${pid}/status`, "utf8"),
+      );
       if (m) sum += Number(m[1]) * 1024;
     } catch {
       /* process ended */

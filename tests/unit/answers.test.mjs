@@ -57,7 +57,8 @@ test("EngineAnswers declares exactly the wasm Engine's answering methods", () =>
   // test's panic answer no JSON.
   const loadPath = new Set([
     "begin",
-    "push",
+    "pushRoom",
+    "pushed",
     "parse",
     "replay",
     "store",

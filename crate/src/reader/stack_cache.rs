@@ -174,8 +174,8 @@ mod tests {
     #[test]
     fn one_bit_changes_half_the_key() {
         use crate::fasthash::{fold_wide, mix_by_words, mix_once};
-        let builds: [(&str, fn(u64, u64) -> u64, fn(u64, u64) -> u64); 2] =
-            [("native", fold_wide, fold_wide), ("wasm", mix_once, mix_by_words)];
+        type Mix = fn(u64, u64) -> u64;
+        let builds: [(&str, Mix, Mix); 2] = [("native", fold_wide, fold_wide), ("wasm", mix_once, mix_by_words)];
         for (name, round, full) in builds {
             let mut x = 0x9e37_79b9_7f4a_7c15_u64;
             for len in 1..=48 {
