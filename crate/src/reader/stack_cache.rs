@@ -8,8 +8,10 @@
 //!
 //! The key is a 128-bit hash of the bytes, not the bytes themselves: comparing a stored list of
 //! thirty references waited on memory at every lookup. Two lists share a key with a chance of
-//! about n²/2¹²⁹ (n lists in the cache: below 10⁻²⁶); a file built to collide can only make one of
-//! its own stacks read as another of its own stacks, which its bytes could say anyway.
+//! about n²/2¹²⁹ (n lists in the cache: below 10⁻²⁶) as far as the mix behaves as a random
+//! function, which its tests check for spread and avalanche but cannot prove; a file built to
+//! collide can only make one of its own stacks read as another of its own stacks, which its bytes
+//! could say anyway.
 
 use crate::fasthash::{fold_mul, fold_mul_round, seed};
 use crate::model::StackId;
