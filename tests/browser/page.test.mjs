@@ -187,6 +187,31 @@ test("memory tree at the peak: flame graph whose root holds the active bytes of 
   await shot(page, "04-tree");
 });
 
+test("memory tree: a new width redraws the flame graph, not its side list", async () => {
+  // The side list holds up to 500 rows: laying it out again on every resize held the page for
+  // tens of milliseconds (and did so right after the view first drew, when a scrollbar came).
+  const before = await page.evaluate(() => {
+    document.querySelector(".tree-side table").dataset.kept = "yes";
+    return document.querySelector("canvas.flame").width;
+  });
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: size.width - 200, height: size.height });
+  try {
+    await page.waitForFunction(
+      (w) => document.querySelector("canvas.flame").width !== w,
+      before,
+    );
+    assert.equal(
+      await page.evaluate(
+        () => document.querySelector(".tree-side table")?.dataset.kept,
+      ),
+      "yes",
+    );
+  } finally {
+    await page.setViewportSize(size);
+  }
+});
+
 test("allocator state at the peak lays out segments with their blocks", async () => {
   await page.click("[data-view=state]");
   await page.waitForSelector("canvas.segmap");

@@ -108,10 +108,20 @@ export async function renderTree(c: ViewContext) {
   };
 
   function draw() {
+    drawFlame();
+    drawSide();
+  }
+
+  /** The icicle alone: all a new width changes. */
+  function drawFlame() {
     const { w, h } = fitCanvas(canvas, g, 0, icicleHeight(nodes, focus.zoom));
     g.clearRect(0, 0, w, h);
     boxes = icicle(nodes, kids, focus.zoom, w);
     drawIcicle(g, { nodes, boxes, selected: focus.selected, matches: query ? matches : null });
+  }
+
+  /** The crumbs and the side list (hundreds of rows: laid out again only when they change). */
+  function drawSide() {
     const levels = levelsBelow(nodes, focus.zoom);
     crumbBar.replaceChildren(
       ...crumbs(nodes, focus.zoom, (id) => show({ selected: id, zoom: id })),
@@ -153,6 +163,6 @@ export async function renderTree(c: ViewContext) {
     matches = search(nodes, query);
     draw();
   });
-  onResize(canvas, draw);
+  onResize(canvas, drawFlame);
   draw();
 }
