@@ -58,15 +58,19 @@ impl WasmEngine {
         Ok(now() - t)
     }
 
-    /// Start loading a file of `total_bytes`; `warm_up_ms` is the warm-up the worker ran for
-    /// this file, reported with its stats.
-    pub fn begin(&mut self, name: String, total_bytes: f64, warm_up_ms: f64) {
-        self.reader = Some(ChunkReader::default());
+    /// Start loading a file of `total_bytes` (refused at once, INPUT_TOO_LARGE, beyond what the
+    /// engine reads); `warm_up_ms` is the warm-up the worker ran for this file, reported with
+    /// its stats.
+    pub fn begin(&mut self, name: String, total_bytes: f64, warm_up_ms: f64) -> Result<(), JsValue> {
+        let reader = ChunkReader::default();
+        reader.declare_size(total_bytes as u64).map_err(err)?;
+        self.reader = Some(reader);
         self.snapshot = None;
         self.engine = None;
         self.name = name;
         self.started = now();
         self.stats = LoadStats { bytes: total_bytes, warm_up_ms, ..LoadStats::default() };
+        Ok(())
     }
 
     /// Where in the engine's memory (`wasmMemory()`) the worker copies the file's next `n`

@@ -351,3 +351,30 @@ test("issue 29: memo gaps, gzip inside gzip and a recorded large_segment_size_mb
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test("a file over the 4 GiB the page reads is refused at once, naming the CLI; the next file opens", async () => {
+  // Sparse: 4 GiB and one byte on the file system's books, no disk used. Refused from its size,
+  // before any of it is read (the page once read 4 GiB, ten seconds, to refuse it).
+  const big = join(dir, "too_large.pickle");
+  execFileSync("truncate", ["-s", String(4 * 2 ** 30 + 1), big]);
+  const page = await newPage();
+  const t0 = Date.now();
+  assert.equal(await open(page, big), "error");
+  const ms = Date.now() - t0;
+  const text = await errorText(page);
+  assert.match(text, /INPUT_TOO_LARGE/);
+  assert.match(
+    text,
+    /4\.00 GiB \(4,294,967,297 B\), more than the 4\.00 GiB \(4,294,967,296 B\)/,
+  );
+  assert.match(text, /native snapscope CLI/);
+  // Reading even a tenth of it takes a second and more; a refusal from the size takes far less.
+  assert.ok(ms < 5000, `refused after ${ms} ms`);
+  assert.equal(
+    await open(page, join(FIXTURES, "cuda_training.pickle")),
+    "ready",
+  );
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  rmSync(big);
+});

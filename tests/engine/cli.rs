@@ -343,3 +343,20 @@ fn each_single_mode_answers_its_part_of_all() {
         }
     }
 }
+
+/// A file beyond the largest input read (64 GiB natively) is refused from its size, before any of
+/// it is read; sparse, so the test writes nothing to the disk.
+#[test]
+fn a_file_beyond_the_input_limit_is_refused_at_once() {
+    let big = tmp("too_large.pickle");
+    std::fs::File::create(&big).unwrap().set_len((64 << 30) + 1).unwrap();
+    for cmd in ["overview", "import"] {
+        let t0 = std::time::Instant::now();
+        let (rc, out, err) = snapscope(&[cmd, big.to_str().unwrap(), "--json"]);
+        assert_ne!(rc, 0, "{cmd}: {out}");
+        assert!(err.contains("INPUT_TOO_LARGE"), "{cmd}: {err}");
+        assert!(err.contains("is 64.00 GiB (68,719,476,737 B), more than the 64.00 GiB (68,719,476,736 B)"), "{cmd}: {err}");
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5), "{cmd}: refused after {:?}", t0.elapsed());
+    }
+    std::fs::remove_file(&big).unwrap();
+}

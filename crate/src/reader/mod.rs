@@ -61,6 +61,16 @@ impl ChunkReader {
         ChunkReader { mode: Mode::Detect(Vec::new()), read: 0, limits, nested: false, staged: Vec::new() }
     }
 
+    /// The input's whole size, when the caller knows it before reading (a file's length): an
+    /// input the reader would refuse at its end is refused now, before any of it is read (the
+    /// page read 4 GiB, ten seconds, to refuse a 4.2 GiB file).
+    pub fn declare_size(&self, total: u64) -> Result<()> {
+        if total > self.limits.max_bytes {
+            return Err(too_large_declared(total, self.limits.max_bytes));
+        }
+        Ok(())
+    }
+
     pub fn push(&mut self, chunk: &[u8]) -> Result<()> {
         // The VM keeps what it has not consumed; bounded pieces keep that copy small when a
         // caller hands over a whole file at once.
@@ -268,17 +278,39 @@ fn nested_gzip() -> Error {
     )
 }
 
+const TOO_LARGE_HINT: &str = "record fewer events (max_entries in _record_memory_history) or open the file with the native snapscope CLI";
+
 fn too_large(max: u64) -> Error {
+    Error::new(ErrorCode::InputTooLarge, format!("the input exceeds {max} bytes"), TOO_LARGE_HINT)
+}
+
+fn too_large_declared(total: u64, max: u64) -> Error {
     Error::new(
         ErrorCode::InputTooLarge,
-        format!("the input exceeds {max} bytes"),
-        "record fewer events (max_entries in _record_memory_history) or open the file with the native snapscope CLI",
+        format!(
+            "the file is {}, more than the {} this engine reads; nothing of it was read",
+            crate::format::exact_bytes(total as i64),
+            crate::format::exact_bytes(max as i64)
+        ),
+        TOO_LARGE_HINT,
     )
 }
 
 #[cfg(test)]
 mod tests {
     use crate::codes::WarningCode;
+
+    /// A declared size beyond the limit is refused before any byte is read, naming the CLI; at
+    /// the limit it is not (the read itself still counts every byte).
+    #[test]
+    fn a_declared_size_beyond_the_limit_is_refused_at_once() {
+        let reader = super::ChunkReader::new(super::Limits { max_bytes: 4096 });
+        assert!(reader.declare_size(4096).is_ok());
+        let e = reader.declare_size(5000).unwrap_err();
+        assert_eq!(e.code, crate::codes::ErrorCode::InputTooLarge);
+        assert!(e.message.contains("is 4.88 KiB (5,000 B), more than the 4.00 KiB (4,096 B)"), "{}", e.message);
+        assert!(e.hint.contains("native snapscope CLI"), "{}", e.hint);
+    }
 
     /// Input written in place (`room` then `filled`, as the page does) reads as the same input
     /// pushed, in chunks of every size from 1 byte (the encoding not yet told) to the whole, for
