@@ -62,8 +62,8 @@ impl ChunkReader {
     }
 
     /// The input's whole size, when the caller knows it before reading (a file's length): an
-    /// input the reader would refuse at its end is refused now, before any of it is read (the
-    /// page read 4 GiB, ten seconds, to refuse a 4.2 GiB file).
+    /// input the reader would refuse once past its limit is refused now, without reading the
+    /// gigabytes before it.
     pub fn declare_size(&self, total: u64) -> Result<()> {
         if total > self.limits.max_bytes {
             return Err(too_large_declared(total, self.limits.max_bytes));
@@ -281,7 +281,11 @@ fn nested_gzip() -> Error {
 const TOO_LARGE_HINT: &str = "record fewer events (max_entries in _record_memory_history) or open the file with the native snapscope CLI";
 
 fn too_large(max: u64) -> Error {
-    Error::new(ErrorCode::InputTooLarge, format!("the input exceeds {max} bytes"), TOO_LARGE_HINT)
+    Error::new(
+        ErrorCode::InputTooLarge,
+        format!("the input exceeds the {} this engine reads", crate::format::exact_bytes(max as i64)),
+        TOO_LARGE_HINT,
+    )
 }
 
 fn too_large_declared(total: u64, max: u64) -> Error {
@@ -301,7 +305,7 @@ mod tests {
     use crate::codes::WarningCode;
 
     /// A declared size beyond the limit is refused before any byte is read, naming the CLI; at
-    /// the limit it is not (the read itself still counts every byte).
+    /// the limit it is not (the read itself still counts every byte, and refuses past it).
     #[test]
     fn a_declared_size_beyond_the_limit_is_refused_at_once() {
         let reader = super::ChunkReader::new(super::Limits { max_bytes: 4096 });
@@ -310,6 +314,11 @@ mod tests {
         assert_eq!(e.code, crate::codes::ErrorCode::InputTooLarge);
         assert!(e.message.contains("is 4.88 KiB (5,000 B), more than the 4.00 KiB (4,096 B)"), "{}", e.message);
         assert!(e.hint.contains("native snapscope CLI"), "{}", e.hint);
+        // A stream of unknown size is refused once past the limit.
+        let mut stream = super::ChunkReader::new(super::Limits { max_bytes: 4096 });
+        let e = stream.push(&[b'('; 5000]).unwrap_err();
+        assert_eq!(e.code, crate::codes::ErrorCode::InputTooLarge);
+        assert!(e.message.contains("exceeds the 4.00 KiB (4,096 B)"), "{}", e.message);
     }
 
     /// Input written in place (`room` then `filled`, as the page does) reads as the same input
