@@ -251,6 +251,53 @@ fn stacked_bands_add_up_to_the_active_counter_in_every_column() {
     }
 }
 
+/// The blocks drawn are the `max_blocks` weightiest alive in the range (size × events alive in
+/// it; ties to the earlier lifetime), stacked in allocation order: the engine selects them without
+/// sorting every lifetime, and must give what the plain definition gives, in the same order.
+#[test]
+fn band_blocks_are_the_weightiest_in_allocation_order() {
+    let mut files: Vec<std::path::PathBuf> =
+        ["cuda_training.pickle", "npu_expandable.pkl", "multi_device_oom.pickle"].iter().map(|f| common::fixtures().join(f)).collect();
+    if let Some(corpus) = common::corpus() {
+        let reference: serde_json::Value = serde_json::from_slice(&std::fs::read(corpus.join("reference.json")).unwrap()).unwrap();
+        files.extend(reference.as_object().unwrap().keys().take(12).map(|rel| corpus.join(rel)));
+    }
+    for f in files {
+        let loaded = snapscope::Loaded::from_bytes(&std::fs::read(&f).unwrap()).unwrap();
+        for d in &loaded.devices {
+            let n = d.events as u32;
+            if n == 0 {
+                continue;
+            }
+            for (from, to) in [(0, n - 1), (n / 3, 2 * n / 3)] {
+                for max_blocks in [0, 1, 2, 7, 100, 1000] {
+                    let b = snapscope::analysis::bands::bands(&loaded, d.device, from, to, 20, max_blocks).unwrap();
+                    let weight = |i: u32| {
+                        let l = &d.lifetimes[i as usize];
+                        let born = l.alloc_event().map_or(from, |a| a.max(from));
+                        let dies = l.free_completed_event().map_or(to + 1, |e| e.min(to + 1));
+                        l.size as u128 * u128::from(dies.saturating_sub(born).max(1))
+                    };
+                    let mut want: Vec<u32> = (0..d.lifetimes.len() as u32)
+                        .filter(|&i| {
+                            let l = &d.lifetimes[i as usize];
+                            !l.orphan && l.alloc_event().is_none_or(|a| a <= to) && l.free_completed_event().is_none_or(|e| e > from)
+                        })
+                        .collect();
+                    want.sort_by_key(|&i| std::cmp::Reverse(weight(i)));
+                    want.truncate(max_blocks);
+                    want.sort_by_key(|&i| {
+                        let l = &d.lifetimes[i as usize];
+                        (l.alloc_event().map(|a| a as i64).unwrap_or(-1), l.addr)
+                    });
+                    let got: Vec<u32> = b.blocks.iter().map(|x| x.lifetime).collect();
+                    assert_eq!(got, want, "{} device {} [{from}, {to}] max_blocks {max_blocks}", f.display(), d.device);
+                }
+            }
+        }
+    }
+}
+
 /// An open session serves `traces` and `lifetimes` as virtual tables over the replay; files hold
 /// them as rows.
 /// Both must answer every query the same: full scans, and scans the virtual table narrows
