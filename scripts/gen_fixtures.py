@@ -354,7 +354,8 @@ def program_fixtures():
     training steps with and without a kept tensor per step, steps whose zero_grad runs after the
     forward pass (the previous gradients held at its peak), an optimizer built inside the window
     by the program's own optimizer class, and a forward pass whose frees came after recording
-    stopped."""
+    stopped; and generation with a KV cache grown by copying (per layer, and as a tuple) beside a
+    U-Net's inference, whose outputs also grow at one line but start small at every pass."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -454,6 +455,48 @@ def program_fixtures():
     exp = p.expected("training_steps", 3, False)
     exp["program"]["held_gradient_bytes"] = params * 4 * MIB  # the step before's grads at the peak
     out.append(("program_late_zero_grad.pickle", p, exp))
+
+    # Generation: each layer's KV cache re-made one token longer every step (torch.cat), the old
+    # copy freed once the new one exists; a temporary of the same line between. 12 tokens.
+    attn = [frame("/work/prog/model.py", 60, "forward"), call, frame("/work/prog/model.py", 40, "forward"), call, frame("/work/prog/generate.py", 15, "generate"), main]
+    p = Program()
+    model(p)
+    cache = {}
+    for token in range(12):
+        for k in range(layers):
+            new = p.malloc(("kv", k, token), (token + 1) * 256 * 1024, attn, "cache")
+            if k in cache:
+                p.free(cache[k], attn)
+            cache[k] = new
+            p.free(p.malloc("tmp", MIB, attn, "temporary"), attn)
+    out.append(("program_generate_kv_cache.pickle", p, p.expected("forward", 0, False)))
+
+    # The same with the cache as a tuple: every layer's longer copy made in the pass, the old
+    # tuple dropped after it (by the caller). 16 tokens.
+    p = Program()
+    model(p)
+    old = []
+    for token in range(16):
+        new = [p.malloc(("kvt", k, token), (token + 1) * 128 * 1024, attn, "cache") for k in range(layers)]
+        for o in old:
+            p.free(o, [main])
+        old = new
+    out.append(("program_generate_kv_tuple.pickle", p, p.expected("forward", 0, False)))
+
+    # Not a cache: a U-Net's decoder outputs grow level by level at one line, each freed by the
+    # next level, and start small again at every pass (10 denoising passes).
+    unet = [frame("/work/prog/unet.py", 33, "forward"), call, frame("/work/prog/unet.py", 80, "forward"), call, main]
+    p = Program()
+    model(p)
+    for _ in range(10):
+        prev = None
+        for level in range(5):
+            cur = p.malloc(("up", level), (1 << level) * MIB, unet, "temporary")
+            if prev is not None:
+                p.free(prev, unet)
+            prev = cur
+        p.free(prev, unet)
+    out.append(("program_unet_inference.pickle", p, p.expected("forward", 0, False)))
 
     p = Program()
     model(p)

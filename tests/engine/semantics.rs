@@ -433,7 +433,7 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
             }
             None => assert!(held.is_none(), "{name}: {held:?}"),
         }
-        if want["kind"] == "forward" {
+        if want["kind"] == "forward" && known.contains_key("activation") {
             // The pass's outputs hold the peak: the advice names what keeps no activations.
             let activation = a.findings.iter().find(|f| f.title.contains("(activation)") || f.title.starts_with("Activation"));
             assert!(activation.is_some_and(|f| f.suggestion.contains("torch.inference_mode()")), "{name}: {activation:?}");
@@ -442,7 +442,7 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
         assert!(program.evidence.contains("events:"), "{name}: {}", program.evidence);
         seen += 1;
     }
-    assert_eq!(seen, 10, "ten program fixtures (one of them the stable steps with lines moved)");
+    assert_eq!(seen, 13, "thirteen program fixtures (one of them the stable steps with lines moved)");
 }
 
 /// A trace with a backward pass every few events (a hostile file can have hundreds of

@@ -57,8 +57,12 @@ pub fn classify(
         .unwrap_or_default();
     let no_forward_rules = !rules.rules.iter().any(|r| matches!(r.frames, FrameSource::Forward | FrameSource::Any));
     let unknown = rules.unknown();
+    let grown = match rules.rules.iter().any(|r| r.lifetime == LifetimeRule::GrownByCopy) {
+        true => super::grown_by_copy::grown_by_copy(d),
+        false => Vec::new(),
+    };
     let mut out = DeviceCategories { category: Vec::with_capacity(d.lifetimes.len()), rule: Vec::with_capacity(d.lifetimes.len()) };
-    for l in &d.lifetimes {
+    for (index, l) in d.lifetimes.iter().enumerate() {
         // A free's stack says who freed the block, not what it is.
         let stack = l.stack().filter(|_| l.stack_source != StackSource::Free);
         let stack_bits = stack.and_then(|s| by_stack.get(s as usize).copied()).unwrap_or(0);
@@ -87,6 +91,7 @@ pub fn classify(
             LifetimeRule::BeforeWindow => alloc.is_none(),
             LifetimeRule::PairsWithGradient | LifetimeRule::Persistent => false,
             LifetimeRule::AtDump => alloc.is_some() && freed.is_none(),
+            LifetimeRule::GrownByCopy => grown.get(index).copied().unwrap_or(false),
             LifetimeRule::AtOom => {
                 let after = alloc.map_or(0, |a| ooms.partition_point(|&o| o <= a));
                 ooms.get(after).is_some_and(|&o| freed.is_none_or(|f| f > o))

@@ -4,6 +4,7 @@
 //! the analyses read them.
 
 pub mod categories;
+mod grown_by_copy;
 pub mod phases;
 pub mod rules;
 

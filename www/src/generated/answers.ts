@@ -564,6 +564,7 @@ export type LifetimeRule =
   | 'at_oom'
   | 'pairs_with_gradient'
   | 'at_dump'
+  | 'grown_by_copy'
   | 'persistent';
 
 /** Recorded and simulated reserved bytes over the same event axis, one point per column. */

@@ -3,7 +3,7 @@
 // share bar, then per category its bytes, the rules that decided it (and why) and its top sites.
 // Below, the rules in the order they are tried and an editor for a TOML rules file.
 import type { OpenFile, ViewContext } from '../app-types';
-import type { CategoryBreakdown, CategoryShare, RuleInfo } from '../generated/answers';
+import type { CategoryBreakdown, CategoryShare, LifetimeRule, RuleInfo } from '../generated/answers';
 import { EngineFailure } from '../client';
 import { bytesSpan, clip, el, eventLabel, gridTable, int, pct, plural } from '../ui/format';
 import { categoryColor, categoryInk } from '../ui/categories-palette';
@@ -14,13 +14,27 @@ import { shareSegments } from './categories-layout';
 /** The rules text last applied to each open file (kept across renders of the view). */
 const applied = new WeakMap<OpenFile, string>();
 
+/** Every lifetime condition a rule may name: tsc fails when the engine's type gains or loses one. */
+const LIFETIMES = {
+  any: 0,
+  within_phase: 0,
+  outlives_phase: 0,
+  into_backward: 0,
+  before_window: 0,
+  at_oom: 0,
+  at_dump: 0,
+  grown_by_copy: 0,
+  pairs_with_gradient: 0,
+  persistent: 0,
+} satisfies Record<LifetimeRule, 0>;
+
 const EXAMPLE = `# Rules tried before the defaults (first match wins). Example:
 [[rule]]
 name = "adam"
 category = "adam state"
 file = 'my_project/optim'      # regex on a frame's file
 function = '^step$'            # regex on the same frame's function
-lifetime = "outlives_phase"    # any | within_phase | outlives_phase | into_backward | before_window | at_oom | at_dump | pairs_with_gradient | persistent
+lifetime = "outlives_phase"    # ${Object.keys(LIFETIMES).join(' | ')}
 # size = [8519680]             # exact block sizes in bytes (optional)
 why = "Adam's moments"
 # replace_defaults = true      # (top level) use only these rules`;
