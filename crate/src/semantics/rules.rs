@@ -84,8 +84,8 @@ pub enum LifetimeRule {
     PairsWithGradient,
     /// Allocated in the window and never freed in it: still held at the dump.
     AtDump,
-    /// A copy of a buffer grown by copying: its site re-made it larger and freed the copy
-    /// before, at least 8 times in a row (`grown_by_copy.rs`).
+    /// A copy of a buffer grown by copying: its site re-made the buffer larger and freed the
+    /// copy before, `grown_by_copy::MIN_COPIES` times or more in a row (`grown_by_copy.rs`).
     GrownByCopy,
     /// Allocated before the window and alive through all of it, never freed: weights or state
     /// the trace never touches. Tried after every other rule, `pairs_with_gradient` included.
