@@ -354,8 +354,9 @@ def program_fixtures():
     training steps with and without a kept tensor per step, steps whose zero_grad runs after the
     forward pass (the previous gradients held at its peak), an optimizer built inside the window
     by the program's own optimizer class, and a forward pass whose frees came after recording
-    stopped; and generation with a KV cache grown by copying (per layer, and as a tuple) beside a
-    U-Net's inference, whose outputs also grow at one line but start small at every pass."""
+    stopped; generation with a KV cache grown by copying (per layer, and as a tuple) beside a
+    U-Net's inference, whose outputs also grow at one line but start small at every pass; and
+    training with activation checkpointing (a forward pass recomputed inside backward)."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -497,6 +498,29 @@ def program_fixtures():
             prev = cur
         p.free(prev, unet)
     out.append(("program_unet_inference.pickle", p, p.expected("forward", 0, False)))
+
+    # Activation checkpointing (use_reentrant=False): the forward pass keeps each layer's input
+    # only; backward recomputes the layer under the autograd node's unpack hook (forward frames
+    # on top of checkpoint.py's), uses the activations and frees them. Four steps.
+    checkpointed = [frame(f"{TORCH}/utils/checkpoint.py", 495, "checkpoint"), frame("/work/prog/model.py", 40, "forward"), call, main]
+    recompute = [frame("/work/prog/model.py", 20, "forward"), call, frame(f"{TORCH}/utils/checkpoint.py", 1590, "recompute_fn"), frame(f"{TORCH}/utils/checkpoint.py", 1160, "unpack_hook")]
+    p = Program()
+    model(p)
+    grads, state = [], []
+    for _ in range(4):
+        for g in grads:
+            p.free(g, zero)
+        kept = [p.malloc(("input", k), MIB, checkpointed, "activation") for k in range(layers)]
+        s = p.malloc("seed", 512, seed, "autograd temporary")
+        grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
+        for k in reversed(range(layers)):
+            p.free(p.malloc(("recomputed", k), 3 * MIB, recompute, "autograd temporary"), recompute)
+            p.free(kept[k])
+        p.free(s)
+        if not state:
+            state += [p.malloc(("state", i), 8 * MIB, adam, "optimizer state") for i in range(params)]
+        p.free(p.malloc("update", 4 * MIB, adam, "temporary"), adam)
+    out.append(("program_checkpointing.pickle", p, p.expected("training_steps", 4, False)))
 
     p = Program()
     model(p)

@@ -119,8 +119,14 @@ fn frame_marks(f: &Frame) -> u8 {
     let autograd_entry =
         (file.ends_with("torch/autograd/__init__.py") || file.ends_with("torch/_tensor.py") || file.ends_with("torch/autograd/graph.py"))
             && matches!(name, "backward" | "_engine_run_backward" | "grad");
+    // Activation checkpointing recomputes a forward pass inside backward: from the autograd
+    // node's unpack hook (`use_reentrant=False`) or `CheckpointFunction.backward` (reentrant).
+    // Those frames are backward's, whatever forward frames the recomputation adds under them.
+    let recomputation = file.ends_with("torch/utils/checkpoint.py")
+        && matches!(name, "backward" | "unpack_hook" | "unpack_hook_with_error_cb" | "recompute_fn");
     if kind == Kind::Autograd
         || autograd_entry
+        || recomputation
         || name.contains("torch::autograd::Engine::")
         || name.contains("torch::autograd::python::PythonEngine::")
         || name.contains("AccumulateGrad")
