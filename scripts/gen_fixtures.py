@@ -355,8 +355,9 @@ def program_fixtures():
     forward pass (the previous gradients held at its peak), an optimizer built inside the window
     by the program's own optimizer class, and a forward pass whose frees came after recording
     stopped; generation with a KV cache grown by copying (per layer, and as a tuple) beside a
-    U-Net's inference, whose outputs also grow at one line but start small at every pass; and
-    training with activation checkpointing (a forward pass recomputed inside backward)."""
+    U-Net's inference, whose outputs also grow at one line but start small at every pass;
+    training with activation checkpointing (a forward pass recomputed inside backward); and
+    training under DistributedDataParallel (its gradient buckets made in its constructor)."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -521,6 +522,30 @@ def program_fixtures():
             state += [p.malloc(("state", i), 8 * MIB, adam, "optimizer state") for i in range(params)]
         p.free(p.malloc("update", 4 * MIB, adam, "temporary"), adam)
     out.append(("program_checkpointing.pickle", p, p.expected("training_steps", 4, False)))
+
+    # DistributedDataParallel: its reducer's gradient buckets (one copy of every gradient) are
+    # allocated in DDP's constructor, and its forward wraps the model's. Four steps.
+    ddp = f"{TORCH}/nn/parallel/distributed.py"
+    ddp_init = [frame(ddp, 1180, "_ddp_init_helper"), frame(ddp, 880, "__init__"), main]
+    ddp_layer = layer[:-1] + [frame(ddp, 1450, "_run_ddp_forward"), frame(ddp, 1620, "forward"), call, main]
+    p = Program()
+    model(p)
+    for i in range(2):
+        p.malloc(("bucket", i), params * 2 * MIB, ddp_init, "communication")
+    grads, state = [], []
+    for _ in range(4):
+        for g in grads:
+            p.free(g, zero)
+        acts = [p.malloc(("act", k), 3 * MIB, ddp_layer, "activation") for k in range(layers)]
+        s = p.malloc("seed", 512, seed, "autograd temporary")
+        grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
+        for a in reversed(acts):
+            p.free(a)
+        p.free(s)
+        if not state:
+            state += [p.malloc(("state", i), 8 * MIB, adam, "optimizer state") for i in range(params)]
+        p.free(p.malloc("update", 4 * MIB, adam, "temporary"), adam)
+    out.append(("program_ddp.pickle", p, p.expected("training_steps", 4, False)))
 
     p = Program()
     model(p)
