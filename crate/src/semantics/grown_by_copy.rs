@@ -73,11 +73,12 @@ fn mark_chains(d: &DeviceReplay, site: Vec<usize>, out: &mut [bool]) {
     // The other layers' copies: replaced by a copy of the chain (every layer's cache made
     // before the old ones go), or of the size the chain ended at (the last step's, never
     // replaced).
-    let last_sizes: Vec<u64> = (0..site.len()).filter(|&k| copy[k] && replaced_by[k].is_none()).map(|k| lifetime(k).size).collect();
+    let mut last_sizes: Vec<u64> = (0..site.len()).filter(|&k| copy[k] && replaced_by[k].is_none()).map(|k| lifetime(k).size).collect();
+    last_sizes.sort_unstable();
     for k in (0..site.len()).rev() {
         copy[k] |= match replaced_by[k] {
             Some(b) => copy[b],
-            None => last_sizes.contains(&lifetime(k).size),
+            None => last_sizes.binary_search(&lifetime(k).size).is_ok(),
         };
     }
     for (k, &c) in copy.iter().enumerate() {
