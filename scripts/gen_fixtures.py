@@ -377,20 +377,20 @@ def program_fixtures():
             out += [p.malloc(("moved", i), 2 * MIB, move, "parameter") for i in range(params)]
         return out
 
-    def forward(p, keep_output=False):
+    def forward(p, keep_output=False, stack=layer):
         acts = []
         for k in range(layers):  # the same pattern in every layer: one kept, one temporary
-            acts.append(p.malloc(("act", k), 3 * MIB, layer, "activation"))
-            p.free(p.malloc("tmp", 1 * MIB, layer, "temporary"), layer)
+            acts.append(p.malloc(("act", k), 3 * MIB, stack, "activation"))
+            p.free(p.malloc("tmp", 1 * MIB, stack, "temporary"), stack)
         if keep_output:
             p.malloc("out", 2 * MIB, top, "activation")
         return acts
 
-    def step(p, n, grads, state, own=False, kept=None, late_zero_grad=False):
+    def step(p, n, grads, state, own=False, kept=None, late_zero_grad=False, stack=layer):
         if not late_zero_grad:
             for g in grads:
                 p.free(g, zero)
-        acts = forward(p)
+        acts = forward(p, stack=stack)
         if late_zero_grad:
             # The loss's logits make the forward pass the peak; zero_grad runs only after it.
             p.free(p.malloc("logits", 16 * MIB, top, "activation"), [main])
@@ -533,18 +533,8 @@ def program_fixtures():
     for i in range(2):
         p.malloc(("bucket", i), params * 2 * MIB, ddp_init, "communication")
     grads, state = [], []
-    for _ in range(4):
-        for g in grads:
-            p.free(g, zero)
-        acts = [p.malloc(("act", k), 3 * MIB, ddp_layer, "activation") for k in range(layers)]
-        s = p.malloc("seed", 512, seed, "autograd temporary")
-        grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
-        for a in reversed(acts):
-            p.free(a)
-        p.free(s)
-        if not state:
-            state += [p.malloc(("state", i), 8 * MIB, adam, "optimizer state") for i in range(params)]
-        p.free(p.malloc("update", 4 * MIB, adam, "temporary"), adam)
+    for n in range(1, 5):
+        grads = step(p, n, grads, state, stack=ddp_layer)
     out.append(("program_ddp.pickle", p, p.expected("training_steps", 4, False)))
 
     p = Program()
