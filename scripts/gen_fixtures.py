@@ -356,8 +356,9 @@ def program_fixtures():
     by the program's own optimizer class, and a forward pass whose frees came after recording
     stopped; generation with a KV cache grown by copying (per layer, and as a tuple) beside a
     U-Net's inference, whose outputs also grow at one line but start small at every pass;
-    training with activation checkpointing (a forward pass recomputed inside backward); and
-    training under DistributedDataParallel (its gradient buckets made in its constructor)."""
+    training with activation checkpointing (a forward pass recomputed inside backward);
+    training under DistributedDataParallel (its gradient buckets made in its constructor); and
+    training through a custom autograd Function whose backward has no frame of loss.backward()."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -536,6 +537,37 @@ def program_fixtures():
     for n in range(1, 5):
         grads = step(p, n, grads, state, stack=ddp_layer)
     out.append(("program_ddp.pickle", p, p.expected("training_steps", 4, False)))
+
+    # A fused kernel as a custom autograd.Function in every layer, recorded with Python stacks
+    # only: its forward under Function.apply, its backward on autograd's own thread (no frame of
+    # loss.backward() there) through BackwardCFunction.apply. Plain SGD written in the script (an
+    # in-place update allocates nothing; the gradients set to None by the script). Five steps.
+    function = f"{TORCH}/autograd/function.py"
+    fused = "/work/prog/fused_attention.py"
+    fused_fwd = [frame(fused, 40, "_attention_forward"), frame(fused, 80, "forward"), frame(function, 575, "apply")] + layer
+    fused_bwd = [frame(fused, 60, "_attention_backward"), frame(fused, 95, "backward"), frame(function, 310, "wrapper"), frame(function, 307, "apply")]
+    p = Program()
+    model(p)
+    grads = []
+    for _ in range(5):
+        for g in grads:
+            p.free(g, [main])
+        acts = []
+        for k in range(layers):
+            acts.append(p.malloc(("act", k), 3 * MIB, fused_fwd, "activation"))
+            p.free(p.malloc("tmp", MIB, layer, "temporary"), layer)
+        s = p.malloc("seed", 512, seed, "autograd temporary")
+        grads = []
+        for k, a in enumerate(reversed(acts)):
+            d = p.malloc(("d_input", k), 3 * MIB, fused_bwd, "autograd temporary")
+            if k < params:
+                grads.append(p.malloc(("grad", k), 4 * MIB, [], "gradient"))
+            p.free(a)
+            p.free(d)
+        p.free(s)
+    exp = p.expected("training_steps", 5, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_custom_function.pickle", p, exp))
 
     p = Program()
     model(p)

@@ -412,6 +412,9 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
         if want["kind"] == "forward" || want["kind"] == "model_build" {
             assert!(s.steps.is_empty(), "{name}: no steps without a backward pass or an optimizer step");
         }
+        if let Some(phase) = want["peak_phase"].as_str() {
+            assert_eq!(s.peak_allocated_at.as_ref().map(|p| p.phase.as_str()), Some(phase), "{name}: the phase of the peak");
+        }
         let peak = want["peak_allocated_event"].as_i64().unwrap();
         let (got, active) = by_category(&e, At::Event(peak));
         let known: BTreeMap<String, i64> = serde_json::from_value(want["categories_at_peak"].clone()).unwrap();
@@ -442,7 +445,7 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
         assert!(program.evidence.contains("events:"), "{name}: {}", program.evidence);
         seen += 1;
     }
-    assert_eq!(seen, 15, "fifteen program fixtures (one of them the stable steps with lines moved)");
+    assert_eq!(seen, 16, "sixteen program fixtures (one of them the stable steps with lines moved)");
 }
 
 /// A trace with a backward pass every few events (a hostile file can have hundreds of

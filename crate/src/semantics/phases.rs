@@ -174,10 +174,69 @@ fn phase_of_marks(m: u8) -> Option<Phase> {
     }
 }
 
+/// What a frame is to [`called_by_autograd`]: autograd's `Function` machinery, a function named
+/// as a custom Function's backward, or any other Python frame (native frames are skipped).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CustomFunctionRole {
+    Native,
+    /// `apply` in torch/autograd/function.py: `BackwardCFunction.apply` (the engine's entry) or
+    /// `Function.apply` (the forward's).
+    Apply,
+    /// Another frame of torch/autograd/function.py (`once_differentiable`'s wrapper).
+    Machinery,
+    /// `backward` or `vjp`: what `BackwardCFunction.apply` calls.
+    Backward,
+    OtherPython,
+}
+
+fn custom_function_role(f: &Frame) -> CustomFunctionRole {
+    if !frames::kind(f).is_python() {
+        return CustomFunctionRole::Native;
+    }
+    let path = frames::posix_path(&f.filename);
+    if path.ends_with("torch/autograd/function.py") {
+        return if f.name == "apply" { CustomFunctionRole::Apply } else { CustomFunctionRole::Machinery };
+    }
+    if matches!(f.name.as_str(), "backward" | "vjp") {
+        CustomFunctionRole::Backward
+    } else {
+        CustomFunctionRole::OtherPython
+    }
+}
+
+/// A custom autograd Function's backward (a fused kernel's, a compiled graph's
+/// `CompiledFunction`): the engine runs it on its own thread through `BackwardCFunction.apply`,
+/// which calls the class's `backward` (or `vjp`), so a Python-only stack holds no frame of
+/// `loss.backward()`. The forward comes through `Function.apply` of the same file, which calls
+/// `forward` instead. `stack` is innermost first.
+fn called_by_autograd(stack: &[u32], roles: &[CustomFunctionRole]) -> bool {
+    let mut callee = CustomFunctionRole::Native;
+    for &f in stack {
+        match roles.get(f as usize).copied().unwrap_or(CustomFunctionRole::Native) {
+            CustomFunctionRole::Apply if callee == CustomFunctionRole::Backward => return true,
+            CustomFunctionRole::Native | CustomFunctionRole::Machinery => {}
+            role => callee = role,
+        }
+    }
+    false
+}
+
 /// The phase each stack's frames name (None for an empty stack).
 pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
     let marks: Vec<u8> = interner.frames.iter().map(frame_marks).collect();
-    interner.stacks.iter().map(|st| phase_of_marks(st.iter().fold(0u8, |m, &f| m | marks.get(f as usize).copied().unwrap_or(0)))).collect()
+    let roles: Vec<CustomFunctionRole> = interner.frames.iter().map(custom_function_role).collect();
+    let applies = |st: &[u32]| st.iter().any(|&f| roles.get(f as usize) == Some(&CustomFunctionRole::Apply));
+    interner
+        .stacks
+        .iter()
+        .map(|st| {
+            let mut m = st.iter().fold(0u8, |m, &f| m | marks.get(f as usize).copied().unwrap_or(0));
+            if m & BACKWARD == 0 && applies(st) && called_by_autograd(st, &roles) {
+                m |= BACKWARD;
+            }
+            phase_of_marks(m)
+        })
+        .collect()
 }
 
 /// Phases and named ranges of one device's trace.
@@ -423,6 +482,37 @@ mod tests {
         let compiled = f("/x/site-packages/torch/_functorch/aot_autograd.py", "forward");
         assert_eq!(phase(std::slice::from_ref(&compiled)), Some(Phase::Unknown), "a compiled function's entry is no module's forward");
         assert_eq!(phase(&[compiled, call]), Some(Phase::Forward), "a compiled module's forward keeps its module call");
+    }
+
+    #[test]
+    fn a_custom_functions_backward_is_backward_and_its_forward_is_not() {
+        let f = |file: &str, name: &str| Frame { filename: file.into(), line: 1, name: name.into(), fx: None, whole: None };
+        let function = "/x/site-packages/torch/autograd/function.py";
+        // Innermost first, as a snapshot lists them: a fused kernel's backward on autograd's
+        // thread (no frame of loss.backward()), through once_differentiable's wrapper.
+        let backward = [
+            f("/x/site-packages/flash_attn/flash_attn_interface.py", "_flash_attn_backward"),
+            f("/x/site-packages/flash_attn/flash_attn_interface.py", "backward"),
+            f(function, "wrapper"),
+            f(function, "apply"),
+        ];
+        let forward = [
+            f("/x/site-packages/flash_attn/flash_attn_interface.py", "_flash_attn_forward"),
+            f("/x/site-packages/flash_attn/flash_attn_interface.py", "forward"),
+            f(function, "apply"),
+            f("/work/model.py", "forward"),
+            f("/x/site-packages/torch/nn/modules/module.py", "_call_impl"),
+            f("/work/run.py", "main"),
+        ];
+        // A trainer's own method named backward that calls a Function's forward is not one.
+        let trainer = [f("/work/fn.py", "forward"), f(function, "apply"), f("/work/loss.py", "compute"), f("/work/trainer.py", "backward")];
+        let mut interner = Interner::default();
+        let ids: Vec<Vec<u32>> =
+            [&backward[..], &forward[..], &trainer[..]].iter().map(|st| st.iter().map(|x| interner.frame(x.clone())).collect()).collect();
+        for st in &ids {
+            interner.stack(st);
+        }
+        assert_eq!(stack_phases(&interner), [Some(Phase::Backward), Some(Phase::Forward), Some(Phase::Forward)]);
     }
 
     #[test]
