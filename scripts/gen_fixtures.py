@@ -248,8 +248,10 @@ def semantics_training(steps=4, params=3, leak=2 * MIB):
         stack = [fx_frame] + fwd if ctx else fwd
         acts = [malloc(("act", i), 10 * MIB, stack, "activation", **ctx) for i in range(3)]
         free(malloc("tmp", 2 * MIB, fwd, "temporary", **ctx), fwd)
-        # Kept by the loop outside any forward pass: nothing in its frames says what it is.
-        malloc(("kept", step), leak, keep, "unknown", user_metadata="history")
+        # Kept by the loop (a history of outputs), made between the forward pass and backward:
+        # nothing in its frames says what it is, but that code is the pass's loss part (forward),
+        # so it is an output of the forward pass, kept (activation); the leak finding names it.
+        malloc(("kept", step), leak, keep, "activation", user_metadata="history")
         s0 = malloc("seed", 512, seed, "autograd temporary")
         grads = [malloc(("grad", i), 4 * MIB, [], "gradient", forward_frames=["/work/train/model.py:12:forward\n"]) for i in range(params)]
         for a in reversed(acts):
@@ -357,8 +359,9 @@ def program_fixtures():
     stopped; generation with a KV cache grown by copying (per layer, and as a tuple) beside a
     U-Net's inference, whose outputs also grow at one line but start small at every pass;
     training with activation checkpointing (a forward pass recomputed inside backward);
-    training under DistributedDataParallel (its gradient buckets made in its constructor); and
-    training through a custom autograd Function whose backward has no frame of loss.backward()."""
+    training under DistributedDataParallel (its gradient buckets made in its constructor);
+    training through a custom autograd Function whose backward has no frame of loss.backward();
+    and a language model's loss computed in the script, where its peak is."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -568,6 +571,38 @@ def program_fixtures():
     exp = p.expected("training_steps", 5, False)
     exp["program"]["peak_phase"] = "backward"
     out.append(("program_custom_function.pickle", p, exp))
+
+    # A language model's loss computed in the script, between its forward pass and backward:
+    # the logits (the model's head), their float copy (freed once log_softmax has its output)
+    # and log_softmax's output, saved for backward; the peak is there. Four Adam steps.
+    head = [frame("/work/prog/model.py", 90, "forward"), call, main]
+    loss_line = [frame("/work/prog/run.py", 88, "train_step"), main]
+    p = Program()
+    model(p)
+    grads, state = [], []
+    for _ in range(4):
+        for g in grads:
+            p.free(g, zero)
+        acts = forward(p)
+        logits = p.malloc("logits", 8 * MIB, head, "activation")
+        upcast = p.malloc("upcast", 16 * MIB, loss_line, "temporary")
+        log_probs = p.malloc("log_probs", 16 * MIB, loss_line, "activation")
+        p.free(upcast, loss_line)
+        loss = p.malloc("loss", 512, loss_line, "activation")
+        s = p.malloc("seed", 512, seed, "autograd temporary")
+        p.free(log_probs)
+        p.free(logits)
+        grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
+        for a in reversed(acts):
+            p.free(a)
+        p.free(s)
+        p.free(loss, loss_line)
+        if not state:
+            state += [p.malloc(("state", i), 8 * MIB, adam, "optimizer state") for i in range(params)]
+        p.free(p.malloc("update", 4 * MIB, adam, "temporary"), adam)
+    exp = p.expected("training_steps", 4, False)
+    exp["program"]["peak_phase"] = "forward"
+    out.append(("program_loss_in_script.pickle", p, exp))
 
     p = Program()
     model(p)

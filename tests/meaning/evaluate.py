@@ -63,6 +63,9 @@ def check(dev, want, got_dev):
     cats = got_dev.get("categories") or {}
     got = {c["category"]: c["share"] for c in cats.get("categories", [])}
     misses += [f"categories at the peak: {m}" for m in shares_ok(want["categories_at_peak"], got, want["tolerance"])]
+    phase = (steps.get("peak_allocated_at") or {}).get("phase")
+    if "peak_phase" in want and phase != want["peak_phase"]:
+        misses.append(f"the allocated peak's phase {phase} (want {want['peak_phase']})")
     h = headline(want["headline_finding"], findings)
     if h:
         misses.append(h)

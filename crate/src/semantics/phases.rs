@@ -270,8 +270,41 @@ pub fn device_phases(trace: Option<&DeviceTrace>, device: i64, annotations: &[An
         }
     }
     fill_gaps(&mut of_event);
-    let runs = runs_of(&of_event);
+    let mut runs = runs_of(&of_event);
+    if loss_is_forward(&mut of_event, &runs) {
+        runs = runs_of(&of_event);
+    }
     DevicePhases { of_event, runs, ranges }
+}
+
+/// Code that runs between a model's forward pass and the backward pass that follows it (the loss
+/// computed in the script: `F.cross_entropy(logits.float(), y)`, glue between the calls of a
+/// model in pieces) builds the graph backward walks: it is forward's. An unknown run counts
+/// only when forward runs come before it and a backward run after, with nothing else between.
+/// Returns whether any event changed.
+fn loss_is_forward(of_event: &mut [u8], runs: &[PhaseRun]) -> bool {
+    let (forward, unknown, backward) = (Phase::Forward, Phase::Unknown, Phase::Backward);
+    let mut changed = false;
+    let mut i = 0;
+    while i < runs.len() {
+        if runs[i].phase != forward {
+            i += 1;
+            continue;
+        }
+        // A forward run, then forward and unknown runs up to the first other one.
+        let mut j = i + 1;
+        while j < runs.len() && (runs[j].phase == forward || runs[j].phase == unknown) {
+            j += 1;
+        }
+        if j < runs.len() && runs[j].phase == backward {
+            for r in runs[i + 1..j].iter().filter(|r| r.phase == unknown) {
+                of_event[r.first as usize..=r.last as usize].fill(forward as u8);
+                changed = true;
+            }
+        }
+        i = j.max(i + 1);
+    }
+    changed
 }
 
 /// A phase not known yet, while [`device_phases`] fills them in.
@@ -432,6 +465,24 @@ mod tests {
         let runs = runs_of(&of);
         assert_eq!(runs.len(), 4);
         assert_eq!((runs[1].first, runs[1].last), (3, 5));
+    }
+
+    #[test]
+    fn code_between_forward_and_backward_is_forward() {
+        let names = |of: &[u8]| of.iter().map(|&p| Phase::ALL[p as usize].name()).collect::<Vec<_>>().join(" ");
+        let relabel = |phases: &[Phase]| {
+            let mut of: Vec<u8> = phases.iter().map(|&p| p as u8).collect();
+            let runs = runs_of(&of);
+            loss_is_forward(&mut of, &runs);
+            names(&of)
+        };
+        use Phase::{Backward as B, Forward as F, Optimizer as O, Unknown as U};
+        // The loss in the script, and glue between a model's pieces, before backward.
+        assert_eq!(relabel(&[U, F, U, U, B, U, O]), "unknown forward forward forward backward unknown optimizer");
+        assert_eq!(relabel(&[F, U, F, U, B]), "forward forward forward forward backward");
+        // No backward after it (inference), or another phase between: left unknown.
+        assert_eq!(relabel(&[F, U, F, U]), "forward unknown forward unknown");
+        assert_eq!(relabel(&[F, U, O, B]), "forward unknown optimizer backward");
     }
 
     #[test]
