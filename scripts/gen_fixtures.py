@@ -340,13 +340,15 @@ class Program:
             row[kind] += size
         return {"a": a, "b": b, "by_category": out}
 
-    def expected(self, kind, training_steps, leak):
-        ser = self.t.series
+    def expected(self, kind, training_steps, leak, cut=0):
+        """What the engine must answer; `cut`: the events the recording missed (it started late)."""
+        ser = self.t.series[cut:]
         peak = max(range(len(ser)), key=lambda i: (ser[i][0], -i))
+        start = self.t.series[cut - 1] if cut else None
         return {
-            "format": "dict", "consistent": True, "devices": [self.t.expected()],
+            "format": "dict", "consistent": True, "devices": [self.t.expected(start=start, cut=cut)],
             "program": {"kind": kind, "training_steps": training_steps, "leak": leak,
-                        "peak_allocated_event": peak, "categories_at_peak": {c: b for c, b in self.by_event[peak].items() if b}},
+                        "peak_allocated_event": peak, "categories_at_peak": {c: b for c, b in self.by_event[cut + peak].items() if b}},
         }
 
 
@@ -361,7 +363,8 @@ def program_fixtures():
     training with activation checkpointing (a forward pass recomputed inside backward);
     training under DistributedDataParallel (its gradient buckets made in its constructor);
     training through a custom autograd Function whose backward has no frame of loss.backward();
-    and a language model's loss computed in the script, where its peak is."""
+    a language model's loss computed in the script, where its peak is; and PyTorch Lightning's
+    closure (forward and backward inside the optimizer's step), recorded from the second step."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -603,6 +606,48 @@ def program_fixtures():
     exp = p.expected("training_steps", 4, False)
     exp["program"]["peak_phase"] = "forward"
     out.append(("program_loss_in_script.pickle", p, exp))
+
+    # PyTorch Lightning's automatic optimization: optimizer.step(closure) runs the closure's
+    # forward and backward passes inside Adam's step, and zero_grad inside the closure, between
+    # training_step and backward (as Lightning's closure does). The
+    # recording started after the first step, so Adam's state is older than the window, with its
+    # stack in the dump. Four steps, three in the window.
+    lit = "/site-packages/lightning/pytorch"
+    in_step = [frame(f"{TORCH}/optim/adam.py", 210, "step"), frame(f"{TORCH}/optim/optimizer.py", 79, "_use_grad"), frame(f"{TORCH}/optim/optimizer.py", 487, "wrapper"),
+               frame(f"{lit}/core/optimizer.py", 154, "step"), frame(f"{lit}/plugins/precision/precision.py", 123, "optimizer_step"), frame(f"{lit}/loops/optimization/automatic.py", 270, "_optimizer_step"), main]
+    closure = [frame(f"{lit}/loops/optimization/automatic.py", 146, "closure"), frame(f"{lit}/plugins/precision/precision.py", 108, "_wrap_closure")] + in_step
+    lit_layer = layer[:-1] + [frame("/work/prog/lit_module.py", 30, "training_step"), frame(f"{lit}/strategies/strategy.py", 390, "training_step")] + closure
+    lit_seed = seed[:-1] + [frame(f"{lit}/core/module.py", 1100, "backward")] + closure
+    lit_zero = [frame(f"{TORCH}/optim/optimizer.py", 980, "zero_grad"), frame(f"{lit}/loops/optimization/automatic.py", 160, "zero_grad_fn")] + closure
+    lit_init = [frame(f"{TORCH}/optim/adam.py", 400, "_init_group")] + in_step
+    lit_update = [frame(f"{TORCH}/optim/adam.py", 300, "_single_tensor_adam")] + in_step
+    p = Program()
+    model(p)
+    grads, state, cut = [], [], 0
+    for n in range(4):
+        if n == 1:
+            cut = len(p.t.events)
+        acts = []
+        for k in range(layers):
+            acts.append(p.malloc(("act", k), 3 * MIB, lit_layer, "activation"))
+            p.free(p.malloc("tmp", MIB, lit_layer, "temporary"), lit_layer)
+        for g in grads:
+            p.free(g, lit_zero)
+        s = p.malloc("seed", 512, lit_seed, "autograd temporary")
+        grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
+        for a in reversed(acts):
+            p.free(a)
+        p.free(s)
+        if not state:
+            state += [p.malloc(("state", i), 8 * MIB, lit_init, "optimizer state") for i in range(params)]
+        p.free(p.malloc("update", 4 * MIB, lit_update, "temporary"), lit_update)
+    exp = p.expected("training_steps", 3, False, cut=cut)
+    exp["program"]["peak_phase"] = "forward"
+    # Lightning's closure zeroes the gradients after training_step: the step before's are held
+    # through the forward pass, at its peak.
+    exp["program"]["held_gradient_bytes"] = params * 4 * MIB
+    p.t.events = p.t.events[cut:]
+    out.append(("program_lightning.pickle", p, exp))
 
     p = Program()
     model(p)

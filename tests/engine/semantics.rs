@@ -445,7 +445,7 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
         assert!(program.evidence.contains("events:"), "{name}: {}", program.evidence);
         seen += 1;
     }
-    assert_eq!(seen, 17, "seventeen program fixtures (one of them the stable steps with lines moved)");
+    assert_eq!(seen, 18, "eighteen program fixtures (one of them the stable steps with lines moved)");
 }
 
 /// A trace with a backward pass every few events (a hostile file can have hundreds of

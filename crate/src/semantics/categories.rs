@@ -44,13 +44,21 @@ pub struct DeviceCategories {
     pub rule: Vec<u8>,
 }
 
+/// What each stack says, for [`classify`]: the rules whose patterns match one of its frames
+/// ([`stack_matches`]) and the phase its frames name (`phases::stack_phases`).
+pub struct Stacks<'a> {
+    pub rules: &'a [u128],
+    pub phases: &'a [Option<Phase>],
+}
+
 pub fn classify(
     d: &DeviceReplay,
     trace: Option<&DeviceTrace>,
     phases: &DevicePhases,
     rules: &RuleSet,
-    by_stack: &[u128],
+    stacks: &Stacks,
 ) -> DeviceCategories {
+    let by_stack = stacks.rules;
     let backward_starts: Vec<u32> = phases.runs.iter().filter(|r| r.phase == Phase::Backward).map(|r| r.first).collect();
     let ooms: Vec<u32> = trace
         .map(|t| t.events.iter().enumerate().filter(|(_, e)| e.action() == crate::model::Action::Oom).map(|(i, _)| i as u32).collect())
@@ -83,8 +91,19 @@ pub fn classify(
             .and_then(|ev| ev.stack())
             .and_then(|s| by_stack.get(s as usize).copied())
             .unwrap_or(0);
-        let phase = alloc.map(|e| phases.phase(e));
-        let alloc_run = alloc.and_then(|e| phases.run_of(e));
+        // A block allocated before the window has no event: its stack (from the dump) names the
+        // phase it was allocated in, as an event's would (an optimizer's state made in an
+        // earlier step).
+        let phase = match alloc {
+            Some(e) => Some(phases.phase(e)),
+            None => stack.and_then(|s| stacks.phases.get(s as usize).copied().flatten()),
+        };
+        // The window may start inside the run such a block was allocated in (recording began
+        // mid-pass): a block of that run's phase belongs to it.
+        let alloc_run = match alloc {
+            Some(e) => phases.run_of(e),
+            None => phases.runs.first().filter(|r| phase == Some(r.phase)).map(|_| 0),
+        };
         let free_run = freed.and_then(|e| phases.run_of(e));
         let holds = |rule: LifetimeRule| match rule {
             LifetimeRule::Any => true,

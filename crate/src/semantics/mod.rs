@@ -37,11 +37,10 @@ pub struct Semantics {
 impl Semantics {
     pub fn compute(snapshot: &Snapshot, devices: &[DeviceReplay], phases: &[DevicePhases], rules: RuleSet) -> Semantics {
         let by_stack_rules = categories::stack_matches(&snapshot.interner, &rules);
-        let categories = devices
-            .iter()
-            .zip(phases)
-            .map(|(d, p)| categories::classify(d, snapshot.trace(d.device), p, &rules, &by_stack_rules))
-            .collect();
+        let by_stack_phase = phases::stack_phases(&snapshot.interner);
+        let stacks = categories::Stacks { rules: &by_stack_rules, phases: &by_stack_phase };
+        let categories =
+            devices.iter().zip(phases).map(|(d, p)| categories::classify(d, snapshot.trace(d.device), p, &rules, &stacks)).collect();
         Semantics { rules, categories }
     }
 

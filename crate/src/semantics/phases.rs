@@ -234,9 +234,26 @@ pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
             if m & BACKWARD == 0 && applies(st) && called_by_autograd(st, &roles) {
                 m |= BACKWARD;
             }
+            if m & OPTIMIZER != 0 && m & (FORWARD | BACKWARD) != 0 {
+                m &= innermost_of_optimizer_and_passes(st, &marks);
+            }
             phase_of_marks(m)
         })
         .collect()
+}
+
+/// Which marks to keep when a stack has an optimizer's frames and a forward or backward pass's:
+/// the innermost of them ran the allocation. `optimizer.step(closure)` runs the closure's forward
+/// and backward passes inside the step (PyTorch Lightning's automatic optimization, LBFGS), and
+/// an optimizer stepped from a gradient hook runs inside backward. A forward pass inside backward
+/// (checkpointing's recomputation) stays backward's: only the optimizer's mark is weighed here.
+fn innermost_of_optimizer_and_passes(stack: &[u32], marks: &[u8]) -> u8 {
+    let passes = FORWARD | BACKWARD;
+    let innermost = stack.iter().map(|&f| marks.get(f as usize).copied().unwrap_or(0)).find(|m| m & (OPTIMIZER | passes) != 0);
+    match innermost {
+        Some(m) if m & OPTIMIZER != 0 && m & passes == 0 => !passes,
+        _ => !OPTIMIZER,
+    }
 }
 
 /// Phases and named ranges of one device's trace.
@@ -262,8 +279,10 @@ pub fn device_phases(trace: Option<&DeviceTrace>, device: i64, annotations: &[An
             _ => continue,
         };
         if let (Some(a), Some(b)) = (r.start_event, r.end_event) {
+            // A pass's own frames outrank the range: `optimizer.step(closure)` runs the
+            // closure's forward and backward passes inside the step's range.
             for k in &mut of_event[a as usize..=b as usize] {
-                if *k != Phase::Backward as u8 {
+                if *k != Phase::Backward as u8 && *k != Phase::Forward as u8 {
                     *k = phase as u8;
                 }
             }
@@ -465,6 +484,40 @@ mod tests {
         let runs = runs_of(&of);
         assert_eq!(runs.len(), 4);
         assert_eq!((runs[1].first, runs[1].last), (3, 5));
+    }
+
+    #[test]
+    fn the_innermost_of_an_optimizer_and_a_pass_decides() {
+        let f = |file: &str, name: &str| Frame { filename: file.into(), line: 1, name: name.into(), fx: None, whole: None };
+        let step = [
+            f("/x/site-packages/torch/optim/adam.py", "step"),
+            f("/x/site-packages/torch/optim/optimizer.py", "wrapper"),
+            f("/w/run.py", "main"),
+        ];
+        let model =
+            [f("/w/model.py", "forward"), f("/x/site-packages/torch/nn/modules/module.py", "_call_impl"), f("/w/lit.py", "training_step")];
+        let seed = [f("/x/site-packages/torch/autograd/__init__.py", "backward"), f("/x/site-packages/torch/_tensor.py", "backward")];
+        let engine = [f("??", "torch::autograd::Engine::evaluate_function(...)"), f("??", "torch::autograd::Engine::thread_main(...)")];
+        let init = f("/x/site-packages/torch/optim/adam.py", "_init_group");
+        let recompute = [f("/x/site-packages/torch/utils/checkpoint.py", "unpack_hook")];
+        let stacks: [Vec<Frame>; 5] = [
+            // A closure's forward and backward inside optimizer.step (Lightning, LBFGS).
+            [&model[..], &step[..]].concat(),
+            [&seed[..], &step[..]].concat(),
+            // An optimizer stepped from a gradient hook, inside backward (C++ frames recorded).
+            [std::slice::from_ref(&init), &step[..2], &engine[..]].concat(),
+            // Checkpointing's recomputation inside a closure's backward stays backward.
+            [&model[..2], &recompute[..], &step[..]].concat(),
+            // The step's own work.
+            [std::slice::from_ref(&init), &step[..]].concat(),
+        ];
+        let mut interner = Interner::default();
+        for st in &stacks {
+            let ids: Vec<u32> = st.iter().map(|x| interner.frame(x.clone())).collect();
+            interner.stack(&ids);
+        }
+        let want = [Phase::Forward, Phase::Backward, Phase::Optimizer, Phase::Backward, Phase::Optimizer];
+        assert_eq!(stack_phases(&interner), want.map(Some));
     }
 
     #[test]
