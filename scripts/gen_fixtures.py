@@ -363,8 +363,9 @@ def program_fixtures():
     training with activation checkpointing (a forward pass recomputed inside backward);
     training under DistributedDataParallel (its gradient buckets made in its constructor);
     training through a custom autograd Function whose backward has no frame of loss.backward();
-    a language model's loss computed in the script, where its peak is; and PyTorch Lightning's
-    closure (forward and backward inside the optimizer's step), recorded from the second step."""
+    a language model's loss computed in the script, where its peak is; PyTorch Lightning's
+    closure (forward and backward inside the optimizer's step), recorded from the second step;
+    and an inference server that keeps every request's output."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -648,6 +649,27 @@ def program_fixtures():
     exp["program"]["held_gradient_bytes"] = params * 4 * MIB
     p.t.events = p.t.events[cut:]
     out.append(("program_lightning.pickle", p, exp))
+
+    # An inference server that keeps every request's output on the GPU: each request's input is
+    # made by the server, then a forward pass whose activations are freed layer by layer, and its
+    # 1 MiB output kept in a list. Eight requests.
+    request = [frame("/work/prog/server.py", 31, "prepare_inputs"), frame("/work/prog/server.py", 60, "handle_request"), main]
+    p = Program()
+    model(p)
+    for r in range(8):
+        x = p.malloc("input", 512 * 1024, request, "input/data")
+        held = None
+        for k in range(layers):
+            a = p.malloc(("act", k), 3 * MIB, layer, "temporary")
+            if held is not None:
+                p.free(held, layer)
+            held = a
+        p.malloc(("output", r), MIB, top, "activation")
+        p.free(held, layer)
+        p.free(x, request)
+    exp = p.expected("forward", 0, False)
+    exp["program"]["kept_per_pass"] = {"passes": 8, "blocks": 8, "bytes": 8 * MIB}
+    out.append(("program_serve_kept.pickle", p, exp))
 
     p = Program()
     model(p)

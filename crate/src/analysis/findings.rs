@@ -383,6 +383,28 @@ pub fn leak_findings(ov: &DeviceOverview, leak: Option<&LeakAnalysis>, steps: Op
                     "".into(),
                 );
             }
+            // Without steps, a site that keeps a block from pass after pass is the growth.
+            "forward" if l.kept_per_pass.is_some() => {
+                let k = l.kept_per_pass.as_ref().expect("matched");
+                add(
+                    "medium",
+                    "leak",
+                    format!("Memory kept pass after pass: {} holds blocks from {} forward passes", k.site.label, count(k.passes)),
+                    format!(
+                        "{} blocks ({}) allocated at {} in {} of the window's {} forward passes (events {}–{}) are all still allocated at the dump: the program keeps something from every pass, so its memory grows with the passes. All kept: {}",
+                        count(k.site.blocks),
+                        bytes(k.site.bytes),
+                        k.site.label,
+                        count(k.passes),
+                        count(k.passes_in_window),
+                        count(k.site.first_event.unwrap_or(0)),
+                        count(k.site.last_event.unwrap_or(0)),
+                        kept()
+                    ),
+                    "if each pass's result stays on the GPU (a list of outputs, losses or scores), keep what is needed on the CPU (.cpu(), .item()) or drop it; if it is meant to grow (generated scores, a sample buffer), this is its cost per pass",
+                    format!("up to {} less at the dump", bytes(k.site.bytes)),
+                );
+            }
             "one_training_step" | "model_build" | "forward" if l.candidate_bytes > 0 => {
                 // What the window kept, by category; why that is no leak follows from the kind.
                 let (what, why) = match kind {

@@ -7,6 +7,7 @@ use super::categories::CategoryTotal;
 use super::stack_labels::StackLabels;
 use crate::fasthash::FastMap;
 use crate::model::BlockState;
+use crate::semantics::Phase;
 use crate::Loaded;
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +59,24 @@ pub struct LeakAnalysis {
     pub floor_growth: i64,
     /// The floor never drops and ends higher than it starts.
     pub floor_rises_steadily: bool,
+    /// The site whose blocks still allocated at the dump were made in the most forward passes,
+    /// when that is at least `MIN_PASSES`: memory kept pass after pass (growth without steps).
+    pub kept_per_pass: Option<KeptPerPass>,
+}
+
+/// The fewest forward passes a site's kept blocks must come from before it is called kept pass
+/// after pass: a pass's own layers repeat a site, but within one pass (one run of events).
+pub const MIN_PASSES: i64 = 4;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct KeptPerPass {
+    /// The site and its blocks still allocated at the dump that forward passes made.
+    pub site: StackBytes,
+    /// The forward passes (runs of forward events) those blocks were allocated in.
+    pub passes: i64,
+    /// The forward passes in the window.
+    pub passes_in_window: i64,
 }
 
 /// The minimum allocated bytes in each tenth of the window, from the replay's block extremes
@@ -83,6 +102,8 @@ pub fn leak(l: &Loaded, pos: usize, top: usize) -> LeakAnalysis {
     let mut sums = Sums::default();
     let mut by_stack: FastMap<Option<u32>, StackSum> = FastMap::default();
     let mut by_category: FastMap<&str, (i64, i64)> = FastMap::default();
+    let phases = &l.phases()[pos];
+    let mut forward_kept: FastMap<Option<u32>, Vec<(u32, u64)>> = FastMap::default();
     for (i, lt) in d.lifetimes.iter().enumerate().filter(|(_, lt)| !lt.orphan) {
         let size = lt.size as i64;
         let alloc = lt.alloc_event().map(i64::from);
@@ -98,6 +119,10 @@ pub fn leak(l: &Loaded, pos: usize, top: usize) -> LeakAnalysis {
                 let c = by_category.entry(sem.of_lifetime(pos, i).0).or_default();
                 c.0 += 1;
                 c.1 += size;
+                if let Some(e) = lt.alloc_event().filter(|&e| phases.phase(e) == Phase::Forward) {
+                    let run = phases.run_of(e).unwrap_or(0) as u32;
+                    forward_kept.entry(lt.stack()).or_default().push((run, lt.size));
+                }
             }
             Some(BlockState::ActivePendingFree) => sums.pending.add(size),
             _ => {}
@@ -115,32 +140,62 @@ pub fn leak(l: &Loaded, pos: usize, top: usize) -> LeakAnalysis {
         }
     }
     let labels = StackLabels::new(&l.snapshot.interner);
+    let kept_per_pass = kept_pass_after_pass(forward_kept, phases, &by_stack, &labels);
     let mut stacks: Vec<(Option<u32>, StackSum)> = by_stack.into_iter().collect();
     // Ties in the later stack first, stackless last: the order the SnapshotDB query gives.
     stacks.sort_by(|(a, x), (b, y)| y.bytes.cmp(&x.bytes).then(b.cmp(a)));
     stacks.truncate(top);
-    let mut candidates_by_stack: Vec<StackBytes> = stacks
-        .into_iter()
-        .map(|(stack, s)| {
-            let named = stack.map(|id| labels.stack(id));
-            StackBytes {
-                label: named.as_ref().map_or_else(|| NO_STACK.to_string(), |n| n.label.clone()),
-                detail: named.as_ref().and_then(|n| n.caller.clone()),
-                site: named.as_ref().map(|n| n.site.clone()),
-                stack: named.map(|n| n.text),
-                stack_id: stack.map(i64::from),
-                blocks: s.blocks,
-                bytes: s.bytes,
-                first_event: Some(s.first),
-                last_event: Some(s.last),
-            }
-        })
-        .collect();
+    let mut candidates_by_stack: Vec<StackBytes> = stacks.into_iter().map(|(stack, s)| stack_bytes(stack, &s, &labels)).collect();
     super::basis::disambiguate(&mut candidates_by_stack);
     let mut candidates_by_category: Vec<CategoryTotal> =
         by_category.into_iter().map(|(c, (blocks, bytes))| CategoryTotal { category: c.to_string(), blocks, bytes }).collect();
     candidates_by_category.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.category.cmp(&b.category)));
-    assemble(d.device, n, sums, candidates_by_stack, candidates_by_category, tenth_floors(&d.series))
+    let mut out = assemble(d.device, n, sums, candidates_by_stack, candidates_by_category, tenth_floors(&d.series));
+    out.kept_per_pass = kept_per_pass;
+    out
+}
+
+fn stack_bytes(stack: Option<u32>, s: &StackSum, labels: &StackLabels) -> StackBytes {
+    let named = stack.map(|id| labels.stack(id));
+    StackBytes {
+        label: named.as_ref().map_or_else(|| NO_STACK.to_string(), |n| n.label.clone()),
+        detail: named.as_ref().and_then(|n| n.caller.clone()),
+        site: named.as_ref().map(|n| n.site.clone()),
+        stack: named.map(|n| n.text),
+        stack_id: stack.map(i64::from),
+        blocks: s.blocks,
+        bytes: s.bytes,
+        first_event: Some(s.first),
+        last_event: Some(s.last),
+    }
+}
+
+/// The site (a stack with frames) whose still-allocated blocks came from the most forward runs,
+/// if at least `MIN_PASSES`: the blocks `forward_kept` lists per stack as (run, size). Ties go
+/// to the most bytes.
+fn kept_pass_after_pass(
+    forward_kept: FastMap<Option<u32>, Vec<(u32, u64)>>,
+    phases: &crate::semantics::DevicePhases,
+    by_stack: &FastMap<Option<u32>, StackSum>,
+    labels: &StackLabels,
+) -> Option<KeptPerPass> {
+    let (stack, passes, bytes, blocks) = forward_kept
+        .into_iter()
+        .filter_map(|(stack, mut blocks)| {
+            let stack = stack?;
+            let bytes: u64 = blocks.iter().map(|b| b.1).sum();
+            let n = blocks.len() as i64;
+            blocks.sort_unstable();
+            blocks.dedup_by_key(|b| b.0);
+            Some((stack, blocks.len() as i64, bytes as i64, n))
+        })
+        .filter(|k| k.1 >= MIN_PASSES)
+        .max_by(|a, b| (a.1, a.2, std::cmp::Reverse(a.0)).cmp(&(b.1, b.2, std::cmp::Reverse(b.0))))?;
+    let all = by_stack.get(&Some(stack))?;
+    let mut site = stack_bytes(Some(stack), all, labels);
+    (site.blocks, site.bytes) = (blocks, bytes);
+    let passes_in_window = phases.runs.iter().filter(|r| r.phase == Phase::Forward).count() as i64;
+    Some(KeptPerPass { site, passes, passes_in_window })
 }
 
 /// Blocks and bytes of one kind of lifetime.
@@ -204,5 +259,6 @@ fn assemble(
         floor,
         floor_growth,
         floor_rises_steadily,
+        kept_per_pass: None,
     }
 }

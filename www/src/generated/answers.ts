@@ -508,6 +508,15 @@ export type IssueCode =
   | 'SEGMENT_UNMATCHED'
   | 'SIZE_MISMATCH';
 
+export interface KeptPerPass {
+  /** The forward passes (runs of forward events) those blocks were allocated in. */
+  passes: number;
+  /** The forward passes in the window. */
+  passes_in_window: number;
+  /** The site and its blocks still allocated at the dump that forward passes made. */
+  site: StackBytes;
+}
+
 export type Kind = 'sql' | 'frame_tree';
 
 export interface LargestRequest {
@@ -535,6 +544,8 @@ export interface LeakAnalysis {
   floor_growth: number;
   /** The floor never drops and ends higher than it starts. */
   floor_rises_steadily: boolean;
+  /** The site whose blocks still allocated at the dump were made in the most forward passes, when that is at least `MIN_PASSES`: memory kept pass after pass (growth without steps). */
+  kept_per_pass: KeptPerPass | null;
   /** In-window blocks that lived at least half the window (freed or not). */
   long_lived_blocks: number;
   long_lived_bytes: number;
