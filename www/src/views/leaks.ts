@@ -96,7 +96,9 @@ function headline(l: LeakAnalysis, stepsGrow: boolean, suspect: boolean): HTMLEl
     rose && !steady
       ? stepsGrow
         ? ' The lowest allocated level did not rise from tenth to tenth of the window, but the steps above keep memory from one to the next.'
-        : ' The lowest allocated level did not rise from tenth to tenth of the window: more likely memory in use than a leak.'
+        : suspect
+          ? ' The lowest allocated level did not rise from tenth to tenth of the window, but the verdict above finds memory kept from one pass to the next.'
+          : ' The lowest allocated level did not rise from tenth to tenth of the window: more likely memory in use than a leak.'
       : '',
     ' (The floor is the lowest allocated level in each tenth of the window; its change is from the first tenth to the last.)',
   );
