@@ -365,7 +365,8 @@ def program_fixtures():
     training through a custom autograd Function whose backward has no frame of loss.backward();
     a language model's loss computed in the script, where its peak is; PyTorch Lightning's
     closure (forward and backward inside the optimizer's step), recorded from the second step;
-    and an inference server that keeps every request's output."""
+    an inference server that keeps every request's output; and a float32 model's inference
+    under autocast, whose weight casts autocast keeps until the region ends."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -670,6 +671,27 @@ def program_fixtures():
     exp = p.expected("forward", 0, False)
     exp["program"]["kept_per_pass"] = {"passes": 8, "blocks": 8, "bytes": 8 * MIB}
     out.append(("program_serve_kept.pickle", p, exp))
+
+    # Inference of a float32 model under torch.autocast: each linear layer's weight is cast to
+    # half precision at its first use and kept in autocast's cache until the region ends, where
+    # __exit__ frees the casts. Four passes.
+    linear = [frame(f"{TORCH}/nn/modules/linear.py", 125, "forward"), call] + layer
+    autocast_exit = [frame(f"{TORCH}/amp/autocast_mode.py", 400, "__exit__"), main]
+    p = Program()
+    model(p)
+    for _ in range(4):
+        casts, held = [], None
+        for k in range(layers):
+            if k < params:
+                casts.append(p.malloc(("cast", k), 2 * MIB, linear, "cache"))
+            a = p.malloc(("act", k), MIB, linear, "temporary")
+            if held is not None:
+                p.free(held, layer)
+            held = a
+        p.free(held, layer)
+        for c in casts:
+            p.free(c, autocast_exit)
+    out.append(("program_autocast_inference.pickle", p, p.expected("forward", 0, False)))
 
     p = Program()
     model(p)
