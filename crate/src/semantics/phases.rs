@@ -296,32 +296,18 @@ pub fn device_phases(trace: Option<&DeviceTrace>, device: i64, annotations: &[An
     DevicePhases { of_event, runs, ranges }
 }
 
-/// Code that runs between a model's forward pass and the backward pass that follows it (the loss
-/// computed in the script: `F.cross_entropy(logits.float(), y)`, glue between the calls of a
-/// model in pieces) builds the graph backward walks: it is forward's. An unknown run counts
-/// only when forward runs come before it and a backward run after, with nothing else between.
-/// Returns whether any event changed.
+/// Code that runs between a model's forward pass and the backward pass right after it (the loss
+/// computed in the script: `F.cross_entropy(logits.float(), y)`) builds the graph backward walks:
+/// it is forward's. Only an unknown run with a forward run just before it and a backward run just
+/// after counts: code before a forward pass (a batch made for the next step after a validation
+/// pass) stays what it is. Returns whether any event changed.
 fn loss_is_forward(of_event: &mut [u8], runs: &[PhaseRun]) -> bool {
-    let (forward, unknown, backward) = (Phase::Forward, Phase::Unknown, Phase::Backward);
     let mut changed = false;
-    let mut i = 0;
-    while i < runs.len() {
-        if runs[i].phase != forward {
-            i += 1;
-            continue;
+    for w in runs.windows(3) {
+        if w[0].phase == Phase::Forward && w[1].phase == Phase::Unknown && w[2].phase == Phase::Backward {
+            of_event[w[1].first as usize..=w[1].last as usize].fill(Phase::Forward as u8);
+            changed = true;
         }
-        // A forward run, then forward and unknown runs up to the first other one.
-        let mut j = i + 1;
-        while j < runs.len() && (runs[j].phase == forward || runs[j].phase == unknown) {
-            j += 1;
-        }
-        if j < runs.len() && runs[j].phase == backward {
-            for r in runs[i + 1..j].iter().filter(|r| r.phase == unknown) {
-                of_event[r.first as usize..=r.last as usize].fill(forward as u8);
-                changed = true;
-            }
-        }
-        i = j.max(i + 1);
     }
     changed
 }
@@ -530,10 +516,11 @@ mod tests {
             names(&of)
         };
         use Phase::{Backward as B, Forward as F, Optimizer as O, Unknown as U};
-        // The loss in the script, and glue between a model's pieces, before backward.
+        // The loss in the script, between a forward pass and its backward.
         assert_eq!(relabel(&[U, F, U, U, B, U, O]), "unknown forward forward forward backward unknown optimizer");
-        assert_eq!(relabel(&[F, U, F, U, B]), "forward forward forward forward backward");
-        // No backward after it (inference), or another phase between: left unknown.
+        // Code before a forward pass (the next batch, after a validation pass) stays unknown; so
+        // does code with no backward after it (inference) or another phase between.
+        assert_eq!(relabel(&[F, U, F, U, B]), "forward unknown forward forward backward");
         assert_eq!(relabel(&[F, U, F, U]), "forward unknown forward unknown");
         assert_eq!(relabel(&[F, U, O, B]), "forward unknown optimizer backward");
     }
