@@ -365,8 +365,9 @@ def program_fixtures():
     training through a custom autograd Function whose backward has no frame of loss.backward();
     a language model's loss computed in the script, where its peak is; PyTorch Lightning's
     closure (forward and backward inside the optimizer's step), recorded from the second step;
-    an inference server that keeps every request's output; and a float32 model's inference
-    under autocast, whose weight casts autocast keeps until the region ends."""
+    an inference server that keeps every request's output; a float32 model's inference under
+    autocast, whose weight casts autocast keeps until the region ends; and a hand-written
+    optimizer whose state, as large as the parameters, nothing names."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -692,6 +693,28 @@ def program_fixtures():
         for c in casts:
             p.free(c, autocast_exit)
     out.append(("program_autocast_inference.pickle", p, p.expected("forward", 0, False)))
+
+    # A hand-written optimizer (no torch.optim class under it) that makes two state tensors per
+    # parameter, as large as the parameter, in its first step(); the script sets the gradients
+    # to None. Nothing in the frames says optimizer, so the honest answer is unknown: never the
+    # parameters whose size the state shares (each parameter has one gradient at a time, over
+    # all five steps). Five steps, found by their backward passes.
+    own_lazy = [frame("/work/prog/my_adamw.py", 40, "step"), main]
+    p = Program()
+    model(p)
+    grads, state = [], []
+    for _ in range(5):
+        for g in grads:
+            p.free(g, [main])
+        acts = forward(p)
+        s = p.malloc("seed", 512, seed, "autograd temporary")
+        grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
+        for a in reversed(acts):
+            p.free(a)
+        p.free(s)
+        if not state:
+            state += [p.malloc(("lazy-state", i), 4 * MIB, own_lazy, "unknown") for i in range(2 * params)]
+    out.append(("program_own_lazy_optimizer.pickle", p, p.expected("training_steps", 5, False)))
 
     p = Program()
     model(p)

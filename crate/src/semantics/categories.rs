@@ -180,10 +180,18 @@ fn pair_with_gradients(d: &DeviceReplay, rules: &RuleSet, out: &mut DeviceCatego
     let Some(gradient) = rules.categories.iter().position(|c| c == "gradient").map(|g| g as u8) else {
         return;
     };
-    let mut unpaired: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
+    let parameter = rules.categories.iter().position(|c| c == "parameter").map(|p| p as u8);
+    // A parameter has one gradient at a time, whatever the steps: the gradients of a size alive
+    // at once (not every step's) say how many parameters of that size there are, and parameters
+    // other rules already found take their places first (an optimizer's state is as large as
+    // its parameter, and would take them otherwise).
+    let mut unpaired = most_alive_at_once(d, |i| out.category[i] == gradient);
     for (i, l) in d.lifetimes.iter().enumerate() {
-        if out.category[i] == gradient && !l.orphan {
-            *unpaired.entry(l.size).or_default() += 1;
+        let kept = l.free_requested_event().is_none() && l.free_completed_event().is_none();
+        if kept && !l.orphan && parameter == Some(out.category[i]) {
+            if let Some(n) = unpaired.get_mut(&l.size) {
+                *n = n.saturating_sub(1);
+            }
         }
     }
     for (i, l) in d.lifetimes.iter().enumerate() {
@@ -197,4 +205,31 @@ fn pair_with_gradients(d: &DeviceReplay, rules: &RuleSet, out: &mut DeviceCatego
             out.rule[i] = rule as u8;
         }
     }
+}
+
+/// For each block size, the most lifetimes that `pick` selects alive at one time (allocated at or
+/// before an event and not freed by it; a block from before the window is alive from its start).
+fn most_alive_at_once(d: &DeviceReplay, pick: impl Fn(usize) -> bool) -> std::collections::HashMap<u64, u32> {
+    // (size, event, +1 at an allocation / -1 at a free): frees sort before allocations of the
+    // same event, so a block replaced in place is not counted twice.
+    let mut changes: Vec<(u64, u32, i8)> = Vec::new();
+    for (_, l) in d.lifetimes.iter().enumerate().filter(|(i, l)| !l.orphan && pick(*i)) {
+        changes.push((l.size, l.alloc_event().unwrap_or(0), 1));
+        if let Some(f) = l.free_requested_event().or(l.free_completed_event()) {
+            changes.push((l.size, f, -1));
+        }
+    }
+    changes.sort_unstable();
+    let mut most: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
+    let mut alive = 0i64;
+    let mut size = None;
+    for (s, _, delta) in changes {
+        if size != Some(s) {
+            (size, alive) = (Some(s), 0);
+        }
+        alive += i64::from(delta);
+        let m = most.entry(s).or_default();
+        *m = (*m).max(alive.max(0) as u32);
+    }
+    most
 }
