@@ -396,6 +396,16 @@ def program_fixtures():
             p.malloc("out", 2 * MIB, top, "activation")
         return acts
 
+    def backward_pass(p, acts, seed_stack=seed):
+        """loss.backward(): its seed, the gradients (made on autograd's thread: no frames), the
+        saved activations freed; returns the gradients."""
+        s = p.malloc("seed", 512, seed_stack, "autograd temporary")
+        grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
+        for a in reversed(acts):
+            p.free(a)
+        p.free(s)
+        return grads
+
     def step(p, n, grads, state, own=False, kept=None, late_zero_grad=False, stack=layer):
         if not late_zero_grad:
             for g in grads:
@@ -408,11 +418,7 @@ def program_fixtures():
                 p.free(g, zero)
         if kept is not None:
             kept.append(p.malloc(("kept", n), MIB + 512, top, "activation"))
-        s = p.malloc("seed", 512, seed, "autograd temporary")
-        grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
-        for a in reversed(acts):
-            p.free(a)
-        p.free(s)
+        grads = backward_pass(p, acts)
         if not state and not own:
             state += [p.malloc(("state", i), 8 * MIB, adam, "optimizer state") for i in range(params)]
         p.free(p.malloc("update", 4 * MIB, own_step if own else adam, "temporary"), own_step if own else adam)
@@ -630,17 +636,10 @@ def program_fixtures():
     for n in range(4):
         if n == 1:
             cut = len(p.t.events)
-        acts = []
-        for k in range(layers):
-            acts.append(p.malloc(("act", k), 3 * MIB, lit_layer, "activation"))
-            p.free(p.malloc("tmp", MIB, lit_layer, "temporary"), lit_layer)
+        acts = forward(p, stack=lit_layer)
         for g in grads:
             p.free(g, lit_zero)
-        s = p.malloc("seed", 512, lit_seed, "autograd temporary")
-        grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
-        for a in reversed(acts):
-            p.free(a)
-        p.free(s)
+        grads = backward_pass(p, acts, lit_seed)
         if not state:
             state += [p.malloc(("state", i), 8 * MIB, lit_init, "optimizer state") for i in range(params)]
         p.free(p.malloc("update", 4 * MIB, lit_update, "temporary"), lit_update)
@@ -706,12 +705,7 @@ def program_fixtures():
     for _ in range(5):
         for g in grads:
             p.free(g, [main])
-        acts = forward(p)
-        s = p.malloc("seed", 512, seed, "autograd temporary")
-        grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
-        for a in reversed(acts):
-            p.free(a)
-        p.free(s)
+        grads = backward_pass(p, forward(p))
         if not state:
             state += [p.malloc(("lazy-state", i), 4 * MIB, own_lazy, "unknown") for i in range(2 * params)]
     out.append(("program_own_lazy_optimizer.pickle", p, p.expected("training_steps", 5, False)))
