@@ -108,6 +108,30 @@ fn a_damaged_trace_is_reported_where_it_first_differs() {
     assert!(sim.notes.iter().any(|n| n.contains("not consistent")), "{:?}", sim.notes);
 }
 
+/// A request larger than an expandable segment's whole reservation (2^48 bytes, as a damaged or
+/// hostile file can hold) fits nowhere, even on the larger device the simulation goes on with
+/// after an OOM: the what-if names the OOM and goes on, where it once panicked.
+#[test]
+fn a_request_larger_than_any_reservation_is_an_oom_not_a_crash() {
+    let (base, huge) = (0x7f00_0000_0000_u64, 1u64 << 48);
+    let event =
+        |action: &str, addr: u64, size: u64| serde_json::json!({"action": action, "addr": addr, "size": size, "stream": 0, "frames": []});
+    let events = vec![
+        event("segment_alloc", base, 2 << 20),
+        event("alloc", base, 1 << 20),
+        event("alloc", base + (4 << 20), huge),
+        event("free_requested", base, 1 << 20),
+        event("free_completed", base, 1 << 20),
+    ];
+    let block = serde_json::json!({"address": base, "size": 2 << 20, "requested_size": 0, "state": "inactive", "frames": []});
+    let segment = serde_json::json!({"device": 0, "address": base, "total_size": 2 << 20, "allocated_size": 0, "active_size": 0,
+        "requested_size": 0, "stream": 0, "segment_type": "large", "is_expandable": false, "frames": [], "blocks": [block]});
+    let snap = serde_json::json!({"segments": [segment], "device_traces": [events]});
+    let e = snapscope::engine::Engine::from_loaded(snapscope::Loaded::from_bytes(&serde_json::to_vec(&snap).unwrap()).unwrap(), Vec::new());
+    let s = e.simulate(0, Some("expandable_segments:True"), Some(64 << 30)).unwrap();
+    assert!(!s.oom.is_null(), "the request does not fit: {:?}", s.notes);
+}
+
 fn sim(root: &Path, file: &str, conf: &str) -> Simulation {
     open(&root.join("npu").join(file)).simulate(0, Some(conf), None).unwrap()
 }

@@ -227,10 +227,12 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
                     None => {
                         oom.get_or_insert(OomAt { event: i as u32, bytes: s, reserved: a.reserved, recorded: false });
                         // Go on as if the device were larger, so the rest of the run is still told.
+                        // A request larger than an expandable segment's whole reservation fits
+                        // nowhere even then: the run goes on without it (its OOM is recorded).
                         let cap = a.capacity.take();
-                        let b = a.malloc(s, trace.stream(e)).expect("no capacity limit");
+                        let b = a.malloc(s, trace.stream(e));
                         a.capacity = cap;
-                        b
+                        b.unwrap_or(pool::NIL)
                     }
                 };
                 block_of[l as usize] = b;
