@@ -412,6 +412,9 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
         if want["kind"] == "forward" || want["kind"] == "model_build" {
             assert!(s.steps.is_empty(), "{name}: no steps without a backward pass or an optimizer step");
         }
+        if let Some(g) = want["growth_per_step"].as_i64() {
+            assert_eq!(s.growth.bytes_per_step, Some(g), "{name}: {}", s.growth.text);
+        }
         if let Some(phase) = want["peak_phase"].as_str() {
             assert_eq!(s.peak_allocated_at.as_ref().map(|p| p.phase.as_str()), Some(phase), "{name}: the phase of the peak");
         }

@@ -47,7 +47,8 @@ pub struct Step {
 pub struct Growth {
     /// `growing`, `shrinking`, `stable`, `too_few_steps` or `no_steps`.
     pub verdict: String,
-    /// Mean change of the allocated bytes at step ends over the steps compared.
+    /// The typical (median) change of the allocated bytes from one step's end to the next over
+    /// the steps compared.
     pub bytes_per_step: Option<i64>,
     /// The steps compared (the complete ones after the first, which warms up).
     pub steps_compared: Vec<i64>,
@@ -364,8 +365,10 @@ fn growth(steps: &[Step]) -> Growth {
         };
     }
     let diffs: Vec<i64> = compared.windows(2).map(|w| w[1].end_allocated - w[0].end_allocated).collect();
-    let total = compared.last().unwrap().end_allocated - compared[0].end_allocated;
-    let per = total / diffs.len() as i64;
+    // The typical change, not the mean: one step's end can hold more than the others' (the last
+    // step's gradients, when zero_grad at the top of the next iteration follows the optimizer
+    // step with nothing between, ends the others' runs but never the last's).
+    let per = median_low(&diffs);
     let span = format!("steps {}–{}", compared[0].step, compared.last().unwrap().step);
     let (verdict, text) = if diffs.iter().all(|&d| d > 0) {
         (
@@ -385,9 +388,23 @@ fn growth(steps: &[Step]) -> Growth {
     Growth { verdict: verdict.into(), bytes_per_step: Some(per), steps_compared: compared.iter().map(|s| s.step).collect(), text }
 }
 
+/// The middle value (the lower of the two middle ones): always one of the values.
+fn median_low(values: &[i64]) -> i64 {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_growth_per_step_is_the_typical_change_not_one_outlier() {
+        assert_eq!(median_low(&[512, 512, 512, 512 + (12 << 20)]), 512);
+        assert_eq!(median_low(&[3, 1, 2]), 2);
+        assert_eq!(median_low(&[]), 0);
+    }
 
     #[test]
     fn optimizer_ends_split_steps_and_keep_the_partial_tail() {

@@ -460,7 +460,7 @@ export interface Group {
 }
 
 export interface Growth {
-  /** Mean change of the allocated bytes at step ends over the steps compared. */
+  /** The typical (median) change of the allocated bytes from one step's end to the next over the steps compared. */
   bytes_per_step: number | null;
   /** The steps compared (the complete ones after the first, which warms up). */
   steps_compared: number[];
