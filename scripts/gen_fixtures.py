@@ -366,8 +366,9 @@ def program_fixtures():
     a language model's loss computed in the script, where its peak is; PyTorch Lightning's
     closure (forward and backward inside the optimizer's step), recorded from the second step;
     an inference server that keeps every request's output; a float32 model's inference under
-    autocast, whose weight casts autocast keeps until the region ends; and a hand-written
-    optimizer whose state, as large as the parameters, nothing names."""
+    autocast, whose weight casts autocast keeps until the region ends; a hand-written
+    optimizer whose state, as large as the parameters, nothing names; and a GAN whose two
+    optimizers take turns, keeping a tensor per iteration."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -713,6 +714,36 @@ def program_fixtures():
         if not state:
             state += [p.malloc(("lazy-state", i), 4 * MIB, own_lazy, "unknown") for i in range(2 * params)]
     out.append(("program_own_lazy_optimizer.pickle", p, p.expected("training_steps", 5, False)))
+
+    # A GAN: a discriminator step and a generator step per iteration, each with its own Adam, so
+    # the step ends take turns at two levels; the loop keeps a 1 MiB tensor per iteration. Six
+    # iterations, twelve optimizer steps.
+    def gan_step(p, name, grads, state, kept=None):
+        for g in grads:
+            p.free(g, zero)
+        acts = forward(p)
+        if kept is not None:
+            kept.append(p.malloc(("kept", len(kept)), MIB, top, "activation"))
+        s = p.malloc("seed", 512, seed, "autograd temporary")
+        grads = [p.malloc((name, "grad", i), 2 * MIB, [], "gradient") for i in range(params)]
+        for a in reversed(acts):
+            p.free(a)
+        p.free(s)
+        opt = adam[:-1] + [frame("/work/prog/run.py", 61 if name == "d" else 62, "main")]
+        if not state:
+            state += [p.malloc((name, "state", i), 4 * MIB, opt, "optimizer state") for i in range(params)]
+        p.free(p.malloc((name, "update"), 2 * MIB, opt, "temporary"), opt)
+        return grads
+
+    p = Program()
+    model(p)
+    d_grads, d_state, g_grads, g_state, kept = [], [], [], [], []
+    for _ in range(6):
+        d_grads = gan_step(p, "d", d_grads, d_state, kept)
+        g_grads = gan_step(p, "g", g_grads, g_state)
+    exp = p.expected("training_steps", 12, True)
+    exp["program"]["growth_per_step"] = MIB // 2  # 1 MiB per iteration of two steps
+    out.append(("program_gan_leak.pickle", p, exp))
 
     p = Program()
     model(p)

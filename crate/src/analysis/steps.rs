@@ -364,18 +364,36 @@ fn growth(steps: &[Step]) -> Growth {
             ),
         };
     }
-    let diffs: Vec<i64> = compared.windows(2).map(|w| w[1].end_allocated - w[0].end_allocated).collect();
+    // Changes from each step's end to the end `lag` steps later.
+    let changes = |lag: usize| -> Vec<i64> { compared.windows(lag + 1).map(|w| w[lag].end_allocated - w[0].end_allocated).collect() };
+    let diffs = changes(1);
     // The typical change, not the mean: one step's end can hold more than the others' (the last
     // step's gradients, when zero_grad at the top of the next iteration follows the optimizer
     // step with nothing between, ends the others' runs but never the last's).
-    let per = median_low(&diffs);
+    let mut per = median_low(&diffs);
     let span = format!("steps {}–{}", compared[0].step, compared.last().unwrap().step);
+    // Steps of several optimizers in turn (a GAN's discriminator and generator) end at different
+    // levels: growth shows between ends one period apart, all of them, three times at least.
+    let period = (2..=MAX_PERIOD).find(|&lag| {
+        let c = changes(lag);
+        c.len() >= 3 && c.iter().all(|&d| d > 0)
+    });
     let (verdict, text) = if diffs.iter().all(|&d| d > 0) {
         (
             "growing",
             format!(
                 "Allocated at the end of each step grows by {} per step over {span}: memory is kept across steps (a leak signal).",
                 format::bytes(per)
+            ),
+        )
+    } else if let Some(lag) = period.filter(|_| !diffs.iter().all(|&d| d < 0)) {
+        per = median_low(&changes(lag)) / lag as i64;
+        (
+            "growing",
+            format!(
+                "Allocated at the end of every {} step grows by {} from one to the next over {span} (the steps take turns {lag} at a time, as several optimizers do): memory is kept from period to period (a leak signal).",
+                if lag == 2 { "second" } else { "third" },
+                format::bytes(per * lag as i64)
             ),
         )
     } else if diffs.iter().all(|&d| d < 0) {
@@ -387,6 +405,9 @@ fn growth(steps: &[Step]) -> Growth {
     };
     Growth { verdict: verdict.into(), bytes_per_step: Some(per), steps_compared: compared.iter().map(|s| s.step).collect(), text }
 }
+
+/// The longest period of steps taking turns the growth verdict looks for (optimizers in turn).
+const MAX_PERIOD: usize = 3;
 
 /// The middle value (the lower of the two middle ones): always one of the values.
 fn median_low(values: &[i64]) -> i64 {
