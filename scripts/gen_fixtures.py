@@ -397,6 +397,11 @@ def program_fixtures():
             p.malloc("out", 2 * MIB, top, "activation")
         return acts
 
+    def set_to_none(p, grads, frames=zero):
+        """The gradients let go of (zero_grad(set_to_none=True) or the script's own)."""
+        for g in grads:
+            p.free(g, frames)
+
     def backward_pass(p, acts, seed_stack=seed):
         """loss.backward(): its seed, the gradients (made on autograd's thread: no frames), the
         saved activations freed; returns the gradients."""
@@ -409,14 +414,12 @@ def program_fixtures():
 
     def step(p, n, grads, state, own=False, kept=None, late_zero_grad=False, stack=layer):
         if not late_zero_grad:
-            for g in grads:
-                p.free(g, zero)
+            set_to_none(p, grads)
         acts = forward(p, stack=stack)
         if late_zero_grad:
             # The loss's logits make the forward pass the peak; zero_grad runs only after it.
             p.free(p.malloc("logits", 16 * MIB, top, "activation"), [main])
-            for g in grads:
-                p.free(g, zero)
+            set_to_none(p, grads)
         if kept is not None:
             kept.append(p.malloc(("kept", n), MIB + 512, top, "activation"))
         grads = backward_pass(p, acts)
@@ -530,8 +533,7 @@ def program_fixtures():
     model(p)
     grads, state = [], []
     for _ in range(4):
-        for g in grads:
-            p.free(g, zero)
+        set_to_none(p, grads)
         kept = [p.malloc(("input", k), MIB, checkpointed, "activation") for k in range(layers)]
         s = p.malloc("seed", 512, seed, "autograd temporary")
         grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
@@ -598,8 +600,7 @@ def program_fixtures():
     model(p)
     grads, state = [], []
     for _ in range(4):
-        for g in grads:
-            p.free(g, zero)
+        set_to_none(p, grads)
         acts = forward(p)
         logits = p.malloc("logits", 8 * MIB, head, "activation")
         upcast = p.malloc("upcast", 16 * MIB, loss_line, "temporary")
@@ -642,8 +643,7 @@ def program_fixtures():
         if n == 1:
             cut = len(p.t.events)
         acts = forward(p, stack=lit_layer)
-        for g in grads:
-            p.free(g, lit_zero)
+        set_to_none(p, grads, lit_zero)
         grads = backward_pass(p, acts, lit_seed)
         if not state:
             state += [p.malloc(("state", i), 8 * MIB, lit_init, "optimizer state") for i in range(params)]
@@ -719,8 +719,7 @@ def program_fixtures():
     # the step ends take turns at two levels; the loop keeps a 1 MiB tensor per iteration. Six
     # iterations, twelve optimizer steps.
     def gan_step(p, name, grads, state, kept=None):
-        for g in grads:
-            p.free(g, zero)
+        set_to_none(p, grads)
         acts = forward(p)
         if kept is not None:
             kept.append(p.malloc(("kept", len(kept)), MIB, top, "activation"))

@@ -42,6 +42,9 @@ pub use error::{Error, Result};
 pub struct Loaded {
     pub snapshot: model::Snapshot,
     pub devices: Vec<replay::DeviceReplay>,
+    /// The phase each stack's frames name, computed on first use (read by the phases of events
+    /// and by the categories under every rule set).
+    stack_phases: std::sync::OnceLock<Vec<Option<semantics::Phase>>>,
     /// Phases of every event, computed on first use (they do not depend on the rules).
     phases: std::sync::OnceLock<Vec<semantics::DevicePhases>>,
     /// Categories, computed on first use under `rules`.
@@ -55,20 +58,28 @@ impl Loaded {
         Loaded {
             snapshot,
             devices,
+            stack_phases: std::sync::OnceLock::new(),
             phases: std::sync::OnceLock::new(),
             semantics: std::sync::OnceLock::new(),
             rules: semantics::RuleSet::defaults(),
         }
     }
 
+    /// The phase each stack's frames name (indexed by stack id).
+    pub fn stack_phases(&self) -> &[Option<semantics::Phase>] {
+        self.stack_phases.get_or_init(|| semantics::phases::stack_phases(&self.snapshot.interner))
+    }
+
     /// The phase runs and named ranges of each device (parallel to `devices`).
     pub fn phases(&self) -> &[semantics::DevicePhases] {
-        self.phases.get_or_init(|| semantics::phases_of(&self.snapshot, &self.devices))
+        self.phases.get_or_init(|| semantics::phases_of(&self.snapshot, &self.devices, self.stack_phases()))
     }
 
     /// The category of every lifetime under the current rules.
     pub fn semantics(&self) -> &semantics::Semantics {
-        self.semantics.get_or_init(|| semantics::Semantics::compute(&self.snapshot, &self.devices, self.phases(), self.rules.clone()))
+        self.semantics.get_or_init(|| {
+            semantics::Semantics::compute(&self.snapshot, &self.devices, self.phases(), self.stack_phases(), self.rules.clone())
+        })
     }
 
     /// Categorize under other rules from now on.

@@ -22,9 +22,9 @@ pub fn snake_name<T: serde::Serialize>(v: &T) -> String {
 
 /// The phase of every event of each device (parallel to `Loaded::devices`): from the frames and
 /// annotations alone, whatever the category rules.
-pub fn phases_of(snapshot: &Snapshot, devices: &[DeviceReplay]) -> Vec<DevicePhases> {
-    let by_stack_phase = phases::stack_phases(&snapshot.interner);
-    devices.iter().map(|d| phases::device_phases(snapshot.trace(d.device), d.device, &snapshot.annotations, &by_stack_phase)).collect()
+/// `by_stack_phase`: `phases::stack_phases` of the snapshot.
+pub fn phases_of(snapshot: &Snapshot, devices: &[DeviceReplay], by_stack_phase: &[Option<Phase>]) -> Vec<DevicePhases> {
+    devices.iter().map(|d| phases::device_phases(snapshot.trace(d.device), d.device, &snapshot.annotations, by_stack_phase)).collect()
 }
 
 /// The category of every lifetime under one rule set.
@@ -35,10 +35,15 @@ pub struct Semantics {
 }
 
 impl Semantics {
-    pub fn compute(snapshot: &Snapshot, devices: &[DeviceReplay], phases: &[DevicePhases], rules: RuleSet) -> Semantics {
+    pub fn compute(
+        snapshot: &Snapshot,
+        devices: &[DeviceReplay],
+        phases: &[DevicePhases],
+        by_stack_phase: &[Option<Phase>],
+        rules: RuleSet,
+    ) -> Semantics {
         let by_stack_rules = categories::stack_matches(&snapshot.interner, &rules);
-        let by_stack_phase = phases::stack_phases(&snapshot.interner);
-        let stacks = categories::Stacks { rules: &by_stack_rules, phases: &by_stack_phase };
+        let stacks = categories::Stacks { rules: &by_stack_rules, phases: by_stack_phase };
         let categories =
             devices.iter().zip(phases).map(|(d, p)| categories::classify(d, snapshot.trace(d.device), p, &rules, &stacks)).collect();
         Semantics { rules, categories }
