@@ -367,8 +367,10 @@ def program_fixtures():
     closure (forward and backward inside the optimizer's step), recorded from the second step;
     an inference server that keeps every request's output; a float32 model's inference under
     autocast, whose weight casts autocast keeps until the region ends; a hand-written
-    optimizer whose state, as large as the parameters, nothing names; and a GAN whose two
-    optimizers take turns, keeping a tensor per iteration."""
+    optimizer whose state, as large as the parameters, nothing names; a GAN whose two
+    optimizers take turns, keeping a tensor per iteration; and, with whole Python stacks, a
+    gradient hook on autograd's thread, FSDP (its forward wrapping the model's, its hooks in
+    backward), and Hugging Face's Trainer over DeepSpeed ZeRO-2 (one line runs every pass)."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -743,6 +745,142 @@ def program_fixtures():
     exp = p.expected("training_steps", 12, True)
     exp["program"]["growth_per_step"] = MIB // 2  # 1 MiB per iteration of two steps
     out.append(("program_gan_leak.pickle", p, exp))
+
+    # The programs below are recorded as Python records its stacks: every stack of the main
+    # thread starts at the script's module body (run with `python -m`), and the hooks the
+    # autograd engine calls on its own thread start at the hook.
+    entry = [frame("/work/prog/train.py", 200, "<module>"), frame("<frozen runpy>", 88, "_run_code"), frame("<frozen runpy>", 198, "_run_module_as_main")]
+
+    def rooted(*frames_):
+        return list(frames_) + entry
+
+    r_main = frame("/work/prog/train.py", 30, "main")
+    r_build = rooted(frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), r_main)
+    r_layer = rooted(frame("/work/prog/model.py", 20, "forward"), call, frame("/work/prog/model.py", 40, "forward"), call, frame("/work/prog/train.py", 40, "main"))
+    r_seed = rooted(frame(f"{TORCH}/autograd/__init__.py", 347, "backward"), frame(f"{TORCH}/_tensor.py", 581, "backward"), frame("/work/prog/train.py", 55, "main"))
+    r_adam = rooted(*adam[:-1], frame("/work/prog/train.py", 60, "main"))
+    r_zero = rooted(frame(f"{TORCH}/optim/optimizer.py", 980, "zero_grad"), frame("/work/prog/train.py", 45, "main"))
+
+    def r_step(p, grads, state, layer_stack=r_layer, hook=None):
+        """One rooted training step; `hook`: a gradient hook's stack, run on autograd's thread
+        after each gradient is made (a temporary it frees)."""
+        set_to_none(p, grads, r_zero)
+        acts = []
+        for k in range(layers):
+            acts.append(p.malloc(("act", k), 3 * MIB, layer_stack, "activation"))
+            p.free(p.malloc("tmp", 1 * MIB, layer_stack, "temporary"), layer_stack)
+        s = p.malloc("seed", 512, r_seed, "autograd temporary")
+        grads = []
+        for i, a in enumerate(reversed(acts)):
+            if i < params:
+                grads.append(p.malloc(("grad", i), 4 * MIB, [], "gradient"))
+                if hook:
+                    p.free(p.malloc(("hook", i), 512, hook, "autograd temporary"), hook)
+            p.free(a)
+        p.free(s)
+        if not state:
+            state += [p.malloc(("state", i), 8 * MIB, r_adam, "optimizer state") for i in range(params)]
+        p.free(p.malloc("update", 4 * MIB, r_adam, "temporary"), r_adam)
+        return grads
+
+    # A gradient hook (a norm per gradient) that autograd runs on its own thread: its stack is
+    # the hook alone, named for nothing. Five steps.
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    grads, state = [], []
+    for _ in range(5):
+        grads = r_step(p, grads, state, hook=[frame("/work/prog/hooks.py", 12, "grad_norm")])
+    exp = p.expected("training_steps", 5, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_gradient_hooks.pickle", p, exp))
+
+    # FSDP (FullyShardedDataParallel): sharded flat parameters made in its constructor; each
+    # layer's full parameters gathered before its forward (under FSDP's forward, which wraps the
+    # model's) and freed after it; in backward FSDP's hooks gather them again and reduce each
+    # gradient to its shard, on autograd's thread. Four steps.
+    fs = f"{TORCH}/distributed/fsdp"
+    fsdp_forward = frame(f"{fs}/fully_sharded_data_parallel.py", 850, "forward")
+    fsdp_main = frame("/work/prog/train.py", 40, "main")
+
+    def unshard(*caller):
+        return [frame(f"{fs}/_flat_param.py", 1400, "_alloc_padded_unsharded_flat_param"), frame(f"{fs}/_flat_param.py", 1350, "unshard"), frame(f"{fs}/_runtime_utils.py", 300, "_unshard"), *caller]
+
+    pre_forward = unshard(*rooted(frame(f"{fs}/_runtime_utils.py", 500, "_pre_forward_unshard"), frame(f"{fs}/_runtime_utils.py", 480, "_pre_forward"), fsdp_forward, call, fsdp_main))
+    pre_backward = unshard(frame(f"{fs}/_runtime_utils.py", 700, "_pre_backward_hook"))
+    post_backward = [frame(f"{fs}/_runtime_utils.py", 900, "_reduce_grad"), frame(f"{fs}/_runtime_utils.py", 800, "_post_backward_hook")]
+    reshard = rooted(frame(f"{fs}/_flat_param.py", 1500, "_free_unsharded_flat_param"), frame(f"{fs}/_runtime_utils.py", 400, "_reshard"), frame(f"{fs}/_runtime_utils.py", 600, "_post_forward"), fsdp_forward, call, fsdp_main)
+    shard_init = rooted(frame(f"{fs}/_flat_param.py", 700, "_init_flat_param_and_metadata"), frame(f"{fs}/_flat_param.py", 600, "__init__"), frame(f"{fs}/fully_sharded_data_parallel.py", 480, "__init__"), frame("/work/prog/train.py", 20, "main"))
+    fsdp_layer = rooted(frame("/work/prog/model.py", 20, "forward"), call, fsdp_forward, call, frame("/work/prog/model.py", 40, "forward"), call, fsdp_forward, call, fsdp_main)
+    p = Program()
+    [p.malloc(("shard", k), 2 * MIB, shard_init, "parameter") for k in range(layers)]
+    grads, state = [], []
+    for _ in range(4):
+        set_to_none(p, grads, r_zero)
+        grads, acts = [], []
+        for k in range(layers):
+            full = p.malloc("full", 8 * MIB, pre_forward, "parameter")
+            acts.append(p.malloc(("act", k), 3 * MIB, fsdp_layer, "activation"))
+            p.free(p.malloc("tmp", 1 * MIB, fsdp_layer, "temporary"), fsdp_layer)
+            p.free(full, reshard)
+        s = p.malloc("seed", 512, r_seed, "autograd temporary")
+        for k in reversed(range(layers)):
+            full = p.malloc("full", 8 * MIB, pre_backward, "parameter")
+            act_grad = p.malloc("act-grad", 3 * MIB, [], "autograd temporary")
+            padded = p.malloc("padded-grad", 8 * MIB, [], "autograd temporary")
+            p.free(acts[k])
+            p.free(full)
+            grads.append(p.malloc(("grad", k), 2 * MIB, post_backward, "gradient"))
+            p.free(padded, post_backward)
+            p.free(act_grad)
+        p.free(s)
+        if not state:
+            state += [p.malloc(("state", k), 4 * MIB, r_adam, "optimizer state") for k in range(layers)]
+        p.free(p.malloc("update", 2 * MIB, r_adam, "temporary"), r_adam)
+    exp = p.expected("training_steps", 4, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_fsdp.pickle", p, exp))
+
+    # Hugging Face's Trainer: the script's one line `trainer.train()` runs every pass (the model
+    # and the loop are the library's), AdamW steps through accelerate, model.zero_grad() ends
+    # each step. That line holds all the memory, but it is no allocation site. DeepSpeed ZeRO-2
+    # under it: its optimizer's constructor flattens the 16-bit parameters and keeps an fp32
+    # master copy, which the optimizer updates. Four steps.
+    site = "/usr/lib/python3/site-packages"
+    trainer = f"{site}/transformers/trainer.py"
+    ft = [frame("/work/prog/finetune.py", 40, "<module>"), *entry[1:]]
+    loop = [frame(trainer, 2400, "_inner_training_loop"), frame(trainer, 2100, "train"), *ft]
+    llama = f"{site}/transformers/models/llama/modeling_llama.py"
+    hf_build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame(llama, 100, "__init__"), frame(f"{site}/transformers/modeling_utils.py", 4000, "from_pretrained"), frame("/work/prog/finetune.py", 20, "<module>"), *entry[1:]]
+    hf_layer = [frame(llama, 300, "forward"), call, frame(f"{site}/deepspeed/runtime/engine.py", 1800, "forward"), call, frame(trainer, 3600, "compute_loss"), frame(trainer, 3500, "training_step"), *loop]
+    hf_seed = [frame(f"{TORCH}/autograd/__init__.py", 347, "backward"), frame(f"{TORCH}/_tensor.py", 581, "backward"), frame(f"{site}/accelerate/accelerator.py", 2200, "backward"), frame(trainer, 3550, "training_step"), *loop]
+    zero2 = f"{site}/deepspeed/runtime/zero/stage_1_and_2.py"
+    zero_init = [frame(zero2, 300, "__init__"), frame(f"{site}/deepspeed/runtime/engine.py", 1500, "_configure_zero_optimizer"), frame(f"{site}/deepspeed/__init__.py", 180, "initialize"), frame(f"{site}/accelerate/accelerator.py", 1900, "prepare"), frame(trainer, 2300, "_inner_training_loop"), frame(trainer, 2100, "train"), *ft]
+    zero_step = [frame(zero2, 1700, "step"), frame(f"{site}/deepspeed/runtime/engine.py", 2200, "step"), frame(f"{site}/accelerate/optimizer.py", 170, "step"), *loop]
+    hf_adam = [frame(f"{TORCH}/optim/adamw.py", 400, "_init_group"), frame(f"{TORCH}/optim/adamw.py", 240, "step"), frame(f"{TORCH}/optim/optimizer.py", 487, "wrapper"), *zero_step]
+    model_zero_grad = [frame(f"{TORCH}/nn/modules/module.py", 2800, "zero_grad"), *loop]
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, hf_build, "parameter") for i in range(params)]
+    p.malloc("flat16", 6 * MIB, [frame(zero2, 950, "flatten_dense_tensors_aligned"), *zero_init], "parameter")
+    p.malloc("fp32-master", 12 * MIB, zero_init, "optimizer state")
+    state = []
+    for _ in range(4):
+        acts = []
+        for k in range(layers):
+            acts.append(p.malloc(("act", k), 3 * MIB, hf_layer, "activation"))
+            p.free(p.malloc("tmp", 1 * MIB, hf_layer, "temporary"), hf_layer)
+        s = p.malloc("seed", 512, hf_seed, "autograd temporary")
+        grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
+        for a in reversed(acts):
+            p.free(a)
+        p.free(s)
+        if not state:
+            state += [p.malloc(("state", i), 12 * MIB, hf_adam, "optimizer state") for i in range(2)]
+        p.free(p.malloc("update", 4 * MIB, hf_adam, "temporary"), hf_adam)
+        set_to_none(p, grads, model_zero_grad)
+    exp = p.expected("training_steps", 4, False)
+    exp["program"]["peak_phase"] = "backward"
+    exp["program"]["site_finding"] = False
+    out.append(("program_hf_trainer.pickle", p, exp))
 
     p = Program()
     model(p)

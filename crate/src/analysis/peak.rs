@@ -37,6 +37,10 @@ pub struct PeakAnalysis {
     /// How much of the live memory the rows of `by_site` hold.
     pub site_rows: Shown,
     pub by_top_frame: Vec<Group>,
+    /// The `by_top_frame` rows (their `stack_id`, a frame here) whose frame names stacks of the
+    /// forward pass and of backward or the optimizer: a line that runs the program's loop from
+    /// inside a library (`trainer.train()`, `trainer.fit(model)`), not an allocation site.
+    pub driver_frames: Vec<i64>,
     /// The same live memory by category (docs/categories.md).
     pub by_category: Vec<super::categories::CategoryTotal>,
 }
@@ -46,6 +50,7 @@ struct Holders {
     /// Every group by stack, largest first (the rows are cut from it).
     all_stacks: Vec<Group>,
     by_top_frame: Vec<Group>,
+    driver_frames: Vec<i64>,
     live_bytes: i64,
     live_blocks: i64,
     by_category: Vec<super::categories::CategoryTotal>,
@@ -61,8 +66,35 @@ pub fn peak(l: &Loaded, pos: usize, ov: &DeviceOverview, event: Option<i64>, top
     let (all_stacks, live_bytes, live_blocks) = holders::live_groups(d, &live, &labels, By::Stack, usize::MAX);
     let (by_top_frame, _, _) = holders::live_groups(d, &live, &labels, By::Frame, top);
     let by_category = super::categories::totals_of(&super::categories::categories(l, pos, event));
-    let h = Holders { all_stacks, by_top_frame, live_bytes, live_blocks, by_category };
+    let driver_frames = driver_frames(l, &labels, &by_top_frame);
+    let h = Holders { all_stacks, by_top_frame, driver_frames, live_bytes, live_blocks, by_category };
     assemble(ov, event, live::counters_at(d, at), h, top)
+}
+
+/// The groups' frames that name stacks of forward and of backward or the optimizer, over every
+/// stack of the snapshot. A user's own lines each run one pass (the forward call,
+/// `loss.backward()`, `optimizer.step()`); a single line that leads to a forward pass and what
+/// follows it calls a library that runs the loop.
+fn driver_frames(l: &Loaded, labels: &StackLabels, groups: &[Group]) -> Vec<i64> {
+    use crate::semantics::Phase;
+    let frames: Vec<i64> = groups.iter().filter(|g| g.origin == "dynamic").filter_map(|g| g.stack_id).collect();
+    if frames.is_empty() {
+        return Vec::new();
+    }
+    let mut passes = vec![0u8; frames.len()];
+    for (stack, phase) in l.stack_phases().iter().enumerate() {
+        let bit = match phase {
+            Some(Phase::Forward) => 1,
+            Some(Phase::Backward) => 2,
+            Some(Phase::Optimizer) => 4,
+            _ => continue,
+        };
+        let Some(frame) = labels.label_frame(stack as crate::model::StackId) else { continue };
+        if let Some(i) = frames.iter().position(|&f| f == i64::from(frame)) {
+            passes[i] |= bit;
+        }
+    }
+    frames.into_iter().zip(passes).filter(|(_, p)| p & 1 != 0 && p & 6 != 0).map(|(f, _)| f).collect()
 }
 
 fn assemble(ov: &DeviceOverview, event: Option<i64>, c: Counters, h: Holders, top: usize) -> PeakAnalysis {
@@ -94,6 +126,7 @@ fn assemble(ov: &DeviceOverview, event: Option<i64>, c: Counters, h: Holders, to
         by_site,
         site_rows,
         by_top_frame: h.by_top_frame,
+        driver_frames: h.driver_frames,
         by_category: h.by_category,
     }
 }

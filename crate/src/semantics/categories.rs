@@ -10,7 +10,8 @@ use crate::replay::{DeviceReplay, StackSource};
 pub const NO_RULE: u8 = u8::MAX;
 
 /// For each stack, the rules whose `file`/`function` patterns match one of its frames (bit i =
-/// rule i). Frames are tested once each, stacks combine their frames' bits.
+/// rule i). Frames are tested once each, stacks combine their frames' bits; a `skip_wrappers`
+/// rule's bit counts only from frames inside (innermost of) the stack's first module frame.
 pub fn stack_matches(interner: &Interner, rules: &RuleSet) -> Vec<u128> {
     let pattern_rules: Vec<usize> = (0..rules.rules.len()).filter(|&i| rules.rules[i].has_frame_pattern()).collect();
     let by_frame: Vec<u128> = interner
@@ -21,7 +22,23 @@ pub fn stack_matches(interner: &Interner, rules: &RuleSet) -> Vec<u128> {
             pattern_rules.iter().filter(|&&i| rules.rules[i].matches_frame(&file, &f.name)).fold(0u128, |m, &i| m | (1 << i))
         })
         .collect();
-    interner.stacks.iter().map(|st| st.iter().fold(0u128, |m, &f| m | by_frame.get(f as usize).copied().unwrap_or(0))).collect()
+    let wrapper_rules = (0..rules.rules.len()).filter(|&i| rules.rules[i].skip_wrappers).fold(0u128, |m, i| m | (1 << i));
+    let module: Vec<bool> = if wrapper_rules == 0 { Vec::new() } else { interner.frames.iter().map(super::phases::runs_module).collect() };
+    interner
+        .stacks
+        .iter()
+        .map(|st| {
+            let mut bits = 0u128;
+            let mut counted = u128::MAX;
+            for &f in st {
+                bits |= by_frame.get(f as usize).copied().unwrap_or(0) & counted;
+                if module.get(f as usize).copied().unwrap_or(false) {
+                    counted = !wrapper_rules;
+                }
+            }
+            bits
+        })
+        .collect()
 }
 
 /// Rules whose patterns match a `forward_frames` text (one `file:line:name`-ish line per frame:

@@ -136,19 +136,20 @@ fn frame_marks(f: &Frame) -> u8 {
     let torch_optim = file.contains("torch/optim/") && !file.ends_with("lr_scheduler.py");
     // An optimizer's constructor builds state (setup); everything else in torch.optim is the step
     // or zero_grad.
-    if torch_optim && name != "__init__" {
+    // `model.zero_grad()` clears the gradients as `optimizer.zero_grad()` does (Hugging Face's
+    // Trainer calls it after each step).
+    let module_zero_grad = file.ends_with("torch/nn/modules/module.py") && name == "zero_grad";
+    if (torch_optim && name != "__init__") || module_zero_grad {
         m |= OPTIMIZER;
     }
     if file.contains("torch/utils/data/") {
         m |= DATA;
     }
     let python = kind.is_python();
-    let module_call = file.ends_with("torch/nn/modules/module.py") && matches!(name, "_call_impl" | "_wrapped_call_impl" | "__call__");
-    // torch's private packages (`torch/_functorch`, `torch/_dynamo`, …) name their compiled
-    // functions' entry `forward` too: a function compiled on its own is no module's forward pass
-    // (a compiled module's forward still has the module's call frames).
-    let machinery = file.contains("torch/_");
-    if python && ((name == "forward" && !machinery) || module_call) {
+    if python && runs_in_backward(name) {
+        m |= BACKWARD;
+    }
+    if runs_module(f) {
         m |= FORWARD;
     }
     let torch_nn = file.contains("torch/nn/modules/") || file.ends_with("torch/nn/parameter.py") || file.ends_with("torch/nn/init.py");
@@ -158,6 +159,35 @@ fn frame_marks(f: &Frame) -> u8 {
         m |= SETUP;
     }
     m
+}
+
+/// A module's forward or its call: a Python `forward` (outside torch's private packages: they
+/// name their compiled functions' entry `forward` too, and a function compiled on its own is no
+/// module's forward pass; a compiled module's forward still has the module's call frames) or
+/// `Module._call_impl`. Category rules with `skip_wrappers` read it too.
+pub fn runs_module(f: &Frame) -> bool {
+    if !frames::kind(f).is_python() {
+        return false;
+    }
+    let path = frames::posix_path(&f.filename);
+    let (file, name) = (path.as_ref(), f.name.as_str());
+    let module_call = file.ends_with("torch/nn/modules/module.py") && matches!(name, "_call_impl" | "_wrapped_call_impl" | "__call__");
+    (name == "forward" && !file.contains("torch/_")) || module_call
+}
+
+/// A hook the autograd engine runs during backward, by its name: FSDP's pre- and post-backward
+/// hooks and final callback (`_pre_backward_hook`, `_post_backward_hook`, `pre_backward`,
+/// `post_backward`, `_post_backward_final_callback`), a module's full backward hook
+/// (`*backward_hook`). On the engine's thread a Python-only stack holds no other frame that
+/// names backward. Registering a hook (`_register_pre_backward_hooks`) runs in forward.
+fn runs_in_backward(name: &str) -> bool {
+    let bare = name.trim_start_matches('_');
+    let bare = bare.strip_prefix("root_").unwrap_or(bare);
+    !name.contains("register")
+        && (bare.starts_with("pre_backward")
+            || bare.starts_with("post_backward")
+            || name.ends_with("backward_hook")
+            || name.ends_with("backward_module_hook"))
 }
 
 /// The phase a stack's combined frame marks name: backward, optimizer and data outrank a forward
@@ -221,17 +251,65 @@ fn called_by_autograd(stack: &[u32], roles: &[CustomFunctionRole]) -> bool {
     false
 }
 
+/// Where a Python stack can start: the program's entry (a module's body, `runpy`, a thread's
+/// `_bootstrap`) or any other function, which native code called on a thread Python did not
+/// start. The autograd engine's threads call a backward pass's Python hooks (FSDP's and
+/// DeepSpeed's gradient hooks, a module's backward hook, a custom Function's backward): their
+/// Python-only stacks start at the hook, with nothing else in them that names backward.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Root {
+    Native,
+    Entry,
+    Other,
+}
+
+fn root_of(f: &Frame) -> Root {
+    if !frames::kind(f).is_python() {
+        return Root::Native;
+    }
+    let path = frames::posix_path(&f.filename);
+    let entry = f.name == "<module>"
+        || path.ends_with("runpy.py")
+        || path.ends_with("<frozen runpy>")
+        || matches!(f.name.as_str(), "_bootstrap" | "_bootstrap_inner");
+    if entry {
+        Root::Entry
+    } else {
+        Root::Other
+    }
+}
+
 /// The phase each stack's frames name (None for an empty stack).
 pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
     let marks: Vec<u8> = interner.frames.iter().map(frame_marks).collect();
     let roles: Vec<CustomFunctionRole> = interner.frames.iter().map(custom_function_role).collect();
     let applies = |st: &[u32]| st.iter().any(|&f| roles.get(f as usize) == Some(&CustomFunctionRole::Apply));
-    interner
+    let roots: Vec<Root> = interner.frames.iter().map(root_of).collect();
+    let outermost =
+        |st: &[u32]| st.iter().rev().map(|&f| roots.get(f as usize).copied().unwrap_or(Root::Native)).find(|&r| r != Root::Native);
+    let stack_marks: Vec<u8> = interner
         .stacks
         .iter()
         .map(|st| {
-            let mut m = st.iter().fold(0u8, |m, &f| m | marks.get(f as usize).copied().unwrap_or(0));
+            let m = st.iter().fold(0u8, |m, &f| m | marks.get(f as usize).copied().unwrap_or(0));
             if m & BACKWARD == 0 && applies(st) && called_by_autograd(st, &roles) {
+                m | BACKWARD
+            } else {
+                m
+            }
+        })
+        .collect();
+    // A Python stack that does not start at the program's entry was called from native code, on a
+    // thread Python did not start: in a program with a backward pass, the autograd engine's. Only
+    // where some stack reaches the entry are the stacks whole enough to tell.
+    let whole_stacks = interner.stacks.iter().any(|st| outermost(st) == Some(Root::Entry));
+    let has_backward = stack_marks.iter().any(|m| m & BACKWARD != 0);
+    interner
+        .stacks
+        .iter()
+        .zip(stack_marks)
+        .map(|(st, mut m)| {
+            if m & (BACKWARD | OPTIMIZER) == 0 && whole_stacks && has_backward && outermost(st) == Some(Root::Other) {
                 m |= BACKWARD;
             }
             if m & OPTIMIZER != 0 && m & (FORWARD | BACKWARD) != 0 {

@@ -120,6 +120,8 @@ struct RuleText {
     #[serde(default)]
     frames: FrameSource,
     #[serde(default)]
+    skip_wrappers: bool,
+    #[serde(default)]
     phase: Option<Phase>,
     #[serde(default)]
     lifetime: LifetimeRule,
@@ -152,6 +154,10 @@ pub struct Rule {
     pub file: Option<Regex>,
     pub function: Option<Regex>,
     pub frames: FrameSource,
+    /// A matching frame counts only where no module's forward runs inside it: a wrapper's
+    /// `forward` around the model (FSDP's, a checkpoint wrapper's) does not make the model's
+    /// allocations its own.
+    pub skip_wrappers: bool,
     pub phase: Option<Phase>,
     pub lifetime: LifetimeRule,
     /// Exact block sizes the rule applies to (empty: any size).
@@ -197,6 +203,8 @@ pub struct RuleInfo {
     pub file: Option<String>,
     pub function: Option<String>,
     pub frames: FrameSource,
+    /// Frames that wrap a module's forward do not count (`skip_wrappers`).
+    pub skip_wrappers: bool,
     pub phase: Option<Phase>,
     pub lifetime: LifetimeRule,
     pub sizes: Vec<u64>,
@@ -259,6 +267,7 @@ impl RuleSet {
                 file,
                 function,
                 frames: r.frames,
+                skip_wrappers: r.skip_wrappers,
                 phase: r.phase,
                 lifetime: r.lifetime,
                 sizes: r.size,
@@ -302,6 +311,7 @@ impl RuleSet {
                 file: r.file.as_ref().map(|x| x.as_str().to_string()),
                 function: r.function.as_ref().map(|x| x.as_str().to_string()),
                 frames: r.frames,
+                skip_wrappers: r.skip_wrappers,
                 phase: r.phase,
                 lifetime: r.lifetime,
                 sizes: r.sizes.clone(),

@@ -36,6 +36,7 @@ file = 'my_project/optim'      # regex on a frame's file
 function = '^step$'            # regex on the same frame's function
 lifetime = "outlives_phase"    # ${Object.keys(LIFETIMES).join(' | ')}
 # size = [8519680]             # exact block sizes in bytes (optional)
+# skip_wrappers = true         # frames around a module's forward do not count
 why = "Adam's moments"
 # replace_defaults = true      # (top level) use only these rules`;
 
@@ -119,7 +120,10 @@ function pattern(r: RuleInfo): HTMLElement {
   if (r.file) parts.push('file ', el('code', { text: r.file }));
   if (r.function) parts.push(parts.length ? ' · ' : '', 'function ', el('code', { text: r.function }));
   if (!parts.length) parts.push(el('span', { class: 'muted', text: 'any frame' }));
-  if (r.file || r.function) parts.push(el('span', { class: 'muted', text: ` (${r.frames} frames)` }));
+  if (r.file || r.function)
+    parts.push(
+      el('span', { class: 'muted', text: ` (${r.frames} frames${r.skip_wrappers ? ', not around a module' : ''})` }),
+    );
   if (r.sizes.length) parts.push(' · size ', el('code', { text: r.sizes.map((b) => `${int(b)} B`).join(', ') }));
   return el('span', {}, ...parts);
 }
