@@ -66,7 +66,7 @@ pub fn peak(l: &Loaded, pos: usize, ov: &DeviceOverview, event: Option<i64>, top
     let (all_stacks, live_bytes, live_blocks) = holders::live_groups(d, &live, &labels, By::Stack, usize::MAX);
     let (by_top_frame, _, _) = holders::live_groups(d, &live, &labels, By::Frame, top);
     let by_category = super::categories::totals_of(&super::categories::categories(l, pos, event));
-    let driver_frames = driver_frames(l, &labels, &by_top_frame);
+    let driver_frames = driver_frames(l, &by_top_frame);
     let h = Holders { all_stacks, by_top_frame, driver_frames, live_bytes, live_blocks, by_category };
     assemble(ov, event, live::counters_at(d, at), h, top)
 }
@@ -75,22 +75,29 @@ pub fn peak(l: &Loaded, pos: usize, ov: &DeviceOverview, event: Option<i64>, top
 /// stack of the snapshot. A user's own lines each run one pass (the forward call,
 /// `loss.backward()`, `optimizer.step()`); a single line that leads to a forward pass and what
 /// follows it calls a library that runs the loop.
-fn driver_frames(l: &Loaded, labels: &StackLabels, groups: &[Group]) -> Vec<i64> {
+fn driver_frames(l: &Loaded, groups: &[Group]) -> Vec<i64> {
     use crate::semantics::Phase;
     let frames: Vec<i64> = groups.iter().filter(|g| g.origin == "dynamic").filter_map(|g| g.stack_id).collect();
     if frames.is_empty() {
         return Vec::new();
     }
+    let interner = &l.snapshot.interner;
+    // Each frame's kind once: a file can have hundreds of thousands of stacks over a few
+    // thousand frames.
+    let kinds: Vec<crate::frames::Kind> = interner.frames.iter().map(crate::frames::kind).collect();
+    let mut stack_kinds = Vec::new();
     let mut passes = vec![0u8; frames.len()];
-    for (stack, phase) in l.stack_phases().iter().enumerate() {
+    for (st, phase) in interner.stacks.iter().zip(l.stack_phases()) {
         let bit = match phase {
             Some(Phase::Forward) => 1,
             Some(Phase::Backward) => 2,
             Some(Phase::Optimizer) => 4,
             _ => continue,
         };
-        let Some(frame) = labels.label_frame(stack as crate::model::StackId) else { continue };
-        if let Some(i) = frames.iter().position(|&f| f == i64::from(frame)) {
+        stack_kinds.clear();
+        stack_kinds.extend(st.iter().map(|&f| kinds[f as usize]));
+        let Some(at) = crate::frames::label_index(&stack_kinds) else { continue };
+        if let Some(i) = frames.iter().position(|&f| f == i64::from(st[at])) {
             passes[i] |= bit;
         }
     }
