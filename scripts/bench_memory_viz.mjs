@@ -31,11 +31,19 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, extname, join, normalize, resolve } from "node:path";
+import {
+  basename,
+  dirname,
+  extname,
+  join,
+  normalize,
+  resolve,
+} from "node:path";
 import { serve, launch, ROOT } from "../tests/browser/harness.mjs";
 import {
   tabRssSampler,
@@ -368,9 +376,8 @@ const loadavg = () =>
 
 mkdirSync(join(ROOT, "bench-out"), { recursive: true });
 const snap = await serve(dist);
-const viz = snapscopeOnly
-  ? null
-  : await serveMemoryViz(resolve(vizDir), await bundleD3(resolve(vizDir)));
+const d3 = snapscopeOnly ? null : await bundleD3(resolve(vizDir));
+const viz = d3 ? await serveMemoryViz(resolve(vizDir), d3) : null;
 const runs = [];
 for (const file of files)
   for (let pair = 1; pair <= pairs; pair++) {
@@ -410,6 +417,8 @@ for (const file of files)
   }
 snap.server.close();
 viz?.server.close();
+// The bundle is made afresh on each run: its scratch folder goes with the servers.
+if (d3) rmSync(dirname(d3), { recursive: true, force: true });
 writeFileSync(
   outFile,
   JSON.stringify({ date: new Date().toISOString(), runs }, null, 1),

@@ -11,6 +11,7 @@ MB/s and the ratio. Not a test: numbers depend on the machine and its load; comp
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,6 +66,7 @@ def main():
         runs = [run(cmd) for _ in range(a.repeat)]
         best = min(r[0] for r in runs)
         results[name] = {"seconds": [round(r[0], 3) for r in runs], "best_s": round(best, 3), "mb_per_s": round(size / 1e6 / best, 1), "peak_rss_mib": round(max(r[1] for r in runs) / 2**20)}
+    shutil.rmtree(out)  # the imports' databases: only their times are kept
     print(f"\nsnapshot: {snap} ({size / 2**20:.1f} MiB)")
     print(f"{'tool':<28}{'best s':>9}{'MB/s':>9}{'peak RSS MiB':>15}   runs")
     for name, r in results.items():

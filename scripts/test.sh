@@ -49,6 +49,7 @@ group() {
   (
     set -o pipefail
     tf=$(mktemp) # this group's own `times` file
+    trap 'rm -f "$tf"' EXIT
     "$@" 2>&1 | sed -u "s/^/[$name] /"
   ) &
 }

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, DIST, FIXTURES } from "./harness.mjs";
@@ -83,10 +83,10 @@ test("without a memory_viz copy: how to get one, nothing measured, exit 0", () =
 });
 
 test("a copy: its CDN imports served locally, the dropped file timed to the polygons", () => {
-  const out = join(mkdtempSync(join(tmpdir(), "bench-mv-")), "out.json");
+  const [dir, viz] = [mkdtempSync(join(tmpdir(), "bench-mv-")), standIn(false)];
   const r = bench([
     "--memory-viz",
-    standIn(false),
+    viz,
     "--files",
     FILE,
     "--pairs",
@@ -94,7 +94,7 @@ test("a copy: its CDN imports served locally, the dropped file timed to the poly
     "--dist",
     DIST,
     "--out",
-    out,
+    join(dir, "out.json"),
     "--settle-ms",
     "100",
   ]);
@@ -109,12 +109,15 @@ test("a copy: its CDN imports served locally, the dropped file timed to the poly
   assert.ok(row.memory_viz_over_snapscope_in_page > 0);
   assert.match(r.stdout, /medians of 1 pair/);
   assert.doesNotMatch(r.stdout, /were aborted/);
+  // Last, so a failing test keeps its files to look at.
+  for (const d of [dir, viz]) rmSync(d, { recursive: true, force: true });
 });
 
 test("a request off the machine is aborted, reported, and the pair claims no ratio", () => {
+  const [dir, viz] = [mkdtempSync(join(tmpdir(), "bench-mv-")), standIn(true)];
   const r = bench([
     "--memory-viz",
-    standIn(true),
+    viz,
     "--files",
     FILE,
     "--pairs",
@@ -122,7 +125,7 @@ test("a request off the machine is aborted, reported, and the pair claims no rat
     "--dist",
     DIST,
     "--out",
-    join(mkdtempSync(join(tmpdir(), "bench-mv-")), "out.json"),
+    join(dir, "out.json"),
     "--settle-ms",
     "100",
   ]);
@@ -134,4 +137,5 @@ test("a request off the machine is aborted, reported, and the pair claims no rat
   );
   assert.equal(row.memory_viz_over_snapscope_in_page, undefined);
   assert.match(r.stdout, /were aborted .*example\.invalid/);
+  for (const d of [dir, viz]) rmSync(d, { recursive: true, force: true });
 });

@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve, launch, shot, ROOT, FIXTURES } from "./harness.mjs";
@@ -45,9 +45,10 @@ window.addEventListener("DOMContentLoaded", async () => {
   document.getElementById("b").data = bytes;
 });`;
 
-let server, origin, context, page, errors;
+let server, origin, context, page, errors, packageDir;
 before(async () => {
-  ({ server, origin } = await serve(unpackedPackage()));
+  packageDir = unpackedPackage();
+  ({ server, origin } = await serve(packageDir));
   context = await launch();
   page = await context.newPage();
   errors = [];
@@ -57,6 +58,7 @@ before(async () => {
 after(async () => {
   await context?.close();
   server?.close();
+  if (packageDir) rmSync(packageDir, { recursive: true, force: true });
 });
 
 /** `npm pack` of www/package, unpacked into a fresh folder with the host page beside it. */
@@ -383,4 +385,6 @@ export async function use(view: SnapscopeView): Promise<string> {
     await page.evaluate(() => customElements.get("snapscope-view").version),
     crateVersion,
   );
+  // Last, so a failing test keeps its files to look at.
+  rmSync(dir, { recursive: true, force: true });
 });

@@ -7,6 +7,7 @@ import {
   readFileSync,
   existsSync,
   mkdirSync,
+  rmSync,
   statSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -86,6 +87,12 @@ export async function launch() {
     ],
   });
   context.profileDir = profileDir;
+  // The profile (16 MB) is of no use once the browser is gone: closing removes it.
+  const close = context.close.bind(context);
+  context.close = async (...args) => {
+    await close(...args);
+    rmSync(profileDir, { recursive: true, force: true, maxRetries: 3 });
+  };
   return context;
 }
 

@@ -3,7 +3,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, mkdtempSync } from "node:fs";
+import { existsSync, readFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -288,10 +288,8 @@ test("the HTML report downloads and opens from file:// without any request", asy
     page.waitForEvent("download"),
     page.click("#export-report"),
   ]);
-  const path = join(
-    mkdtempSync(join(tmpdir(), "snapscope-report-")),
-    "report.html",
-  );
+  const dir = mkdtempSync(join(tmpdir(), "snapscope-report-"));
+  const path = join(dir, "report.html");
   await download.saveAs(path);
   const report = await ctx.newPage();
   const seen = [];
@@ -304,6 +302,8 @@ test("the HTML report downloads and opens from file:// without any request", asy
   );
   await shot(report, "11-report");
   await report.close();
+  // Last, so a failing test keeps its files to look at (so in the tests below too).
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test("compare shows two snapshots side by side", async () => {
@@ -318,10 +318,8 @@ test("the exported .db opens with the native CLI", async () => {
     page.waitForEvent("download"),
     page.click("#export-db"),
   ]);
-  const path = join(
-    mkdtempSync(join(tmpdir(), "snapscope-export-")),
-    "export.db",
-  );
+  const dir = mkdtempSync(join(tmpdir(), "snapscope-export-"));
+  const path = join(dir, "export.db");
   await download.saveAs(path);
   assert.equal(
     readFileSync(path).subarray(0, 15).toString(),
@@ -345,6 +343,7 @@ test("the exported .db opens with the native CLI", async () => {
     Number(traces),
     fromDb.devices.reduce((n, d) => n + d.events, 0),
   );
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test("stats() reports load stages and the wasm memory high-water mark", async () => {
@@ -371,10 +370,8 @@ test("the URL hash reopens a view, device and event", async () => {
 });
 
 test("a broken file shows a clear error on the page", async () => {
-  const p = join(
-    mkdtempSync(join(tmpdir(), "snapscope-bad-")),
-    "broken.pickle",
-  );
+  const dir = mkdtempSync(join(tmpdir(), "snapscope-bad-"));
+  const p = join(dir, "broken.pickle");
   const fs = await import("node:fs");
   fs.writeFileSync(p, Buffer.from([0x80, 0x04, 0x95, 1, 2, 3]));
   await page.setInputFiles("#file-input", p);
@@ -385,6 +382,7 @@ test("a broken file shows a clear error on the page", async () => {
   assert.match(msg, /PICKLE_INVALID|byte \d+/);
   await shot(page, "08-error");
   assert.deepEqual(errors, []);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test("hostile and broken files show their error on the page, never a blank page", async () => {
@@ -409,10 +407,8 @@ test("hostile and broken files show their error on the page, never a blank page"
 });
 
 test("a load can be cancelled and the page stays usable", async () => {
-  const big = join(
-    mkdtempSync(join(tmpdir(), "snapscope-cancel-")),
-    "big.pickle",
-  );
+  const dir = mkdtempSync(join(tmpdir(), "snapscope-cancel-"));
+  const big = join(dir, "big.pickle");
   execFileSync("python3", [join(ROOT, "scripts/gen_big.py"), "400000", big]);
   // Cancel from the page in the same task that shows `when` in the progress box: a click the
   // driver sends after seeing it can arrive once a load on a loaded machine is already over.
@@ -458,6 +454,7 @@ test("a load can be cancelled and the page stays usable", async () => {
     await openFiles(page, [join(FIXTURES, "npu_expandable.pkl")]),
     "ready",
   );
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test("a file chosen once the page is ready meets an engine warmed up ahead, and so does the next", async () => {
@@ -480,10 +477,8 @@ test("a file chosen once the page is ready meets an engine warmed up ahead, and 
   s = await stats();
   assert.equal(s.warmed_ahead, true);
   // A file that fails to open uses up the prepared engine; the page prepares another.
-  const broken = join(
-    mkdtempSync(join(tmpdir(), "snapscope-bad-")),
-    "x.pickle",
-  );
+  const dir = mkdtempSync(join(tmpdir(), "snapscope-bad-"));
+  const broken = join(dir, "x.pickle");
   (await import("node:fs")).writeFileSync(
     broken,
     Buffer.from([0x80, 0x04, 0x95, 1]),
@@ -501,4 +496,5 @@ test("a file chosen once the page is ready meets an engine warmed up ahead, and 
   s = await stats();
   assert.equal(s.warmed_ahead, false);
   await c.close();
+  rmSync(dir, { recursive: true, force: true });
 });

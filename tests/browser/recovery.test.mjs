@@ -3,7 +3,7 @@
 // snapshot does not have says so and recovers once the attribute is valid again.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve, launch, ROOT } from "./harness.mjs";
@@ -15,9 +15,9 @@ const HOST_PAGE = `<!doctype html>
 <snapscope-view id="a" src="/fixtures/cuda_training.pickle" view="state" event="99999999999" height="500"></snapscope-view>
 </body></html>`;
 
-let server, origin, context, page, errors;
+let server, origin, context, page, errors, dir;
 before(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "snapscope-recovery-"));
+  dir = mkdtempSync(join(tmpdir(), "snapscope-recovery-"));
   for (const f of ["snapscope-view.js", "worker.js", "snapscope_bg.wasm"])
     copyFileSync(join(ROOT, "www/package", f), join(dir, f));
   writeFileSync(join(dir, "host.html"), HOST_PAGE);
@@ -31,6 +31,7 @@ before(async () => {
 after(async () => {
   await context?.close();
   server?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 const elementState = () =>

@@ -5,7 +5,7 @@
 // events, and over time each allocation's step must stand at its time since the first event.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openPage, shot, viewShown } from "./harness.mjs";
@@ -61,10 +61,8 @@ function snapshot() {
 }
 
 const { json, times } = snapshot();
-const FILE = join(
-  mkdtempSync(join(tmpdir(), "snapscope-time-")),
-  "known_times.json",
-);
+const DIR = mkdtempSync(join(tmpdir(), "snapscope-time-"));
+const FILE = join(DIR, "known_times.json");
 writeFileSync(FILE, JSON.stringify(json));
 
 let page, close, errors;
@@ -77,6 +75,7 @@ before(async () => {
 });
 after(async () => {
   await close?.();
+  rmSync(DIR, { recursive: true, force: true });
 });
 
 /**

@@ -375,8 +375,7 @@ fn dump(conn: &rusqlite::Connection, sql: &str) -> Vec<Vec<String>> {
 /// hand: annotations at 12..52 µs in 4 buckets of 10 µs from 12.
 #[test]
 fn timeline_markers_from_the_replay() {
-    let dir = std::env::temp_dir().join(format!("snapscope-markers-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("markers");
     let file = dir.join("markers.pickle");
     let script = r#"
 import pickle, sys
@@ -402,5 +401,4 @@ open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [ev
     // A device the snapshot does not have has no markers.
     let none = session(&file).timeline_markers(5, 4).unwrap();
     assert!(none.events.is_empty() && none.annotations.is_empty());
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -95,7 +95,8 @@ fn random_corruption_never_panics() {
 
 #[test]
 fn a_one_megabyte_random_file_fails_fast_in_the_cli() {
-    let path = std::env::temp_dir().join(format!("snapscope-random-{}.bin", std::process::id()));
+    let dir = common::Scratch::new("random");
+    let path = dir.join("random.bin");
     let mut x = 12345u64;
     let data: Vec<u8> = (0..1 << 20)
         .map(|_| {
@@ -115,5 +116,4 @@ fn a_one_megabyte_random_file_fails_fast_in_the_cli() {
     assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) }, 0);
     assert!(usage.ru_maxrss < 1 << 20, "peak RSS {} KiB must stay under 1 GiB", usage.ru_maxrss);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
-    let _ = std::fs::remove_file(path);
 }

@@ -2,29 +2,22 @@
 //! success and failure, read-only SQL, DB and snapshot inputs giving the same overview.
 
 use crate::common;
+use common::cli_in;
 use serde_json::Value;
-use std::process::Command;
 
-/// Runs in a scratch folder: an import remembers its database there (`.snapscope/focus.json`),
-/// never in the checkout.
-fn snapscope(args: &[&str]) -> (i32, String, String) {
-    let scratch = tmp("");
-    let out = Command::new(env!("CARGO_BIN_EXE_snapscope")).args(args).current_dir(scratch).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
-
-fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("snapscope-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
+/// A test's own scratch folder to run the CLI in (`common::cli_in`): an import remembers its
+/// database there (`.snapscope/focus.json`), never in the checkout.
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("cli-{name}"))
 }
 
 #[test]
 fn import_then_overview_of_the_db_equals_overview_of_the_snapshot() {
+    let dir = scratch("import");
     let snap = common::fixtures().join("multi_device_oom.pickle");
     let before = std::fs::read(&snap).unwrap();
-    let db = tmp("multi.db");
-    let (rc, out, err) = snapscope(&["import", snap.to_str().unwrap(), "-o", db.to_str().unwrap(), "--json"]);
+    let db = dir.join("multi.db");
+    let (rc, out, err) = cli_in(&dir, &["import", snap.to_str().unwrap(), "-o", db.to_str().unwrap(), "--json"]);
     assert_eq!(rc, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["ok"], true);
@@ -36,19 +29,19 @@ fn import_then_overview_of_the_db_equals_overview_of_the_snapshot() {
         .collect();
     assert!(leftovers.is_empty(), "no temporary files are left behind");
 
-    let (_, from_snap, _) = snapscope(&["overview", snap.to_str().unwrap(), "--json"]);
-    let (_, from_db, _) = snapscope(&["overview", db.to_str().unwrap(), "--json"]);
+    let (_, from_snap, _) = cli_in(&dir, &["overview", snap.to_str().unwrap(), "--json"]);
+    let (_, from_db, _) = cli_in(&dir, &["overview", db.to_str().unwrap(), "--json"]);
     let a: Value = serde_json::from_str(&from_snap).unwrap();
     let b: Value = serde_json::from_str(&from_db).unwrap();
     assert_eq!(a, b);
     assert_eq!(a["devices"].as_array().unwrap().len(), 2);
 
-    let (rc, out, _) = snapscope(&["sql", db.to_str().unwrap(), "SELECT COUNT(*) AS n FROM traces WHERE action = 'oom'", "--json"]);
+    let (rc, out, _) = cli_in(&dir, &["sql", db.to_str().unwrap(), "SELECT COUNT(*) AS n FROM traces WHERE action = 'oom'", "--json"]);
     assert_eq!(rc, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["rows"][0]["n"], 1, "rows are objects keyed by column name by default");
     let (rc, out, _) =
-        snapscope(&["sql", db.to_str().unwrap(), "SELECT COUNT(*) AS n, 'x' AS s FROM traces", "--json", "--rows", "arrays"]);
+        cli_in(&dir, &["sql", db.to_str().unwrap(), "SELECT COUNT(*) AS n, 'x' AS s FROM traces", "--json", "--rows", "arrays"]);
     assert_eq!(rc, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["rows"][0][1], "x", "--rows arrays keeps the compact form");
@@ -56,9 +49,10 @@ fn import_then_overview_of_the_db_equals_overview_of_the_snapshot() {
 
 #[test]
 fn query_rows_are_objects_in_column_order_unless_asked_for_arrays() {
+    let dir = scratch("query");
     let snap = common::fixtures().join("cuda_training.pickle");
     let args = ["query", snap.to_str().unwrap(), "-t", "allocation", "--params", r#"{"limit": 2}"#, "--json"];
-    let (rc, out, _) = snapscope(&args);
+    let (rc, out, _) = cli_in(&dir, &args);
     assert_eq!(rc, 0);
     let names: Vec<String> = {
         let v: Value = serde_json::from_str(&out).unwrap();
@@ -71,20 +65,21 @@ fn query_rows_are_objects_in_column_order_unless_asked_for_arrays() {
         let k = first_row[at..].find(&format!("\"{n}\"")).unwrap_or_else(|| panic!("column {n} missing or out of order"));
         at += k;
     }
-    let (_, out, _) = snapscope(&[&args[..], &["--rows", "arrays"]].concat());
+    let (_, out, _) = cli_in(&dir, &[&args[..], &["--rows", "arrays"]].concat());
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["rows"][0].as_array().unwrap().len(), names.len());
     assert_eq!(v["ok"], true);
     // --json anywhere on the line.
-    let (rc, out, _) = snapscope(&["--json", "overview", snap.to_str().unwrap()]);
+    let (rc, out, _) = cli_in(&dir, &["--json", "overview", snap.to_str().unwrap()]);
     assert_eq!(rc, 0);
     assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["schema_version"], 1);
 }
 
 #[test]
 fn sql_is_read_only() {
+    let dir = scratch("sql");
     let snap = common::fixtures().join("cuda_training.pickle");
-    let (rc, out, err) = snapscope(&["sql", snap.to_str().unwrap(), "DELETE FROM traces", "--json"]);
+    let (rc, out, err) = cli_in(&dir, &["sql", snap.to_str().unwrap(), "DELETE FROM traces", "--json"]);
     assert_eq!(rc, 1);
     assert!(out.is_empty());
     let e: Value = serde_json::from_str(err.trim()).unwrap();
@@ -94,16 +89,17 @@ fn sql_is_read_only() {
 
 #[test]
 fn bad_inputs_give_json_errors_not_panics() {
-    let junk = tmp("junk.pickle");
+    let dir = scratch("bad");
+    let junk = dir.join("junk.pickle");
     std::fs::write(&junk, b"\x80\x04\x95 this is not a pickle").unwrap();
-    let empty = tmp("empty.pickle");
+    let empty = dir.join("empty.pickle");
     std::fs::write(&empty, b"").unwrap();
     for (path, code) in [
         (junk.to_str().unwrap(), "PICKLE_INVALID"),
         (empty.to_str().unwrap(), "SNAPSHOT_INVALID"),
         ("/nonexistent/snap.pickle", "IO_ERROR"),
     ] {
-        let (rc, out, err) = snapscope(&["overview", path, "--json"]);
+        let (rc, out, err) = cli_in(&dir, &["overview", path, "--json"]);
         assert_eq!(rc, 1, "{path}");
         assert!(out.is_empty(), "{path}: stdout stays empty");
         assert!(!err.contains("panicked"), "{path}: {err}");
@@ -115,7 +111,8 @@ fn bad_inputs_give_json_errors_not_panics() {
 
 #[test]
 fn text_overview_is_readable() {
-    let (rc, out, _) = snapscope(&["overview", common::fixtures().join("npu_expandable.pkl").to_str().unwrap()]);
+    let dir = scratch("text");
+    let (rc, out, _) = cli_in(&dir, &["overview", common::fixtures().join("npu_expandable.pkl").to_str().unwrap()]);
     assert_eq!(rc, 0);
     assert!(out.contains("peak allocated"), "{out}");
     assert!(out.contains("consistent"), "{out}");
@@ -123,41 +120,37 @@ fn text_overview_is_readable() {
 
 #[test]
 fn analyze_query_and_report() {
+    let dir = scratch("analyze");
     let snap = common::fixtures().join("multi_device_oom.pickle");
     let s = snap.to_str().unwrap();
-    let (rc, out, err) = snapscope(&["analyze", s, "--mode", "oom", "--device", "1", "--json"]);
+    let (rc, out, err) = cli_in(&dir, &["analyze", s, "--mode", "oom", "--device", "1", "--json"]);
     assert_eq!(rc, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["devices"][0]["oom"]["ooms"][0]["verdict"], "one_huge_request");
-    let (rc, out, _) = snapscope(&["analyze", s, "--json"]);
+    let (rc, out, _) = cli_in(&dir, &["analyze", s, "--json"]);
     assert_eq!(rc, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["devices"].as_array().unwrap().len(), 2);
     assert!(v["devices"][1]["findings"].as_array().unwrap().iter().any(|f| f["category"] == "oom"));
-    let (rc, out, _) = snapscope(&[
-        "analyze",
-        s,
-        "--mode",
-        "compare",
-        "--ref",
-        common::fixtures().join("cuda_training.pickle").to_str().unwrap(),
-        "--json",
-    ]);
+    let (rc, out, _) = cli_in(
+        &dir,
+        &["analyze", s, "--mode", "compare", "--ref", common::fixtures().join("cuda_training.pickle").to_str().unwrap(), "--json"],
+    );
     assert_eq!(rc, 0);
     assert!(serde_json::from_str::<Value>(&out).unwrap()["comparison"]["devices"].is_array());
-    let (rc, out, _) = snapscope(&["query", s, "-t", "leak_detection", "--device", "1", "--json"]);
+    let (rc, out, _) = cli_in(&dir, &["query", s, "-t", "leak_detection", "--device", "1", "--json"]);
     assert_eq!(rc, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["template"], "leak_detection");
     assert_eq!(v["columns"][2]["unit"], "bytes");
-    let (rc, _, err) = snapscope(&["query", s, "-t", "leak_detection", "--params", "{\"x\": 1}", "--json"]);
+    let (rc, _, err) = cli_in(&dir, &["query", s, "-t", "leak_detection", "--params", "{\"x\": 1}", "--json"]);
     assert_eq!(rc, 1);
     assert_eq!(serde_json::from_str::<Value>(err.trim()).unwrap()["error"]["code"], "INVALID_PARAMETER");
-    let report = tmp("report.html");
-    let (rc, _, err) = snapscope(&["report", s, "-o", report.to_str().unwrap()]);
+    let report = dir.join("report.html");
+    let (rc, _, err) = cli_in(&dir, &["report", s, "-o", report.to_str().unwrap()]);
     assert_eq!(rc, 0, "{err}");
     assert!(std::fs::read_to_string(&report).unwrap().contains("Device 1"));
-    let (rc, out, _) = snapscope(&["capabilities", "--json"]);
+    let (rc, out, _) = cli_in(&dir, &["capabilities", "--json"]);
     assert_eq!(rc, 0);
     assert!(serde_json::from_str::<Value>(&out).unwrap()["templates"].as_array().unwrap().len() >= 17);
 }
@@ -165,6 +158,7 @@ fn analyze_query_and_report() {
 /// Control characters from a snapshot's names never reach the terminal as they are.
 #[test]
 fn text_output_escapes_control_characters() {
+    let dir = scratch("escapes");
     let snap = common::fixtures().join("bad/escape_frames.pickle");
     let s = snap.to_str().unwrap();
     for args in [
@@ -173,7 +167,7 @@ fn text_output_escapes_control_characters() {
         vec!["query", s, "-t", "event", "--params", r#"{"limit": 5}"#],
         vec!["sql", s, "SELECT name, filename FROM frames"],
     ] {
-        let (rc, out, err) = snapscope(&args);
+        let (rc, out, err) = cli_in(&dir, &args);
         assert_eq!(rc, 0, "{args:?}: {err}");
         assert!(out.contains("HYPERLINK"), "{args:?}: the hostile frame is shown");
         let raw: Vec<char> = out.chars().filter(|c| c.is_control() && *c != '\n' && *c != '\t').collect();
@@ -185,11 +179,10 @@ fn text_output_escapes_control_characters() {
 /// `sql` on a snapshot cannot attach (and so create or modify) another database file.
 #[test]
 fn sql_cannot_attach_files() {
-    let dir = std::env::temp_dir().join(format!("snapscope-attach-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("attach");
     let target = dir.join("x.db");
     let snap = common::fixtures().join("cuda_training.pickle");
-    let (rc, _, err) = snapscope(&["sql", snap.to_str().unwrap(), &format!("ATTACH DATABASE '{}' AS x", target.display()), "--json"]);
+    let (rc, _, err) = cli_in(&dir, &["sql", snap.to_str().unwrap(), &format!("ATTACH DATABASE '{}' AS x", target.display()), "--json"]);
     assert_eq!(rc, 1);
     assert!(err.contains("QUERY_NOT_READONLY"), "{err}");
     assert!(!target.exists(), "ATTACH created no file");
@@ -199,8 +192,7 @@ fn sql_cannot_attach_files() {
 /// atomic writer); none writes through it or leaves a temporary file behind.
 #[test]
 fn outputs_do_not_follow_symlinks() {
-    let dir = std::env::temp_dir().join(format!("snapscope-symlink-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::Scratch::new("symlink");
     let out = dir.join("out");
     std::fs::create_dir_all(&out).unwrap();
     let victim = dir.join("victim.txt");
@@ -222,7 +214,7 @@ fn outputs_do_not_follow_symlinks() {
         let path = out.join(name);
         std::os::unix::fs::symlink(&victim, &path).unwrap();
         let a: Vec<&str> = args.iter().map(String::as_str).chain(["--json"]).collect();
-        let (rc, _, err) = snapscope(&a);
+        let (rc, _, err) = cli_in(&dir, &a);
         assert_eq!(rc, 0, "{name}: {err}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "{name}: the symlink's target is untouched");
         let meta = std::fs::symlink_metadata(&path).unwrap();
@@ -252,14 +244,14 @@ fn outputs_do_not_follow_symlinks() {
             std::fs::read_dir(&d).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp-")).count();
         assert_eq!(leftovers, 0, "{}: no temporary file left", d.display());
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn simulate_answers_the_json_contract_and_refuses_bad_settings() {
+    let dir = scratch("simulate");
     let snap = common::fixtures().join("sim_oom_avoided.pickle");
     let s = snap.to_str().unwrap();
-    let (rc, out, err) = snapscope(&["simulate", s, "--alloc-conf", "expandable_segments:True", "--json"]);
+    let (rc, out, err) = cli_in(&dir, &["simulate", s, "--alloc-conf", "expandable_segments:True", "--json"]);
     assert_eq!(rc, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let d = &v["devices"][0];
@@ -280,32 +272,32 @@ fn simulate_answers_the_json_contract_and_refuses_bad_settings() {
     assert_eq!(d["reproduces_recording"], Value::Null, "only the recorded settings are checked");
     assert_eq!(d["oom"], Value::Null, "expandable segments serve the recorded OOM's request");
 
-    let (rc, out, _) = snapscope(&["simulate", s, "--json"]);
+    let (rc, out, _) = cli_in(&dir, &["simulate", s, "--json"]);
     assert_eq!(rc, 0);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["devices"][0]["reproduces_recording"], true);
     assert_eq!(v["devices"][0]["oom"], 8, "the recorded OOM, reproduced");
 
-    let (rc, _, err) = snapscope(&["simulate", s, "--alloc-conf", "expandable_segment:True", "--json"]);
+    let (rc, _, err) = cli_in(&dir, &["simulate", s, "--alloc-conf", "expandable_segment:True", "--json"]);
     assert_eq!(rc, 1);
     let e: Value = serde_json::from_str(&err).unwrap();
     assert_eq!(e["error"]["code"], "ALLOC_CONF_INVALID");
     assert!(e["error"]["hint"].as_str().unwrap().contains("expandable_segments"));
-    let (rc, _, err) = snapscope(&["simulate", s, "--device-memory", "lots", "--json"]);
+    let (rc, _, err) = cli_in(&dir, &["simulate", s, "--device-memory", "lots", "--json"]);
     assert_eq!(rc, 1, "{err}");
 
-    let (rc, out, err) = snapscope(&["analyze", s, "--mode", "tune", "--json"]);
+    let (rc, out, err) = cli_in(&dir, &["analyze", s, "--mode", "tune", "--json"]);
     assert_eq!(rc, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["devices"][0]["tune"]["try_first"], "expandable_segments:True");
     assert_eq!(v["devices"][0]["tune"]["reproduces_recording"], true);
 
-    let db = tmp("sim.db");
-    let (rc, _, err) = snapscope(&["import", s, "-o", db.to_str().unwrap(), "--no-focus"]);
+    let db = dir.join("sim.db");
+    let (rc, _, err) = cli_in(&dir, &["import", s, "-o", db.to_str().unwrap(), "--no-focus"]);
     assert_eq!(rc, 0, "{err}");
-    let (rc, _, err) = snapscope(&["simulate", s, "--alloc-conf", "max_split_size_mb:64", "--save", db.to_str().unwrap()]);
+    let (rc, _, err) = cli_in(&dir, &["simulate", s, "--alloc-conf", "max_split_size_mb:64", "--save", db.to_str().unwrap()]);
     assert_eq!(rc, 0, "{err}");
-    let (_, out, _) = snapscope(&["sql", db.to_str().unwrap(), "SELECT conf, as_recorded FROM simulated_runs", "--json"]);
+    let (_, out, _) = cli_in(&dir, &["sql", db.to_str().unwrap(), "SELECT conf, as_recorded FROM simulated_runs", "--json"]);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["rows"][0]["conf"], "max_split_size_mb:64");
 }
@@ -314,16 +306,17 @@ fn simulate_answers_the_json_contract_and_refuses_bad_settings() {
 /// exactly that part of `--mode all`, on the fixtures and on a SnapshotDB of one.
 #[test]
 fn each_single_mode_answers_its_part_of_all() {
+    let dir = scratch("modes");
     let mut files: Vec<std::path::PathBuf> = ["multi_device_oom.pickle", "semantics_training.pickle", "program_one_step.pickle"]
         .iter()
         .map(|f| common::fixtures().join(f))
         .collect();
-    let db = tmp("modes.db");
-    let (rc, _, err) = snapscope(&["import", files[0].to_str().unwrap(), "-o", db.to_str().unwrap()]);
+    let db = dir.join("modes.db");
+    let (rc, _, err) = cli_in(&dir, &["import", files[0].to_str().unwrap(), "-o", db.to_str().unwrap()]);
     assert_eq!(rc, 0, "{err}");
     files.push(db);
     for f in &files {
-        let (_, all, _) = snapscope(&["analyze", f.to_str().unwrap(), "--mode", "all", "--json"]);
+        let (_, all, _) = cli_in(&dir, &["analyze", f.to_str().unwrap(), "--mode", "all", "--json"]);
         let all: Value = serde_json::from_str(&all).unwrap();
         let is_db = f.extension().is_some_and(|e| e == "db");
         for mode in ["peak", "fragment", "leak", "oom", "categories", "steps", "streams"] {
@@ -331,7 +324,7 @@ fn each_single_mode_answers_its_part_of_all() {
             if is_db && (mode == "steps" || mode == "streams") {
                 continue;
             }
-            let (rc, one, err) = snapscope(&["analyze", f.to_str().unwrap(), "--mode", mode, "--json"]);
+            let (rc, one, err) = cli_in(&dir, &["analyze", f.to_str().unwrap(), "--mode", mode, "--json"]);
             assert_eq!(rc, 0, "{err}");
             let one: Value = serde_json::from_str(&one).unwrap();
             assert_eq!(one["mode"], mode);
@@ -348,15 +341,15 @@ fn each_single_mode_answers_its_part_of_all() {
 /// it is read; sparse, so the test writes nothing to the disk.
 #[test]
 fn a_file_beyond_the_input_limit_is_refused_at_once() {
-    let big = tmp("too_large.pickle");
+    let dir = scratch("too-large");
+    let big = dir.join("too_large.pickle");
     std::fs::File::create(&big).unwrap().set_len((64 << 30) + 1).unwrap();
     for cmd in ["overview", "import"] {
         let t0 = std::time::Instant::now();
-        let (rc, out, err) = snapscope(&[cmd, big.to_str().unwrap(), "--json"]);
+        let (rc, out, err) = cli_in(&dir, &[cmd, big.to_str().unwrap(), "--json"]);
         assert_ne!(rc, 0, "{cmd}: {out}");
         assert!(err.contains("INPUT_TOO_LARGE"), "{cmd}: {err}");
         assert!(err.contains("is 64.00 GiB (68,719,476,737 B), more than the 64.00 GiB (68,719,476,736 B)"), "{cmd}: {err}");
         assert!(t0.elapsed() < std::time::Duration::from_secs(5), "{cmd}: refused after {:?}", t0.elapsed());
     }
-    std::fs::remove_file(&big).unwrap();
 }

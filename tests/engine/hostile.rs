@@ -2,16 +2,13 @@
 
 use crate::common;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// A fresh scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("snapscope-hostile-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh scratch folder for one test, removed when it passes.
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("hostile-{name}"))
 }
 
 /// Run a Python script (standard library only) with `args`.
@@ -143,8 +140,7 @@ open(sys.argv[1], "wb").write(pickle.dumps({"segments": [seg], "device_traces": 
 
 #[test]
 fn a_shared_huge_name_is_not_multiplied() {
-    let dir = std::env::temp_dir().join(format!("snapscope-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("amplify");
     let snap = dir.join("amplify.pickle");
     let made = Command::new("python3").args(["-c", AMPLIFY, snap.to_str().unwrap()]).status().unwrap();
     assert!(made.success());
@@ -180,8 +176,7 @@ fn a_shared_huge_name_is_not_multiplied() {
 /// Integers beyond any byte count are damage the analysis names, never wrapped into small ones.
 #[test]
 fn out_of_range_integers_are_named_not_wrapped() {
-    let dir = std::env::temp_dir().join(format!("snapscope-ints-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("ints");
     let snap = dir.join("ints.pickle");
     let script = r#"
 import pickle, sys

@@ -53,8 +53,7 @@ const WHOLE_MODES: [Mode; 6] = [Mode::Fragment, Mode::Leak, Mode::Oom, Mode::Ste
 #[test]
 fn every_answer_from_a_snapshotdb_equals_the_snapshots() {
     assert_eq!(AT_MODES.len() + WHOLE_MODES.len() + 1, Mode::ALL.len(), "a new mode: add it here (compare takes two files)");
-    let dir = std::env::temp_dir().join(format!("snapscope-one-model-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("one-model");
     let (files, fixtures) = files();
     let (mut compared, mut refused) = (0, 0);
     for (n, f) in files.iter().enumerate() {
@@ -91,7 +90,6 @@ fn every_answer_from_a_snapshotdb_equals_the_snapshots() {
         }
         std::fs::remove_file(&path).ok();
     }
-    std::fs::remove_dir_all(&dir).ok();
     eprintln!("one_model: {} files ({fixtures} fixtures), {compared} answers compared, {refused} refused", files.len());
     assert!(compared > 1000 && refused < files.len() / 4, "{compared} answers, {refused} of {} files refused", files.len());
 }
@@ -100,8 +98,7 @@ fn every_answer_from_a_snapshotdb_equals_the_snapshots() {
 /// on the first question that reads the model; the overview, stored whole, still answers.
 #[test]
 fn a_damaged_snapshotdb_row_is_named() {
-    let dir = std::env::temp_dir().join(format!("snapscope-one-model-damaged-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("one-model-damaged");
     let clean = dir.join("clean.db");
     snapscope::engine::import_file(&common::fixtures().join("cuda_training.pickle"), &clean, None, true, "now").unwrap();
     let damages = [
@@ -125,7 +122,6 @@ fn a_damaged_snapshotdb_row_is_named() {
         assert!(err.message.contains(table_row) && err.message.contains(what), "{sql}: {}", err.message);
         assert!(err.hint.contains("snapscope import"), "{sql}: {}", err.hint);
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Names longer than shown (4,096 bytes) come back whole from a SnapshotDB: a 1.2 MB function
@@ -133,8 +129,7 @@ fn a_damaged_snapshotdb_row_is_named() {
 /// and a 2,000-character annotation name (the annotations table shows both cut), each held once.
 #[test]
 fn long_names_come_back_whole_from_a_snapshotdb() {
-    let dir = std::env::temp_dir().join(format!("snapscope-one-model-long-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("one-model-long");
     let (pickle, db) = (dir.join("long.pickle"), dir.join("long.db"));
     let script = r#"
 import pickle, sys
@@ -177,5 +172,4 @@ open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [ev
         let at = At::Peak(snapscope::analysis::basis::Counter::Allocated);
         assert_eq!(answer(&p, mode, 0, at), answer(&d, mode, 0, at), "{mode:?}");
     }
-    std::fs::remove_dir_all(&dir).ok();
 }

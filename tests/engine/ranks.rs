@@ -4,7 +4,7 @@
 
 use crate::common;
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn snapscope(args: &[&str]) -> Value {
@@ -13,15 +13,13 @@ fn snapscope(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("snapscope-ranks-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("ranks-{name}"))
 }
 
-/// The generated run and its answers.
-fn generated() -> (PathBuf, Value) {
-    let dir = scratch(&format!("run-{:?}", std::thread::current().id()).replace(|c: char| !c.is_ascii_alphanumeric(), ""));
+/// The generated run in `tmp` and its answers (written beside it).
+fn generated(tmp: &Path) -> (PathBuf, Value) {
+    let dir = tmp.join("run");
     let ok = Command::new("python3").arg(common::repo().join("scripts/gen_ranks.py")).arg(&dir).status().unwrap();
     assert!(ok.success());
     let answers = serde_json::from_slice(&std::fs::read(format!("{}.expected.json", dir.display())).unwrap()).unwrap();
@@ -30,7 +28,8 @@ fn generated() -> (PathBuf, Value) {
 
 #[test]
 fn the_outlier_rank_its_excess_and_the_site_behind_it() {
-    let (dir, want) = generated();
+    let tmp = scratch("outlier");
+    let (dir, want) = generated(&tmp);
     let d = dir.to_str().unwrap();
     let v = snapscope(&["ranks", d, "--json", "-j", "2"]);
     let files = v["files"].as_array().unwrap();
@@ -59,7 +58,7 @@ fn the_outlier_rank_its_excess_and_the_site_behind_it() {
     // One core or two, summaries merged later: the same answer.
     let one = snapscope(&["ranks", d, "--json", "-j", "1"]);
     assert_eq!(one["summary"], v["summary"]);
-    let sums = scratch("summaries");
+    let sums = tmp.join("summaries");
     let written = snapscope(&["ranks", d, "--json", "--summary-out", sums.to_str().unwrap()]);
     assert_eq!(written["summary"], v["summary"]);
     assert_eq!(std::fs::read_dir(&sums).unwrap().count(), 64);
@@ -108,8 +107,9 @@ fn assert_rows_sum_to_the_excess(w: &Value) {
 
 #[test]
 fn one_report_for_the_whole_run() {
-    let (dir, want) = generated();
-    let html = scratch("report.html");
+    let tmp = scratch("report");
+    let (dir, want) = generated(&tmp);
+    let html = tmp.join("report.html");
     let out = Command::new(env!("CARGO_BIN_EXE_snapscope"))
         .args(["report", dir.to_str().unwrap(), "-o", html.to_str().unwrap()])
         .output()
@@ -167,5 +167,4 @@ fn a_runs_files_in_the_engines_order() {
     // The engine's function answers the same for the names alone (what the page passes).
     let order = snapscope::ranks::run_order(&names);
     assert_eq!(order.iter().map(|&i| names[i]).collect::<Vec<_>>(), want);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -194,7 +194,8 @@ fn cli_modes_answer_the_json_contract() {
     assert!(st["peak_allocated"]["bytes"].is_i64() && st["peak_reserved"]["event"].is_i64());
     assert_eq!(d["growth"]["verdict"], "growing");
     // --categories RULES.toml
-    let rules = std::env::temp_dir().join(format!("snapscope-rules-{}.toml", std::process::id()));
+    let dir = common::Scratch::new("rules");
+    let rules = dir.join("rules.toml");
     std::fs::write(&rules, "[[rule]]\nname = \"history\"\ncategory = \"kept history\"\nfunction = '^keep_history$'\n").unwrap();
     let c = run(&["analyze", fx.to_str().unwrap(), "--mode", "categories", "--categories", rules.to_str().unwrap(), "--json"]);
     assert!(c["devices"][0]["categories"]["categories"].as_array().unwrap().iter().any(|x| x["category"] == "kept history"));
@@ -296,7 +297,8 @@ fn newer_fields_are_shown_and_queryable() {
 #[test]
 fn cli_sql_follows_the_category_rules() {
     let fx = common::fixtures().join("semantics_training.pickle");
-    let rules = std::env::temp_dir().join(format!("snapscope-sql-rules-{}.toml", std::process::id()));
+    let dir = common::Scratch::new("sql-rules");
+    let rules = dir.join("rules.toml");
     std::fs::write(&rules, "[[rule]]\nname = \"history\"\ncategory = \"kept history\"\nfunction = '^keep_history$'\n").unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_snapscope"))
         .args(["sql", fx.to_str().unwrap(), "SELECT COUNT(*) AS n FROM lifetimes WHERE category = 'kept history'", "--categories"])

@@ -4,6 +4,7 @@
 leak_detection finds the same candidates as its own import (pt-snap-cli-golden.json)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,6 +50,8 @@ class PtSnapReadsTheExport(unittest.TestCase):
             self.assertEqual(peak["peak_reserved_event_id"], d["peaks"]["reserved"]["event"], key)
             leaks = js([exe, "query", db, "--template-use", "leak_detection", "--device", dev, "--json"], work)
             self.assertEqual(leaks["returned"], g["leak_candidates_total"], key)
+        # Last, so a failing test keeps its files to look at.
+        shutil.rmtree(work)
 
 
 if __name__ == "__main__":
