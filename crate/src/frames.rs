@@ -139,10 +139,52 @@ pub fn label_index(kinds: &[Kind]) -> Option<usize> {
     (0..kinds.len()).min_by_key(|&i| (rank(kinds[i]), i))
 }
 
-/// The frame that names where `stack` (innermost first) allocated.
-pub fn site<'a>(interner: &'a Interner, stack: &[FrameId]) -> Option<&'a Frame> {
+/// Index of the frame that names `stack` (innermost first, `kinds` its frames' kinds), where
+/// `loop_lines[frame]` marks a user line that runs the program's loop from inside a library
+/// (`trainer.train()`: [`loop_lines`]). Such a line names nothing: the stack is named by the
+/// innermost frame of the best kind inside it (the library's line that allocated), and where
+/// the line calls no Python code, by the line itself.
+pub fn label_index_in(kinds: &[Kind], stack: &[FrameId], loop_lines: &[bool]) -> Option<usize> {
+    let at = label_index(kinds)?;
+    if !loop_lines.get(stack[at] as usize).copied().unwrap_or(false) {
+        return Some(at);
+    }
+    (0..at).filter(|&i| rank(kinds[i]) <= rank(Kind::Library)).min_by_key(|&i| (rank(kinds[i]), i)).or(Some(at))
+}
+
+/// Which frames are lines that run the program's loop from inside a library: the frame that
+/// names (by [`label_index`]) allocation stacks of the optimizer and of a forward or backward
+/// pass. A user's own lines each run one part (the forward call, `loss.backward()`,
+/// `optimizer.step()`); one line that leads to the optimizer and a pass is a call such as
+/// `trainer.train()` or `trainer.fit(model)`, which holds every allocation and says nothing
+/// about any. (A model's line that allocates in forward and again in backward, as a
+/// checkpointed layer's recomputation or a compiled graph's backward does, is its own site.)
+/// `allocating`: the stacks that allocated; `phases`: each stack's phase
+/// (`semantics::phases::stack_phases`).
+pub fn loop_lines(interner: &Interner, allocating: &[bool], phases: &[Option<crate::semantics::Phase>]) -> Vec<bool> {
+    use crate::semantics::Phase;
+    let kinds: Vec<Kind> = interner.frames.iter().map(kind).collect();
+    let mut passes = vec![0u8; interner.frames.len()];
+    let mut stack_kinds = Vec::new();
+    for ((st, phase), _) in interner.stacks.iter().zip(phases).zip(allocating).filter(|(_, &a)| a) {
+        let bit = match phase {
+            Some(Phase::Forward | Phase::Backward) => 1,
+            Some(Phase::Optimizer) => 2,
+            _ => continue,
+        };
+        stack_kinds.clear();
+        stack_kinds.extend(st.iter().map(|&f| kinds[f as usize]));
+        if let Some(at) = label_index(&stack_kinds).filter(|&at| stack_kinds[at] == Kind::User) {
+            passes[st[at] as usize] |= bit;
+        }
+    }
+    passes.into_iter().map(|p| p == 3).collect()
+}
+
+/// The frame that names where `stack` (innermost first) allocated (`loop_lines`: [`loop_lines`]).
+pub fn site<'a>(interner: &'a Interner, stack: &[FrameId], loop_lines: &[bool]) -> Option<&'a Frame> {
     let kinds: Vec<Kind> = stack.iter().map(|&f| kind(&interner.frames[f as usize])).collect();
-    label_index(&kinds).map(|i| &interner.frames[stack[i] as usize])
+    label_index_in(&kinds, stack, loop_lines).map(|i| &interner.frames[stack[i] as usize])
 }
 
 /// The Python frame that called the labelling frame (the next Python frame outwards), which
@@ -356,6 +398,20 @@ mod tests {
         assert_eq!(tree_frames(&[Allocator, Native]), vec![1]);
         // A backward allocation on autograd's thread: named by its node, not by empty_cuda.
         assert_eq!(label_index(&[Allocator, Native, Native, Autograd, Native, Runtime]), Some(3));
+    }
+
+    #[test]
+    fn a_line_that_runs_the_loop_names_no_stack() {
+        use Kind::*;
+        // innermost first: native op, library (the model's forward), library, user line, user
+        let kinds = [Native, Library, Library, User, User];
+        let stack = [10, 11, 12, 13, 14];
+        let mut loop_lines = vec![false; 15];
+        assert_eq!(label_index_in(&kinds, &stack, &loop_lines), Some(3));
+        loop_lines[13] = true;
+        assert_eq!(label_index_in(&kinds, &stack, &loop_lines), Some(1), "the library's line inside it");
+        // Nothing but native code inside the line: the line still names it.
+        assert_eq!(label_index_in(&[Native, User], &[10, 13], &loop_lines), Some(1));
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub struct Loaded {
     /// The phase each stack's frames name, computed on first use (read by the phases of events
     /// and by the categories under every rule set).
     stack_phases: std::sync::OnceLock<Vec<Option<semantics::Phase>>>,
+    /// Per frame: a line that runs the program's loop (`frames::loop_lines`), computed on first use.
+    loop_lines: std::sync::OnceLock<Vec<bool>>,
     /// Phases of every event, computed on first use (they do not depend on the rules).
     phases: std::sync::OnceLock<Vec<semantics::DevicePhases>>,
     /// Categories, computed on first use under `rules`.
@@ -59,6 +61,7 @@ impl Loaded {
             snapshot,
             devices,
             stack_phases: std::sync::OnceLock::new(),
+            loop_lines: std::sync::OnceLock::new(),
             phases: std::sync::OnceLock::new(),
             semantics: std::sync::OnceLock::new(),
             rules: semantics::RuleSet::defaults(),
@@ -68,6 +71,20 @@ impl Loaded {
     /// The phase each stack's frames name (indexed by stack id).
     pub fn stack_phases(&self) -> &[Option<semantics::Phase>] {
         self.stack_phases.get_or_init(|| semantics::phases::stack_phases(&self.snapshot.interner))
+    }
+
+    /// Per frame: a user line that runs the program's loop from inside a library, which names no
+    /// stack (`frames::loop_lines`).
+    pub fn loop_lines(&self) -> &[bool] {
+        self.loop_lines.get_or_init(|| {
+            let mut allocating = vec![false; self.snapshot.interner.stacks.len()];
+            for l in self.devices.iter().flat_map(|d| &d.lifetimes) {
+                if let Some(s) = l.stack().filter(|_| l.stack_source != replay::StackSource::Free) {
+                    allocating[s as usize] = true;
+                }
+            }
+            frames::loop_lines(&self.snapshot.interner, &allocating, self.stack_phases())
+        })
     }
 
     /// The phase runs and named ranges of each device (parallel to `devices`).

@@ -91,7 +91,8 @@ pub fn bands(loaded: &Loaded, device: i64, from: u32, to: u32, columns: u32, max
                 sites
                     .entry(s)
                     .or_insert_with(|| {
-                        crate::frames::site(interner, &interner.stacks[s as usize]).map(|f| crate::frames::display(f, &root))
+                        crate::frames::site(interner, &interner.stacks[s as usize], loaded.loop_lines())
+                            .map(|f| crate::frames::display(f, &root))
                     })
                     .clone()
             });

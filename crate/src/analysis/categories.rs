@@ -122,7 +122,7 @@ const NO_RULE_WHY: &str = "no rule matched: nothing in its stack or lifetime say
 pub fn categories(l: &Loaded, pos: usize, event: Option<i64>) -> CategoryBreakdown {
     let d = &l.devices[pos];
     let sem = l.semantics();
-    let labels = StackLabels::new(&l.snapshot.interner);
+    let labels = StackLabels::new(l);
     let at = live::event_index(event);
     let traced = d.events > 0;
     let mut rules: FastMap<(&str, &str), (i64, i64)> = FastMap::default();

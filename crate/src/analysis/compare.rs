@@ -146,7 +146,7 @@ pub fn device_side(l: &Loaded, pos: usize, d: &DeviceOverview, event: Option<i64
     let (mut stacks, mut labels, mut sites) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     let r = &l.devices[pos];
     let live = live::live(r, live::event_index(event));
-    let (groups, _, _) = holders::live_groups(r, &live, &StackLabels::new(&l.snapshot.interner), By::Stack, usize::MAX);
+    let (groups, _, _) = holders::live_groups(r, &live, &StackLabels::new(l), By::Stack, usize::MAX);
     for g in groups {
         // Memory known only by its free stays apart from the same stack's allocations.
         let key = match (&g.stack, g.origin.as_str()) {

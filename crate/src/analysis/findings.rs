@@ -171,13 +171,7 @@ pub fn findings(
     if let Some(p) = peak {
         // By the frame that names the stacks (one site may hold several stacks); memory from
         // before the window has no allocation site to advise about.
-        // A frame that leads to more than one pass runs the program's loop: it holds everything,
-        // and is no site to look at.
-        let site = p
-            .by_top_frame
-            .first()
-            .filter(|g| g.share > 0.4 && g.origin == "dynamic" && g.stack_id.is_some_and(|f| !p.driver_frames.contains(&f)));
-        if let Some(g) = site {
+        if let Some(g) = p.by_top_frame.first().filter(|g| g.share > 0.4 && g.origin == "dynamic" && g.stack_id.is_some()) {
             // The site's category: the one that holds most of the site's bytes (at least half).
             let in_category =
                 |x: &&super::categories::CategoryShare| x.top_sites.iter().find(|s| s.label == g.label).map_or(0, |s| s.bytes);

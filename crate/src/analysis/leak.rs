@@ -139,7 +139,7 @@ pub fn leak(l: &Loaded, pos: usize, top: usize) -> LeakAnalysis {
             sums.long_lived.add(size);
         }
     }
-    let labels = StackLabels::new(&l.snapshot.interner);
+    let labels = StackLabels::new(l);
     let kept_per_pass = kept_pass_after_pass(forward_kept, phases, &by_stack, &labels);
     let mut stacks: Vec<(Option<u32>, StackSum)> = by_stack.into_iter().collect();
     // Ties in the later stack first, stackless last: the order the SnapshotDB query gives.

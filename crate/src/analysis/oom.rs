@@ -105,7 +105,7 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
     let ooms_total = ooms.len();
     ooms.truncate(MAX_OOMS);
     let growth = if ooms.is_empty() { None } else { Some(leak(l, pos, 5)) };
-    let labels = StackLabels::new(&l.snapshot.interner);
+    let labels = StackLabels::new(l);
     let cases: Vec<OomCase> = ooms
         .into_iter()
         .map(|i| {

@@ -37,10 +37,6 @@ pub struct PeakAnalysis {
     /// How much of the live memory the rows of `by_site` hold.
     pub site_rows: Shown,
     pub by_top_frame: Vec<Group>,
-    /// The `by_top_frame` rows (their `stack_id`, a frame here) whose frame names stacks of the
-    /// forward pass and of backward or the optimizer: a line that runs the program's loop from
-    /// inside a library (`trainer.train()`, `trainer.fit(model)`), not an allocation site.
-    pub driver_frames: Vec<i64>,
     /// The same live memory by category (docs/categories.md).
     pub by_category: Vec<super::categories::CategoryTotal>,
 }
@@ -50,7 +46,6 @@ struct Holders {
     /// Every group by stack, largest first (the rows are cut from it).
     all_stacks: Vec<Group>,
     by_top_frame: Vec<Group>,
-    driver_frames: Vec<i64>,
     live_bytes: i64,
     live_blocks: i64,
     by_category: Vec<super::categories::CategoryTotal>,
@@ -62,46 +57,12 @@ pub fn peak(l: &Loaded, pos: usize, ov: &DeviceOverview, event: Option<i64>, top
     let d = &l.devices[pos];
     let at = live::event_index(event);
     let live = live::live(d, at);
-    let labels = StackLabels::new(&l.snapshot.interner);
+    let labels = StackLabels::new(l);
     let (all_stacks, live_bytes, live_blocks) = holders::live_groups(d, &live, &labels, By::Stack, usize::MAX);
     let (by_top_frame, _, _) = holders::live_groups(d, &live, &labels, By::Frame, top);
     let by_category = super::categories::totals_of(&super::categories::categories(l, pos, event));
-    let driver_frames = driver_frames(l, &by_top_frame);
-    let h = Holders { all_stacks, by_top_frame, driver_frames, live_bytes, live_blocks, by_category };
+    let h = Holders { all_stacks, by_top_frame, live_bytes, live_blocks, by_category };
     assemble(ov, event, live::counters_at(d, at), h, top)
-}
-
-/// The groups' frames that name stacks of forward and of backward or the optimizer, over every
-/// stack of the snapshot. A user's own lines each run one pass (the forward call,
-/// `loss.backward()`, `optimizer.step()`); a single line that leads to a forward pass and what
-/// follows it calls a library that runs the loop.
-fn driver_frames(l: &Loaded, groups: &[Group]) -> Vec<i64> {
-    use crate::semantics::Phase;
-    let frames: Vec<i64> = groups.iter().filter(|g| g.origin == "dynamic").filter_map(|g| g.stack_id).collect();
-    if frames.is_empty() {
-        return Vec::new();
-    }
-    let interner = &l.snapshot.interner;
-    // Each frame's kind once: a file can have hundreds of thousands of stacks over a few
-    // thousand frames.
-    let kinds: Vec<crate::frames::Kind> = interner.frames.iter().map(crate::frames::kind).collect();
-    let mut stack_kinds = Vec::new();
-    let mut passes = vec![0u8; frames.len()];
-    for (st, phase) in interner.stacks.iter().zip(l.stack_phases()) {
-        let bit = match phase {
-            Some(Phase::Forward) => 1,
-            Some(Phase::Backward) => 2,
-            Some(Phase::Optimizer) => 4,
-            _ => continue,
-        };
-        stack_kinds.clear();
-        stack_kinds.extend(st.iter().map(|&f| kinds[f as usize]));
-        let Some(at) = crate::frames::label_index(&stack_kinds) else { continue };
-        if let Some(i) = frames.iter().position(|&f| f == i64::from(st[at])) {
-            passes[i] |= bit;
-        }
-    }
-    frames.into_iter().zip(passes).filter(|(_, p)| p & 1 != 0 && p & 6 != 0).map(|(f, _)| f).collect()
 }
 
 fn assemble(ov: &DeviceOverview, event: Option<i64>, c: Counters, h: Holders, top: usize) -> PeakAnalysis {
@@ -133,7 +94,6 @@ fn assemble(ov: &DeviceOverview, event: Option<i64>, c: Counters, h: Holders, to
         by_site,
         site_rows,
         by_top_frame: h.by_top_frame,
-        driver_frames: h.driver_frames,
         by_category: h.by_category,
     }
 }

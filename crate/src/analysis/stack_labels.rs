@@ -24,11 +24,14 @@ pub struct StackLabels<'a> {
     interner: &'a Interner,
     /// The common folder of the user's files, which `display` shortens paths against.
     root: String,
+    /// Per frame: a line that runs the program's loop, which names no stack (`frames::loop_lines`).
+    loop_lines: &'a [bool],
 }
 
 impl<'a> StackLabels<'a> {
-    pub fn new(interner: &'a Interner) -> StackLabels<'a> {
-        StackLabels { interner, root: frames::user_root(interner.frames.iter()) }
+    pub fn new(l: &'a crate::Loaded) -> StackLabels<'a> {
+        let interner = &l.snapshot.interner;
+        StackLabels { interner, root: frames::user_root(interner.frames.iter()), loop_lines: l.loop_lines() }
     }
 
     /// A frame as shown (`frames.display`).
@@ -46,7 +49,7 @@ impl<'a> StackLabels<'a> {
     pub fn label_frame(&self, stack: StackId) -> Option<FrameId> {
         let st = &self.interner.stacks[stack as usize];
         let kinds = self.kinds(st);
-        frames::label_index(&kinds).map(|at| st[at])
+        frames::label_index_in(&kinds, st, self.loop_lines).map(|at| st[at])
     }
 
     /// The naming frame of a stack as shown ("" for a stack without frames).
@@ -61,7 +64,7 @@ impl<'a> StackLabels<'a> {
     pub fn stack(&self, stack: StackId) -> StackLabel {
         let st = &self.interner.stacks[stack as usize];
         let kinds = self.kinds(st);
-        let at = frames::label_index(&kinds);
+        let at = frames::label_index_in(&kinds, st, self.loop_lines);
         let caller = at.and_then(|at| frames::caller_index(&kinds, at)).map(|c| self.display(st[c]));
         let label_frame = at.map(|at| st[at]);
         let cut_site = |fid: FrameId| {

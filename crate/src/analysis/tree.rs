@@ -102,7 +102,7 @@ pub fn tree(l: &Loaded, pos: usize, event: Option<i64>, opts: TreeOptions) -> Me
         add_block(&mut per_stack, d.events > 0, block);
     }
     let interner = &l.snapshot.interner;
-    let labels = StackLabels::new(interner);
+    let labels = StackLabels::new(l);
     let frames_of = |stack: i64| -> Result<Vec<TreeFrame>> {
         Ok(interner.stacks[stack as usize]
             .iter()

@@ -279,7 +279,7 @@ impl StoreBuild {
             self.stack_texts.write(&s.interner.frames, st, &mut json, &mut text);
             stack_kinds.clear();
             stack_kinds.extend(st.iter().map(|&fid| self.kinds[fid as usize]));
-            let label = frames::label_index(&stack_kinds);
+            let label = frames::label_index_in(&stack_kinds, st, l.loop_lines());
             let caller = label.and_then(|at| frames::caller_index(&stack_kinds, at)).map(|at| self.shown[st[at] as usize].as_str());
             let label_frame = label.map(|at| st[at]);
             let site = label_frame

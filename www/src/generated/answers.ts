@@ -807,8 +807,6 @@ export interface PeakAnalysis {
   /** live_bytes / active counter (1.0 when the replay is consistent). */
   coverage: number;
   device: number;
-  /** The `by_top_frame` rows (their `stack_id`, a frame here) whose frame names stacks of the forward pass and of backward or the optimizer: a line that runs the program's loop from inside a library (`trainer.train()`, `trainer.fit(model)`), not an allocation site. */
-  driver_frames: number[];
   /** The event analysed (the allocated peak unless asked otherwise); None = window start. */
   event: number | null;
   live_blocks: number;

@@ -53,7 +53,6 @@ pub fn output(name: &str) -> Value {
         "holders" => json!({
             "rows": {"type": "array", "items": {"type": "object"}, "description": "by stack or category: the template's rows"},
             "groups": {"type": "array", "items": g.of::<snapscope::analysis::basis::Group>(), "description": "by frame: the peak analysis's top frames"},
-            "driver_frames": {"type": "array", "items": {"type": "integer"}, "description": "by frame: the groups' stack_id (a frame) that run the program's loop (they name stacks of forward and of backward or the optimizer, as trainer.train() does): not allocation sites"},
         }),
         _ => json!({}),
     };

@@ -681,19 +681,15 @@ fn holders(
             let mut out = json!({
                 "ok": true, "schema_version": j["schema_version"], "mode": "peak", "by": "frame", "device": d, "event": e,
                 "live_bytes": peak["live_bytes"], "live_blocks": peak["live_blocks"], "groups": peak["by_top_frame"],
-                "driver_frames": peak["driver_frames"],
             });
             bounds::page_list(&mut out, "groups", cursor, limit);
-            let drivers = out["driver_frames"].as_array().cloned().unwrap_or_default();
             let mut t = String::new();
             for g in out["groups"].as_array().into_iter().flatten() {
-                let loop_line = drivers.contains(&g["stack_id"]);
                 t.push_str(&format!(
-                    "{:>14} B {:>6} blocks  {}{}\n",
+                    "{:>14} B {:>6} blocks  {}\n",
                     g["bytes"],
                     g["blocks"],
-                    crate::emit::clean(g["label"].as_str().unwrap_or("")),
-                    if loop_line { "  (runs the program's loop: not an allocation site)" } else { "" }
+                    crate::emit::clean(g["label"].as_str().unwrap_or(""))
                 ));
             }
             Ok((out, t))
