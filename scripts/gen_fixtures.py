@@ -368,7 +368,8 @@ def program_fixtures():
     an inference server that keeps every request's output; a float32 model's inference under
     autocast, whose weight casts autocast keeps until the region ends; a hand-written
     optimizer whose state, as large as the parameters, nothing names; a GAN whose two
-    optimizers take turns, keeping a tensor per iteration; and, with whole Python stacks, a
+    optimizers take turns, keeping a tensor per iteration; SGD with momentum, whose later steps
+    leave no event; and, with whole Python stacks, a
     gradient hook on autograd's thread, FSDP (its forward wrapping the model's, its hooks in
     backward), a checkpoint kept on the device after it was loaded into the model, and Hugging
     Face's Trainer over DeepSpeed ZeRO-2 (one line runs every pass)."""
@@ -746,6 +747,21 @@ def program_fixtures():
     exp = p.expected("training_steps", 12, True)
     exp["program"]["growth_per_step"] = MIB // 2  # 1 MiB per iteration of two steps
     out.append(("program_gan_leak.pickle", p, exp))
+
+    # SGD with momentum (foreach): its first step makes a momentum buffer per parameter, and
+    # every later step works in place, so it leaves no event; zero_grad(set_to_none=True) at the
+    # top of each iteration. Five steps, each still one (zero_grad's frees divide them).
+    sgd = f"{TORCH}/optim/sgd.py"
+    momentum = [frame(sgd, 420, "_multi_tensor_sgd"), frame(sgd, 250, "sgd"), frame(sgd, 120, "step"), frame(f"{TORCH}/optim/optimizer.py", 487, "wrapper"), main]
+    p = Program()
+    model(p)
+    grads = []
+    for n in range(5):
+        set_to_none(p, grads)
+        grads = backward_pass(p, forward(p))
+        if n == 0:
+            [p.malloc(("momentum", i), 4 * MIB, momentum, "optimizer state") for i in range(params)]
+    out.append(("program_sgd_momentum.pickle", p, p.expected("training_steps", 5, False)))
 
     # The programs below are recorded as Python records its stacks: every stack of the main
     # thread starts at the script's module body (run with `python -m`), and the hooks the

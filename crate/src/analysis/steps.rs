@@ -270,18 +270,49 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[Alloc]) -> (Option<
         return (Some("ProfilerStep annotations"), profiler);
     }
     // A step ends with its optimizer step; what follows the last one is a partial step. An
-    // optimizer run that allocates nothing is zero_grad (it only frees), not a step.
+    // optimizer run that allocates nothing is zero_grad (it only frees), not a step, where the
+    // steps allocate. An optimizer whose later steps work in place (SGD with momentum, a fused
+    // Adam) allocates in its first step only, and its later steps leave no event: then every
+    // optimizer run (zero_grad's, once a step) divides the steps, or failing that the backward
+    // passes do. A division holds where every complete step has a backward pass (but the first,
+    // when the recording started inside a step) and the partial rest no more of them than a step
+    // (the last step, its optimizer step not recorded).
     let allocates = |first: u32, last: u32| {
         let i = allocs.partition_point(|a| a.0 < first);
         allocs.get(i).is_some_and(|a| a.0 <= last)
     };
     let optimizer: Vec<&crate::semantics::PhaseRun> = phases.runs.iter().filter(|r| r.phase == Phase::Optimizer).collect();
     let stepping: Vec<u32> = optimizer.iter().filter(|r| allocates(r.first, r.last)).map(|r| r.last).collect();
-    let ends = if stepping.is_empty() { optimizer.iter().map(|r| r.last).collect() } else { stepping };
-    if !ends.is_empty() {
-        return (Some("optimizer steps"), split_after(&ends, events));
+    let every_run: Vec<u32> = optimizer.iter().map(|r| r.last).collect();
+    let passes: Vec<u32> = phases
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|&(i, r)| r.phase == Phase::Backward && (i == 0 || phases.runs[i - 1].phase != Phase::Backward))
+        .map(|(_, r)| r.first)
+        .collect();
+    let passes_in = |&(_, first, last, _): &Bound| passes.iter().filter(|&&p| p >= first && p <= last).count();
+    let most_in_a_step = |b: &[Bound]| b.iter().filter(|s| s.3).map(passes_in).max().unwrap_or(0);
+    let holds = |b: &[Bound]| {
+        let most = most_in_a_step(b);
+        passes.is_empty() || b.iter().enumerate().all(|(i, s)| if s.3 { i == 0 || passes_in(s) > 0 } else { passes_in(s) <= most })
+    };
+    for (ends, invisible) in [(&stepping, false), (&every_run, true)] {
+        let mut b = split_after(ends, events);
+        if ends.is_empty() || !holds(&b) {
+            continue;
+        }
+        if invisible && stepping.len() <= 1 {
+            // Steps that leave no event: a rest with a step's backward passes is the last step.
+            let most = most_in_a_step(&b);
+            if let Some(last) = b.last_mut().filter(|l| !l.3 && most > 0 && passes_in(l) == most) {
+                last.3 = true;
+            }
+        }
+        return (Some("optimizer steps"), b);
     }
-    // Without an optimizer: a step starts with each forward pass that follows a backward pass.
+    // Without optimizer runs that divide them: a step starts with each forward pass that follows
+    // a backward pass.
     let starts: Vec<u32> =
         phases.runs.windows(2).filter(|w| w[0].phase == Phase::Backward && w[1].phase != Phase::Backward).map(|w| w[1].first).collect();
     if !starts.is_empty() {
