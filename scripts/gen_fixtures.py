@@ -364,7 +364,8 @@ def program_fixtures():
     training under DistributedDataParallel (its gradient buckets made in its constructor);
     training through a custom autograd Function whose backward has no frame of loss.backward();
     a language model's loss computed in the script, where its peak is; PyTorch Lightning's
-    closure (forward and backward inside the optimizer's step), recorded from the second step;
+    closure (forward and backward inside the optimizer's step), recorded from the second step,
+    and with SGD's momentum, whose steps but the first leave no event;
     an inference server that keeps every request's output; a float32 model's inference under
     autocast, whose weight casts autocast keeps until the region ends; a hand-written
     optimizer whose state, as large as the parameters, nothing names; a GAN whose two
@@ -659,6 +660,24 @@ def program_fixtures():
     exp["program"]["held_gradient_bytes"] = params * 4 * MIB
     p.t.events = p.t.events[cut:]
     out.append(("program_lightning.pickle", p, exp))
+
+    # The same with SGD's momentum instead of Adam, recorded from the start: the first step makes
+    # the momentum buffers and the later ones leave no event, so only zero_grad, inside the
+    # closure between forward and backward, is seen of the optimizer. Four steps.
+    sgd_step = [frame(f"{TORCH}/optim/sgd.py", 420, "_multi_tensor_sgd"), frame(f"{TORCH}/optim/sgd.py", 120, "step")] + in_step[1:]
+    p = Program()
+    model(p)
+    grads = []
+    for n in range(4):
+        acts = forward(p, stack=lit_layer)
+        set_to_none(p, grads, lit_zero)
+        grads = backward_pass(p, acts, lit_seed)
+        if n == 0:
+            [p.malloc(("momentum", i), 4 * MIB, sgd_step, "optimizer state") for i in range(params)]
+    exp = p.expected("training_steps", 4, False)
+    exp["program"]["peak_phase"] = "forward"
+    exp["program"]["held_gradient_bytes"] = params * 4 * MIB  # zero_grad after the forward, as above
+    out.append(("program_lightning_sgd.pickle", p, exp))
 
     # An inference server that keeps every request's output on the GPU: each request's input is
     # made by the server, then a forward pass whose activations are freed layer by layer, and its
