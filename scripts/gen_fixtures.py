@@ -372,8 +372,7 @@ def program_fixtures():
     optimizers take turns, keeping a tensor per iteration; SGD with momentum, whose later steps
     leave no event; and, with whole Python stacks, a
     gradient hook on autograd's thread, FSDP (its forward wrapping the model's, its hooks in
-    backward), a checkpoint kept on the device after it was loaded into the model, and Hugging
-    Face's Trainer over DeepSpeed ZeRO-2 (one line runs every pass)."""
+    backward), and Hugging Face's Trainer over DeepSpeed ZeRO-2 (one line runs every pass)."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
     move = [frame(f"{TORCH}/nn/modules/module.py", 1340, "convert"), frame(f"{TORCH}/nn/modules/module.py", 900, "_apply"), frame(f"{TORCH}/nn/modules/module.py", 1355, "to"), main]
@@ -875,21 +874,6 @@ def program_fixtures():
     exp = p.expected("training_steps", 4, False)
     exp["program"]["peak_phase"] = "backward"
     out.append(("program_fsdp.pickle", p, exp))
-
-    # A checkpoint loaded straight onto the device (torch.load with map_location="cuda") into a
-    # model built there: load_state_dict copies it into the parameters, and the script keeps the
-    # loaded dict, a second copy of the weights, for the whole run. Three steps.
-    serialization = f"{TORCH}/serialization.py"
-    torch_load = rooted(frame(f"{TORCH}/storage.py", 120, "_cuda"), frame(serialization, 400, "default_restore_location"), frame(serialization, 1550, "persistent_load"), frame(serialization, 1600, "_load"), frame(serialization, 1100, "load"), frame("/work/prog/train.py", 22, "main"))
-    p = Program()
-    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
-    [p.malloc(("loaded", i), 4 * MIB, torch_load, "unknown") for i in range(params)]
-    grads, state = [], []
-    for _ in range(3):
-        grads = r_step(p, grads, state)
-    exp = p.expected("training_steps", 3, False)
-    exp["program"]["rules_at_peak"] = {"torch-load-kept": params * 4 * MIB}
-    out.append(("program_kept_checkpoint.pickle", p, exp))
 
     # Hugging Face's Trainer: the script's one line `trainer.train()` runs every pass (the model
     # and the loop are the library's), AdamW steps through accelerate, model.zero_grad() ends

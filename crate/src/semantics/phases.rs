@@ -155,8 +155,7 @@ fn frame_marks(f: &Frame) -> u8 {
     let torch_nn = file.contains("torch/nn/modules/") || file.ends_with("torch/nn/parameter.py") || file.ends_with("torch/nn/init.py");
     // A constructor outside any forward pass: the program building its modules, optimizer or
     // other state (a forward frame outranks it: objects built inside forward are forward's).
-    let torch_load = file.ends_with("torch/serialization.py") && name == "load";
-    if python && (name == "__init__" || (torch_nn && MODULE_SETUP.contains(&name)) || LOADING.contains(&name) || torch_load) {
+    if python && (name == "__init__" || (torch_nn && MODULE_SETUP.contains(&name)) || LOADING.contains(&name)) {
         m |= SETUP;
     }
     m
