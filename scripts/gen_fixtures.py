@@ -879,7 +879,8 @@ def program_fixtures():
     # and the loop are the library's), AdamW steps through accelerate, model.zero_grad() ends
     # each step. That line holds all the memory, but it is no allocation site. DeepSpeed ZeRO-2
     # under it: its optimizer's constructor flattens the 16-bit parameters and keeps an fp32
-    # master copy, which the optimizer updates. Four steps.
+    # master copy, which the optimizer updates (and, in some versions, gradient buffers as large
+    # from the same frames: unknown). Four steps.
     site = "/usr/lib/python3/site-packages"
     trainer = f"{site}/transformers/trainer.py"
     ft = [frame("/work/prog/finetune.py", 40, "<module>"), *entry[1:]]
@@ -896,7 +897,7 @@ def program_fixtures():
     p = Program()
     [p.malloc(("param", i), 4 * MIB, hf_build, "parameter") for i in range(params)]
     p.malloc("flat16", 6 * MIB, [frame(zero2, 950, "flatten_dense_tensors_aligned"), *zero_init], "parameter")
-    p.malloc("fp32-master", 12 * MIB, zero_init, "optimizer state")
+    p.malloc("fp32-master", 12 * MIB, zero_init, "unknown")  # beside gradient buffers its frames cannot tell apart
     state = []
     for _ in range(4):
         acts = []

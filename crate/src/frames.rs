@@ -139,50 +139,61 @@ pub fn label_index(kinds: &[Kind]) -> Option<usize> {
     (0..kinds.len()).min_by_key(|&i| (rank(kinds[i]), i))
 }
 
+/// [`loop_lines`]' flag: a user line that runs the program's loop from inside a library.
+pub const LOOP_LINE: u8 = 1;
+/// [`loop_lines`]' flag: a file of torch itself (`torch/nn/modules/linear.py`).
+pub const TORCH_OWN: u8 = 2;
+
 /// Index of the frame that names `stack` (innermost first, `kinds` its frames' kinds), where
-/// `loop_lines[frame]` marks a user line that runs the program's loop from inside a library
-/// (`trainer.train()`: [`loop_lines`]). Such a line names nothing: the stack is named by the
-/// innermost frame of the best kind inside it (the library's line that allocated), and where
-/// the line calls no Python code, by the line itself.
-pub fn label_index_in(kinds: &[Kind], stack: &[FrameId], loop_lines: &[bool]) -> Option<usize> {
+/// `lines[frame]` holds [`loop_lines`]' flags. A line that runs the program's loop from inside a
+/// library (`trainer.train()`) names nothing: the stack is named by the innermost frame of the
+/// best kind inside it, a library's own line before torch's (the model's `forward` in
+/// `modeling_llama.py`, not the `Linear` under it), and where the line calls no Python code, by
+/// the line itself.
+pub fn label_index_in(kinds: &[Kind], stack: &[FrameId], lines: &[u8]) -> Option<usize> {
     let at = label_index(kinds)?;
-    if !loop_lines.get(stack[at] as usize).copied().unwrap_or(false) {
+    let flags = |i: usize| lines.get(stack[i] as usize).copied().unwrap_or(0);
+    if flags(at) & LOOP_LINE == 0 {
         return Some(at);
     }
-    (0..at).filter(|&i| rank(kinds[i]) <= rank(Kind::Library)).min_by_key(|&i| (rank(kinds[i]), i)).or(Some(at))
+    (0..at).filter(|&i| rank(kinds[i]) <= rank(Kind::Library)).min_by_key(|&i| (rank(kinds[i]), flags(i) & TORCH_OWN, i)).or(Some(at))
 }
 
-/// Which frames are lines that run the program's loop from inside a library: the frame that
-/// names (by [`label_index`]) allocation stacks of the optimizer and of a forward or backward
-/// pass. A user's own lines each run one part (the forward call, `loss.backward()`,
-/// `optimizer.step()`); one line that leads to the optimizer and a pass is a call such as
-/// `trainer.train()` or `trainer.fit(model)`, which holds every allocation and says nothing
-/// about any. (A model's line that allocates in forward and again in backward, as a
-/// checkpointed layer's recomputation or a compiled graph's backward does, is its own site.)
-/// `allocating`: the stacks that allocated; `phases`: each stack's phase
-/// (`semantics::phases::stack_phases`).
-pub fn loop_lines(interner: &Interner, allocating: &[bool], phases: &[Option<crate::semantics::Phase>]) -> Vec<bool> {
-    use crate::semantics::Phase;
+/// Per frame, [`LOOP_LINE`] and [`TORCH_OWN`]. A loop line is a user frame that names (by
+/// [`label_index`]) allocation stacks with an optimizer's frames inside it and stacks with a
+/// forward or backward pass's frames inside it. A user's own lines each run one part (the
+/// forward call, `loss.backward()`, `optimizer.step()`); one line with both inside it is a call
+/// such as `trainer.train()` or `trainer.fit(model)`, which holds every allocation and says
+/// nothing about any. A closure's line that `optimizer.step(closure)` calls has the optimizer
+/// outside it, and a model's line that allocates in forward and again in backward (a
+/// checkpointed layer's recomputation, a compiled graph's backward) has no optimizer in it:
+/// both stay sites. `allocating`: the stacks that allocated; `passes`: per frame, 1 for a frame
+/// that names a forward or backward pass, 2 for an optimizer's (`semantics::phases::frame_passes`).
+pub fn loop_lines(interner: &Interner, allocating: &[bool], passes: &[u8]) -> Vec<u8> {
     let kinds: Vec<Kind> = interner.frames.iter().map(kind).collect();
-    let mut passes = vec![0u8; interner.frames.len()];
+    let mut inside = vec![0u8; interner.frames.len()];
     let mut stack_kinds = Vec::new();
-    for ((st, phase), _) in interner.stacks.iter().zip(phases).zip(allocating).filter(|(_, &a)| a) {
-        let bit = match phase {
-            Some(Phase::Forward | Phase::Backward) => 1,
-            Some(Phase::Optimizer) => 2,
-            _ => continue,
-        };
+    for (st, _) in interner.stacks.iter().zip(allocating).filter(|(_, &a)| a) {
         stack_kinds.clear();
         stack_kinds.extend(st.iter().map(|&f| kinds[f as usize]));
         if let Some(at) = label_index(&stack_kinds).filter(|&at| stack_kinds[at] == Kind::User) {
-            passes[st[at] as usize] |= bit;
+            inside[st[at] as usize] |= st[..at].iter().fold(0, |m, &f| m | passes[f as usize]);
         }
     }
-    passes.into_iter().map(|p| p == 3).collect()
+    interner
+        .frames
+        .iter()
+        .zip(inside)
+        .map(|(f, m)| {
+            let path = posix_path(&f.filename);
+            let torch = path.contains("/torch/") || path.starts_with("torch/");
+            (u8::from(m == 3) * LOOP_LINE) | (u8::from(torch) * TORCH_OWN)
+        })
+        .collect()
 }
 
 /// The frame that names where `stack` (innermost first) allocated (`loop_lines`: [`loop_lines`]).
-pub fn site<'a>(interner: &'a Interner, stack: &[FrameId], loop_lines: &[bool]) -> Option<&'a Frame> {
+pub fn site<'a>(interner: &'a Interner, stack: &[FrameId], loop_lines: &[u8]) -> Option<&'a Frame> {
     let kinds: Vec<Kind> = stack.iter().map(|&f| kind(&interner.frames[f as usize])).collect();
     label_index_in(&kinds, stack, loop_lines).map(|i| &interner.frames[stack[i] as usize])
 }
@@ -406,10 +417,13 @@ mod tests {
         // innermost first: native op, library (the model's forward), library, user line, user
         let kinds = [Native, Library, Library, User, User];
         let stack = [10, 11, 12, 13, 14];
-        let mut loop_lines = vec![false; 15];
+        let mut loop_lines = vec![0u8; 15];
+        loop_lines[11] = TORCH_OWN;
         assert_eq!(label_index_in(&kinds, &stack, &loop_lines), Some(3));
-        loop_lines[13] = true;
-        assert_eq!(label_index_in(&kinds, &stack, &loop_lines), Some(1), "the library's line inside it");
+        loop_lines[13] = LOOP_LINE;
+        assert_eq!(label_index_in(&kinds, &stack, &loop_lines), Some(2), "the library's own line inside it, before torch's");
+        loop_lines[12] = TORCH_OWN;
+        assert_eq!(label_index_in(&kinds, &stack, &loop_lines), Some(1), "else the innermost");
         // Nothing but native code inside the line: the line still names it.
         assert_eq!(label_index_in(&[Native, User], &[10, 13], &loop_lines), Some(1));
     }

@@ -46,7 +46,7 @@ pub struct Loaded {
     /// and by the categories under every rule set).
     stack_phases: std::sync::OnceLock<Vec<Option<semantics::Phase>>>,
     /// Per frame: a line that runs the program's loop (`frames::loop_lines`), computed on first use.
-    loop_lines: std::sync::OnceLock<Vec<bool>>,
+    loop_lines: std::sync::OnceLock<Vec<u8>>,
     /// Phases of every event, computed on first use (they do not depend on the rules).
     phases: std::sync::OnceLock<Vec<semantics::DevicePhases>>,
     /// Categories, computed on first use under `rules`.
@@ -75,7 +75,7 @@ impl Loaded {
 
     /// Per frame: a user line that runs the program's loop from inside a library, which names no
     /// stack (`frames::loop_lines`).
-    pub fn loop_lines(&self) -> &[bool] {
+    pub fn loop_lines(&self) -> &[u8] {
         self.loop_lines.get_or_init(|| {
             let mut allocating = vec![false; self.snapshot.interner.stacks.len()];
             for l in self.devices.iter().flat_map(|d| &d.lifetimes) {
@@ -83,7 +83,8 @@ impl Loaded {
                     allocating[s as usize] = true;
                 }
             }
-            frames::loop_lines(&self.snapshot.interner, &allocating, self.stack_phases())
+            let passes = semantics::phases::frame_passes(&self.snapshot.interner);
+            frames::loop_lines(&self.snapshot.interner, &allocating, &passes)
         })
     }
 

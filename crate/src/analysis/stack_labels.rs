@@ -25,7 +25,7 @@ pub struct StackLabels<'a> {
     /// The common folder of the user's files, which `display` shortens paths against.
     root: String,
     /// Per frame: a line that runs the program's loop, which names no stack (`frames::loop_lines`).
-    loop_lines: &'a [bool],
+    loop_lines: &'a [u8],
 }
 
 impl<'a> StackLabels<'a> {

@@ -272,11 +272,12 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[Alloc]) -> (Option<
     // A step ends with its optimizer step; what follows the last one is a partial step. An
     // optimizer run that allocates nothing is zero_grad (it only frees), not a step, where the
     // steps allocate. An optimizer whose later steps work in place (SGD with momentum, a fused
-    // Adam) allocates in its first step only, and its later steps leave no event: then every
-    // optimizer run (zero_grad's, once a step) divides the steps, or failing that the backward
-    // passes do. A division holds where every complete step has a backward pass (but the first,
-    // when the recording started inside a step) and the partial rest no more of them than a step
-    // (the last step, its optimizer step not recorded).
+    // Adam) allocates in its first step only and its later steps leave no event: its one
+    // allocating run divides nothing after it, so every optimizer run (zero_grad's, once a step)
+    // divides the steps, or failing that, where zero_grad runs inside the steps (Lightning's
+    // closure, between forward and backward), the backward passes do. A division holds where
+    // every complete step but the first (which the recording may have started inside) has a
+    // backward pass and the partial rest no more of them than a step.
     let allocates = |first: u32, last: u32| {
         let i = allocs.partition_point(|a| a.0 < first);
         allocs.get(i).is_some_and(|a| a.0 <= last)
@@ -284,32 +285,38 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[Alloc]) -> (Option<
     let optimizer: Vec<&crate::semantics::PhaseRun> = phases.runs.iter().filter(|r| r.phase == Phase::Optimizer).collect();
     let stepping: Vec<u32> = optimizer.iter().filter(|r| allocates(r.first, r.last)).map(|r| r.last).collect();
     let every_run: Vec<u32> = optimizer.iter().map(|r| r.last).collect();
-    let passes: Vec<u32> = phases
-        .runs
-        .iter()
-        .enumerate()
-        .filter(|&(i, r)| r.phase == Phase::Backward && (i == 0 || phases.runs[i - 1].phase != Phase::Backward))
-        .map(|(_, r)| r.first)
-        .collect();
-    let passes_in = |&(_, first, last, _): &Bound| passes.iter().filter(|&&p| p >= first && p <= last).count();
-    let most_in_a_step = |b: &[Bound]| b.iter().filter(|s| s.3).map(passes_in).max().unwrap_or(0);
-    let holds = |b: &[Bound]| {
-        let most = most_in_a_step(b);
-        passes.is_empty() || b.iter().enumerate().all(|(i, s)| if s.3 { i == 0 || passes_in(s) > 0 } else { passes_in(s) <= most })
-    };
-    for (ends, invisible) in [(&stepping, false), (&every_run, true)] {
-        let mut b = split_after(ends, events);
-        if ends.is_empty() || !holds(&b) {
-            continue;
+    if stepping.len() != 1 {
+        let ends = if stepping.is_empty() { &every_run } else { &stepping };
+        if !ends.is_empty() {
+            return (Some("optimizer steps"), split_after(ends, events));
         }
-        if invisible && stepping.len() <= 1 {
+    } else {
+        // Runs are maximal, so each backward run is one backward pass; sorted by event.
+        let passes: Vec<u32> = phases.runs.iter().filter(|r| r.phase == Phase::Backward).map(|r| r.first).collect();
+        let passes_in = |&(_, first, last, _): &Bound| passes.partition_point(|&p| p <= last) - passes.partition_point(|&p| p < first);
+        let holds = |b: &[Bound]| {
+            let complete: Vec<usize> = b.iter().filter(|s| s.3).map(passes_in).collect();
+            let most = complete.iter().skip(usize::from(complete.len() > 1)).max().copied().unwrap_or(0);
+            let ok = complete.iter().skip(1).all(|&n| n > 0) && b.iter().filter(|s| !s.3).all(|s| passes_in(s) <= most);
+            (ok, most)
+        };
+        let by_stepping = split_after(&stepping, events);
+        if holds(&by_stepping).0 {
+            return (Some("optimizer steps"), by_stepping);
+        }
+        let mut by_every_run = split_after(&every_run, events);
+        if let (true, most) = holds(&by_every_run) {
             // Steps that leave no event: a rest with a step's backward passes is the last step.
-            let most = most_in_a_step(&b);
-            if let Some(last) = b.last_mut().filter(|l| !l.3 && most > 0 && passes_in(l) == most) {
+            if let Some(last) = by_every_run.last_mut().filter(|l| !l.3 && most > 0 && passes_in(l) == most) {
                 last.3 = true;
             }
+            return (Some("optimizer steps"), by_every_run);
         }
-        return (Some("optimizer steps"), b);
+        // No optimizer run after the one that allocated: nothing tells a step that leaves no
+        // event from a micro-batch of gradient accumulation, so the run divides as it is.
+        if optimizer.last().is_some_and(|r| r.last == stepping[0]) {
+            return (Some("optimizer steps"), by_stepping);
+        }
     }
     // Without optimizer runs that divide them: a step starts with each forward pass that follows
     // a backward pass.

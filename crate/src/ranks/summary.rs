@@ -96,7 +96,7 @@ fn top(map: FastMap<String, (u64, u64)>) -> Vec<Holder> {
 /// The frame that names a stack, and the innermost Python frame below it when that is another
 /// one (library code such as FSDP's `unshard` under the user's `forward`): ranks are compared
 /// by this text, and two sites calling the same user line through different code stay apart.
-fn site_label(interner: &crate::model::Interner, stack: &[crate::model::FrameId], loop_lines: &[bool], root: &str) -> String {
+fn site_label(interner: &crate::model::Interner, stack: &[crate::model::FrameId], loop_lines: &[u8], root: &str) -> String {
     let Some(site) = crate::frames::site(interner, stack, loop_lines) else { return "[no Python frame]".to_string() };
     let label = crate::frames::display(site, root);
     let inner = stack.iter().map(|&f| &interner.frames[f as usize]).find(|f| crate::frames::kind(f).is_python());

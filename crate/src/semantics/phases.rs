@@ -179,15 +179,28 @@ pub fn runs_module(f: &Frame) -> bool {
 /// hooks and final callback (`_pre_backward_hook`, `_post_backward_hook`, `pre_backward`,
 /// `post_backward`, `_post_backward_final_callback`), a module's full backward hook
 /// (`*backward_hook`). On the engine's thread a Python-only stack holds no other frame that
-/// names backward. Registering a hook (`_register_pre_backward_hooks`) runs in forward.
+/// names backward. Registering a hook (`_register_pre_backward_hooks`) runs in forward, and so
+/// do DeepSpeed ZeRO-3's `_pre_backward_module_hook` / `_post_backward_module_hook` (forward
+/// hooks that set backward ones up).
 fn runs_in_backward(name: &str) -> bool {
     let bare = name.trim_start_matches('_');
     let bare = bare.strip_prefix("root_").unwrap_or(bare);
     !name.contains("register")
-        && (bare.starts_with("pre_backward")
-            || bare.starts_with("post_backward")
-            || name.ends_with("backward_hook")
-            || name.ends_with("backward_module_hook"))
+        && !name.ends_with("_module_hook")
+        && (bare.starts_with("pre_backward") || bare.starts_with("post_backward") || name.ends_with("backward_hook"))
+}
+
+/// Per frame: 1 where it names a forward or backward pass, 2 where it names an optimizer step
+/// (`frames::loop_lines` reads what runs inside a line).
+pub fn frame_passes(interner: &Interner) -> Vec<u8> {
+    interner
+        .frames
+        .iter()
+        .map(|f| {
+            let m = frame_marks(f);
+            u8::from(m & (FORWARD | BACKWARD) != 0) | (u8::from(m & OPTIMIZER != 0) * 2)
+        })
+        .collect()
 }
 
 /// The phase a stack's combined frame marks name: backward, optimizer and data outrank a forward
@@ -309,7 +322,8 @@ pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
         .iter()
         .zip(stack_marks)
         .map(|(st, mut m)| {
-            if m & (BACKWARD | OPTIMIZER) == 0 && whole_stacks && has_backward && outermost(st) == Some(Root::Other) {
+            // Frames that name another phase keep it (an RPC worker's forward, a data thread).
+            if m & !ANY_FRAME == 0 && whole_stacks && has_backward && outermost(st) == Some(Root::Other) {
                 m |= BACKWARD;
             }
             if m & OPTIMIZER != 0 && m & (FORWARD | BACKWARD) != 0 {
