@@ -887,7 +887,7 @@ def program_fixtures():
     loop = [frame(trainer, 2400, "_inner_training_loop"), frame(trainer, 2100, "train"), *ft]
     llama = f"{site}/transformers/models/llama/modeling_llama.py"
     hf_build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame(llama, 100, "__init__"), frame(f"{site}/transformers/modeling_utils.py", 4000, "from_pretrained"), frame("/work/prog/finetune.py", 20, "<module>"), *entry[1:]]
-    hf_layer = [frame(llama, 300, "forward"), call, frame(f"{site}/deepspeed/runtime/engine.py", 1800, "forward"), call, frame(trainer, 3600, "compute_loss"), frame(trainer, 3500, "training_step"), *loop]
+    hf_layer = [frame(f"{TORCH}/nn/modules/linear.py", 125, "forward"), call, frame(llama, 300, "forward"), call, frame(f"{site}/deepspeed/runtime/engine.py", 1800, "forward"), call, frame(trainer, 3600, "compute_loss"), frame(trainer, 3500, "training_step"), *loop]
     hf_seed = [frame(f"{TORCH}/autograd/__init__.py", 347, "backward"), frame(f"{TORCH}/_tensor.py", 581, "backward"), frame(f"{site}/accelerate/accelerator.py", 2200, "backward"), frame(trainer, 3550, "training_step"), *loop]
     zero2 = f"{site}/deepspeed/runtime/zero/stage_1_and_2.py"
     zero_init = [frame(zero2, 300, "__init__"), frame(f"{site}/deepspeed/runtime/engine.py", 1500, "_configure_zero_optimizer"), frame(f"{site}/deepspeed/__init__.py", 180, "initialize"), frame(f"{site}/accelerate/accelerator.py", 1900, "prepare"), frame(trainer, 2300, "_inner_training_loop"), frame(trainer, 2100, "train"), *ft]

@@ -141,25 +141,26 @@ pub fn label_index(kinds: &[Kind]) -> Option<usize> {
 
 /// [`loop_lines`]' flag: a user line that runs the program's loop from inside a library.
 pub const LOOP_LINE: u8 = 1;
-/// [`loop_lines`]' flag: a file of torch itself (`torch/nn/modules/linear.py`).
-pub const TORCH_OWN: u8 = 2;
+/// [`loop_lines`]' flag: a file of `torch.nn` (`torch/nn/modules/linear.py`, `functional.py`): a
+/// building block every model calls, which says less than the model's own line above it.
+pub const TORCH_NN: u8 = 2;
 
 /// Index of the frame that names `stack` (innermost first, `kinds` its frames' kinds), where
 /// `lines[frame]` holds [`loop_lines`]' flags. A line that runs the program's loop from inside a
 /// library (`trainer.train()`) names nothing: the stack is named by the innermost frame of the
-/// best kind inside it, a library's own line before torch's (the model's `forward` in
-/// `modeling_llama.py`, not the `Linear` under it), and where the line calls no Python code, by
-/// the line itself.
+/// best kind inside it, another frame before one of `torch.nn` (the model's `forward` in
+/// `modeling_llama.py`, not the `Linear` under it; Adam's `_init_group`), and where the line
+/// calls no Python code, by the line itself.
 pub fn label_index_in(kinds: &[Kind], stack: &[FrameId], lines: &[u8]) -> Option<usize> {
     let at = label_index(kinds)?;
     let flags = |i: usize| lines.get(stack[i] as usize).copied().unwrap_or(0);
     if flags(at) & LOOP_LINE == 0 {
         return Some(at);
     }
-    (0..at).filter(|&i| rank(kinds[i]) <= rank(Kind::Library)).min_by_key(|&i| (rank(kinds[i]), flags(i) & TORCH_OWN, i)).or(Some(at))
+    (0..at).filter(|&i| rank(kinds[i]) <= rank(Kind::Library)).min_by_key(|&i| (rank(kinds[i]), flags(i) & TORCH_NN, i)).or(Some(at))
 }
 
-/// Per frame, [`LOOP_LINE`] and [`TORCH_OWN`]. A loop line is a user frame that names (by
+/// Per frame, [`LOOP_LINE`] and [`TORCH_NN`]. A loop line is a user frame that names (by
 /// [`label_index`]) allocation stacks with an optimizer's frames inside it and stacks with a
 /// forward or backward pass's frames inside it. A user's own lines each run one part (the
 /// forward call, `loss.backward()`, `optimizer.step()`); one line with both inside it is a call
@@ -186,8 +187,8 @@ pub fn loop_lines(interner: &Interner, allocating: &[bool], passes: &[u8]) -> Ve
         .zip(inside)
         .map(|(f, m)| {
             let path = posix_path(&f.filename);
-            let torch = path.contains("/torch/") || path.starts_with("torch/");
-            (u8::from(m == 3) * LOOP_LINE) | (u8::from(torch) * TORCH_OWN)
+            let nn = path.contains("torch/nn/");
+            (u8::from(m == 3) * LOOP_LINE) | (u8::from(nn) * TORCH_NN)
         })
         .collect()
 }
@@ -418,11 +419,11 @@ mod tests {
         let kinds = [Native, Library, Library, User, User];
         let stack = [10, 11, 12, 13, 14];
         let mut loop_lines = vec![0u8; 15];
-        loop_lines[11] = TORCH_OWN;
+        loop_lines[11] = TORCH_NN;
         assert_eq!(label_index_in(&kinds, &stack, &loop_lines), Some(3));
         loop_lines[13] = LOOP_LINE;
-        assert_eq!(label_index_in(&kinds, &stack, &loop_lines), Some(2), "the library's own line inside it, before torch's");
-        loop_lines[12] = TORCH_OWN;
+        assert_eq!(label_index_in(&kinds, &stack, &loop_lines), Some(2), "the library's line inside it, before torch.nn's");
+        loop_lines[12] = TORCH_NN;
         assert_eq!(label_index_in(&kinds, &stack, &loop_lines), Some(1), "else the innermost");
         // Nothing but native code inside the line: the line still names it.
         assert_eq!(label_index_in(&[Native, User], &[10, 13], &loop_lines), Some(1));
