@@ -416,6 +416,13 @@ def program_fixtures():
         p.free(s)
         return grads
 
+    def adam_step(p, state, init, update=None, count=params, state_bytes=8 * MIB, update_bytes=4 * MIB):
+        """Adam's step: its state made in the first step (at `init`), a temporary every step."""
+        if not state:
+            state += [p.malloc(("state", i), state_bytes, init, "optimizer state") for i in range(count)]
+        update = update or init
+        p.free(p.malloc("update", update_bytes, update, "temporary"), update)
+
     def step(p, n, grads, state, own=False, kept=None, late_zero_grad=False, stack=layer):
         if not late_zero_grad:
             set_to_none(p, grads)
@@ -545,9 +552,7 @@ def program_fixtures():
             p.free(p.malloc(("recomputed", k), 3 * MIB, recompute, "autograd temporary"), recompute)
             p.free(kept[k])
         p.free(s)
-        if not state:
-            state += [p.malloc(("state", i), 8 * MIB, adam, "optimizer state") for i in range(params)]
-        p.free(p.malloc("update", 4 * MIB, adam, "temporary"), adam)
+        adam_step(p, state, adam)
     out.append(("program_checkpointing.pickle", p, p.expected("training_steps", 4, False)))
 
     # DistributedDataParallel: its reducer's gradient buckets (one copy of every gradient) are
@@ -619,9 +624,7 @@ def program_fixtures():
             p.free(a)
         p.free(s)
         p.free(loss, loss_line)
-        if not state:
-            state += [p.malloc(("state", i), 8 * MIB, adam, "optimizer state") for i in range(params)]
-        p.free(p.malloc("update", 4 * MIB, adam, "temporary"), adam)
+        adam_step(p, state, adam)
     exp = p.expected("training_steps", 4, False)
     exp["program"]["peak_phase"] = "forward"
     out.append(("program_loss_in_script.pickle", p, exp))
@@ -649,9 +652,7 @@ def program_fixtures():
         acts = forward(p, stack=lit_layer)
         set_to_none(p, grads, lit_zero)
         grads = backward_pass(p, acts, lit_seed)
-        if not state:
-            state += [p.malloc(("state", i), 8 * MIB, lit_init, "optimizer state") for i in range(params)]
-        p.free(p.malloc("update", 4 * MIB, lit_update, "temporary"), lit_update)
+        adam_step(p, state, lit_init, update=lit_update)
     exp = p.expected("training_steps", 3, False, cut=cut)
     exp["program"]["peak_phase"] = "forward"
     # Lightning's closure zeroes the gradients after training_step: the step before's are held
@@ -813,9 +814,7 @@ def program_fixtures():
                     p.free(p.malloc(("hook", i), 512, hook, "autograd temporary"), hook)
             p.free(a)
         p.free(s)
-        if not state:
-            state += [p.malloc(("state", i), 8 * MIB, r_adam, "optimizer state") for i in range(params)]
-        p.free(p.malloc("update", 4 * MIB, r_adam, "temporary"), r_adam)
+        adam_step(p, state, r_adam)
         return grads
 
     # A gradient hook (a norm per gradient) that autograd runs on its own thread: its stack is
@@ -868,9 +867,7 @@ def program_fixtures():
             p.free(padded, post_backward)
             p.free(act_grad)
         p.free(s)
-        if not state:
-            state += [p.malloc(("state", k), 4 * MIB, r_adam, "optimizer state") for k in range(layers)]
-        p.free(p.malloc("update", 2 * MIB, r_adam, "temporary"), r_adam)
+        adam_step(p, state, r_adam, count=layers, state_bytes=4 * MIB, update_bytes=2 * MIB)
     exp = p.expected("training_steps", 4, False)
     exp["program"]["peak_phase"] = "backward"
     out.append(("program_fsdp.pickle", p, exp))
@@ -909,9 +906,7 @@ def program_fixtures():
         for a in reversed(acts):
             p.free(a)
         p.free(s)
-        if not state:
-            state += [p.malloc(("state", i), 12 * MIB, hf_adam, "optimizer state") for i in range(2)]
-        p.free(p.malloc("update", 4 * MIB, hf_adam, "temporary"), hf_adam)
+        adam_step(p, state, hf_adam, count=2, state_bytes=12 * MIB)
         set_to_none(p, grads, model_zero_grad)
     exp = p.expected("training_steps", 4, False)
     exp["program"]["peak_phase"] = "backward"
