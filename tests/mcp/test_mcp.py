@@ -226,6 +226,8 @@ class Mcp(unittest.TestCase):
                 self.assertNotIn("finetune.py:40", r.content[0].text)
                 self.assertIn("_init_group (torch/optim/adamw.py:400)", labels)
                 self.assertIn("forward (transformers/models/llama/modeling_llama.py:300)", labels)
+                details = [g["detail"] for g in r.structured_content["groups"]]
+                self.assertIn("freed at zero_grad (torch/nn/modules/module.py:2800)", details)
                 # event and stack
                 v, _ = await c.ok("event", snapshot=REAL, device=0, event=peak)
                 self.assertEqual(strip(v), cli_json("query", REAL, "-t", "event", "--params", json.dumps({"id": peak, "stack_bytes": 2048}), "--device", "0"))
