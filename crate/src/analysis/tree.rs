@@ -70,6 +70,10 @@ type PathStep = (String, Option<(String, i64, String)>);
 /// A stack's frame as a tree needs it: (filename, line, name, kind, shown).
 type TreeFrame = (String, i64, String, Kind, String);
 
+/// A stack's frames, innermost first, and the index of the one that names it (`StackLabels`;
+/// a SnapshotDB's `call_stacks.label_frame_id`).
+type StackFrames = (Vec<TreeFrame>, Option<usize>);
+
 /// Live memory per (stack, before the window without a stack, stack known only from the free):
 /// (bytes, requested bytes, blocks). Stacks are few, blocks many: the tree is built from these.
 type Key = (Option<i64>, bool, bool);
@@ -103,14 +107,17 @@ pub fn tree(l: &Loaded, pos: usize, event: Option<i64>, opts: TreeOptions) -> Me
     }
     let interner = &l.snapshot.interner;
     let labels = StackLabels::new(l);
-    let frames_of = |stack: i64| -> Result<Vec<TreeFrame>> {
-        Ok(interner.stacks[stack as usize]
+    let frames_of = |stack: i64| -> Result<StackFrames> {
+        let st = &interner.stacks[stack as usize];
+        let frames: Vec<TreeFrame> = st
             .iter()
             .map(|&fid| {
                 let f = &interner.frames[fid as usize];
                 (f.filename.clone(), f.line, f.name.clone(), crate::frames::kind(f), labels.display(fid))
             })
-            .collect())
+            .collect();
+        let label = labels.label_frame(stack as u32).and_then(|fid| st.iter().position(|&f| f == fid));
+        Ok((frames, label))
     };
     build(d.device, event, per_stack, frames_of, opts).expect("the replay's frames are always there")
 }
@@ -137,12 +144,14 @@ pub fn memory_tree(conn: &Connection, device: i64, event: Option<i64>, opts: Tre
     for block in live_blocks(conn, device, event, opts)? {
         add_block(&mut per_stack, traced, block);
     }
-    let mut stmt = conn.prepare_cached(
-        "SELECT f.filename, f.line, f.name, f.kind, f.display FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id WHERE sf.stack_id = ?1 ORDER BY sf.position",
-    )?;
-    let frames_of = |stack: i64| -> Result<Vec<TreeFrame>> {
-        let rows = stmt.query_map([stack], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, Kind::parse(&r.get::<_, String>(3)?), r.get(4)?)))?;
-        Ok(rows.collect::<std::result::Result<_, _>>()?)
+    let mut stmt = conn.prepare_cached(include_str!("../../sql/analysis/tree_stack_frames.sql"))?;
+    let frames_of = |stack: i64| -> Result<StackFrames> {
+        let rows = stmt.query_map([stack], |r| {
+            Ok(((r.get(0)?, r.get(1)?, r.get(2)?, Kind::parse(&r.get::<_, String>(3)?), r.get(4)?), r.get::<_, Option<bool>>(5)?))
+        })?;
+        let rows: Vec<(TreeFrame, Option<bool>)> = rows.collect::<std::result::Result<_, _>>()?;
+        let label = rows.iter().position(|(_, is_label)| *is_label == Some(true));
+        Ok((rows.into_iter().map(|(f, _)| f).collect(), label))
     };
     build(device, event, per_stack, frames_of, opts)
 }
@@ -152,7 +161,7 @@ fn build(
     device: i64,
     event: Option<i64>,
     per_stack: PerStack,
-    mut frames_of: impl FnMut(i64) -> Result<Vec<TreeFrame>>,
+    mut frames_of: impl FnMut(i64) -> Result<StackFrames>,
     opts: TreeOptions,
 ) -> Result<MemoryTree> {
     let mut nodes = vec![TreeNode {
@@ -180,7 +189,7 @@ fn build(
         let (bytes, req, count) = per_stack[&key];
         let path: Vec<PathStep> = match key {
             (Some(stack), before, freed) => {
-                let frames = frames_of(stack)?;
+                let (frames, label) = frames_of(stack)?;
                 let kinds: Vec<Kind> = frames.iter().map(|f| f.3).collect();
                 let keep: Vec<usize> = if opts.all_frames { (0..frames.len()).rev().collect() } else { crate::frames::tree_frames(&kinds) };
                 let mut cut = |t: &str| seen.cut(t).into_owned();
@@ -190,7 +199,7 @@ fn build(
                 });
                 if freed {
                     // Known only by where it was freed: under its own group, not as an allocation site.
-                    let site = frames_of_label(&frames, &kinds);
+                    let site = label.map(|i| frames[i].4.clone()).unwrap_or_default();
                     vec![(super::basis::freed_only_label(before).to_string(), None), (format!("freed at {site}"), None)]
                 } else {
                     steps.collect()
@@ -241,11 +250,6 @@ fn build(
         n.share = super::state::share(n.total_bytes, root);
     }
     Ok(MemoryTree { device, event, nodes })
-}
-
-/// How a stack's labelling frame is shown.
-fn frames_of_label(frames: &[TreeFrame], kinds: &[Kind]) -> String {
-    crate::frames::label_index(kinds).map(|i| frames[i].4.clone()).unwrap_or_default()
 }
 
 fn add(n: &mut TreeNode, bytes: i64, req: i64, count: i64) {
