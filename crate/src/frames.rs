@@ -141,7 +141,7 @@ pub fn label_index(kinds: &[Kind]) -> Option<usize> {
 
 /// [`loop_lines`]' flag: a user line that runs the program's loop from inside a library.
 pub const LOOP_LINE: u8 = 1;
-/// [`loop_lines`]' flag: a frame of `torch.nn` (`torch/nn/modules/linear.py`, `functional.py`,
+/// [`loop_lines`]' flag: a frame of `torch.nn`'s modules or functional (`linear.py`'s forward,
 /// `Module._call_impl`): a building block every model calls, which says less than the model's
 /// own line above it.
 pub const TORCH_NN: u8 = 2;
@@ -189,7 +189,7 @@ pub fn loop_lines(interner: &Interner, allocating: &[bool], passes: &[u8]) -> Ve
         .map(|(f, m)| {
             let path = posix_path(&f.filename);
             // `Module.zero_grad` is no building block: it names what it frees.
-            let nn = path.contains("torch/nn/") && f.name != "zero_grad";
+            let nn = (path.contains("torch/nn/modules/") || path.ends_with("torch/nn/functional.py")) && f.name != "zero_grad";
             (u8::from(m == 3) * LOOP_LINE) | (u8::from(nn) * TORCH_NN)
         })
         .collect()

@@ -285,38 +285,51 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[Alloc]) -> (Option<
     let optimizer: Vec<&crate::semantics::PhaseRun> = phases.runs.iter().filter(|r| r.phase == Phase::Optimizer).collect();
     let stepping: Vec<u32> = optimizer.iter().filter(|r| allocates(r.first, r.last)).map(|r| r.last).collect();
     let every_run: Vec<u32> = optimizer.iter().map(|r| r.last).collect();
-    if stepping.len() != 1 {
-        let ends = if stepping.is_empty() { &every_run } else { &stepping };
-        if !ends.is_empty() {
-            return (Some("optimizer steps"), split_after(ends, events));
+    // Runs are maximal, so each backward run is one backward pass; sorted by event.
+    let passes: Vec<u32> = phases.runs.iter().filter(|r| r.phase == Phase::Backward).map(|r| r.first).collect();
+    let passes_in = |&(_, first, last, _): &Bound| passes.partition_point(|&p| p <= last) - passes.partition_point(|&p| p < first);
+    let most_in_a_step = |b: &[Bound]| {
+        let complete: Vec<usize> = b.iter().filter(|s| s.3).map(passes_in).collect();
+        complete.iter().skip(usize::from(complete.len() > 1)).max().copied().unwrap_or(0)
+    };
+    // Steps that leave no event: a rest with a step's backward passes is the last step.
+    let last_step_too = |b: &mut Vec<Bound>| {
+        let most = most_in_a_step(b);
+        if let Some(last) = b.last_mut().filter(|l| !l.3 && most > 0 && passes_in(l) == most) {
+            last.3 = true;
         }
-    } else {
-        // Runs are maximal, so each backward run is one backward pass; sorted by event.
-        let passes: Vec<u32> = phases.runs.iter().filter(|r| r.phase == Phase::Backward).map(|r| r.first).collect();
-        let passes_in = |&(_, first, last, _): &Bound| passes.partition_point(|&p| p <= last) - passes.partition_point(|&p| p < first);
-        let holds = |b: &[Bound]| {
-            let complete: Vec<usize> = b.iter().filter(|s| s.3).map(passes_in).collect();
-            let most = complete.iter().skip(usize::from(complete.len() > 1)).max().copied().unwrap_or(0);
-            let ok = complete.iter().skip(1).all(|&n| n > 0) && b.iter().filter(|s| !s.3).all(|s| passes_in(s) <= most);
-            (ok, most)
-        };
-        let by_stepping = split_after(&stepping, events);
-        if holds(&by_stepping).0 {
-            return (Some("optimizer steps"), by_stepping);
+    };
+    let holds = |b: &[Bound]| {
+        let most = most_in_a_step(b);
+        b.iter().filter(|s| s.3).skip(1).all(|s| passes_in(s) > 0) && b.iter().filter(|s| !s.3).all(|s| passes_in(s) <= most)
+    };
+    match stepping.len() {
+        0 if !every_run.is_empty() => {
+            let mut b = split_after(&every_run, events);
+            last_step_too(&mut b);
+            return (Some("optimizer steps"), b);
         }
-        let mut by_every_run = split_after(&every_run, events);
-        if let (true, most) = holds(&by_every_run) {
-            // Steps that leave no event: a rest with a step's backward passes is the last step.
-            if let Some(last) = by_every_run.last_mut().filter(|l| !l.3 && most > 0 && passes_in(l) == most) {
-                last.3 = true;
+        0 => {}
+        1 => {
+            let by_stepping = split_after(&stepping, events);
+            if holds(&by_stepping) {
+                return (Some("optimizer steps"), by_stepping);
             }
-            return (Some("optimizer steps"), by_every_run);
+            let mut by_every_run = split_after(&every_run, events);
+            if holds(&by_every_run) {
+                last_step_too(&mut by_every_run);
+                return (Some("optimizer steps"), by_every_run);
+            }
+            // No optimizer run after the one that allocated, which ended a step with a backward
+            // pass: nothing tells a step that leaves no event from a micro-batch of gradient
+            // accumulation, so the run divides as it is. (A run before any backward pass, as an
+            // optimizer's state made at construction by a step, ends no training step.)
+            let last = optimizer.last().is_some_and(|r| r.last == stepping[0]);
+            if last && by_stepping.first().is_some_and(|s| passes_in(s) > 0) {
+                return (Some("optimizer steps"), by_stepping);
+            }
         }
-        // No optimizer run after the one that allocated: nothing tells a step that leaves no
-        // event from a micro-batch of gradient accumulation, so the run divides as it is.
-        if optimizer.last().is_some_and(|r| r.last == stepping[0]) {
-            return (Some("optimizer steps"), by_stepping);
-        }
+        _ => return (Some("optimizer steps"), split_after(&stepping, events)),
     }
     // Without optimizer runs that divide them: a step starts with each forward pass that follows
     // a backward pass.

@@ -243,7 +243,7 @@ pub const CALL_STACKS: Table = table(
             "label_frame_id",
             "INTEGER",
             "",
-            "the frame that names the stack: the innermost user frame, else generated code, library Python, an autograd node, native code",
+            "the frame that names the stack: the innermost user frame, else generated code, library Python, an autograd node, native code; inside a user line that runs the program's loop from a library (docs/frames.md), the best frame inside it",
         ),
         col("label", "TEXT NOT NULL", "", "that frame as shown (`frames.display`)"),
         col("caller", "TEXT", "", "the next Python frame outwards, as shown: tells apart stacks that end in the same line"),
