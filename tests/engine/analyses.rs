@@ -402,3 +402,30 @@ open(sys.argv[1], "wb").write(pickle.dumps({"segments": [], "device_traces": [ev
     let none = session(&file).timeline_markers(5, 4).unwrap();
     assert!(none.events.is_empty() && none.annotations.is_empty());
 }
+
+/// The analyses that walk the events in order (streams, the steps, grown-by-copy chains) read
+/// a lifetime's changes from the event that names it: every alloc, free and return event a
+/// lifetime records names that lifetime, on every fixture (the bad ones too) and corpus file.
+#[test]
+fn every_event_a_lifetime_records_names_it() {
+    // The bad fixtures too: inconsistent traces (a dropped alloc, a free twice) among them.
+    let mut files: Vec<std::path::PathBuf> = [common::fixtures(), common::fixtures().join("bad")]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "pickle" || x == "gz"))
+        .collect();
+    files.extend(common::corpus().map(|d| common::corpus_files(&d)).unwrap_or_default());
+    let mut checked = 0;
+    for f in &files {
+        let Ok(loaded) = Loaded::from_bytes(&std::fs::read(f).unwrap()) else { continue };
+        for d in &loaded.devices {
+            for (i, l) in d.lifetimes.iter().enumerate().filter(|(_, l)| !l.orphan) {
+                for e in [l.alloc_event(), l.free_requested_event(), l.free_completed_event()].into_iter().flatten() {
+                    assert_eq!(d.event_lifetime[e as usize], i as u32, "{} d{}: event {e}", f.display(), d.device);
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 100_000, "only {checked} events checked");
+}

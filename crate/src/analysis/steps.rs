@@ -147,10 +147,7 @@ pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
         open: r.open,
     }));
     let framework_ranges = phases.ranges.iter().filter(|r| r.group == RangeGroup::Framework).count();
-    let mut allocs: Vec<Alloc> =
-        d.lifetimes.iter().filter_map(|l| l.alloc_event().map(|e| (e, l.size, l.free_completed_event().unwrap_or(u32::MAX)))).collect();
-    allocs.sort_unstable();
-    let (source, bounds) = step_bounds(phases, d.events as u32, &allocs);
+    let (source, bounds) = step_bounds(phases, d.events as u32, |e| is_alloc_event(d, e));
     let steps = measure(d, phases, &bounds);
     let growth = growth(&steps);
     let program = program(d.events as u32, phases, source, &steps);
@@ -247,13 +244,16 @@ fn program(events: u32, phases: &DevicePhases, source: Option<&str>, steps: &[St
 /// (number, first, last, complete) of each step.
 type Bound = (i64, u32, u32, bool);
 
-/// An allocation: its event, block size and the event that returned it (`u32::MAX`: never).
-type Alloc = (u32, u64, u32);
+/// Event `e` hands out a block (an allocation of the window).
+fn is_alloc_event(d: &DeviceReplay, e: u32) -> bool {
+    let l = d.event_lifetime[e as usize];
+    l != crate::replay::NONE && d.lifetimes[l as usize].alloc_event() == Some(e)
+}
 
-/// `allocs`: the allocations in event order.
+/// `is_alloc`: whether an event hands out a block.
 /// Steps are where the program repeats a unit with a backward pass or an optimizer step (or where
 /// ProfilerStep ranges say so): layers repeating inside one forward pass are never steps.
-fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[Alloc]) -> (Option<&'static str>, Vec<Bound>) {
+fn step_bounds(phases: &DevicePhases, events: u32, is_alloc: impl Fn(u32) -> bool) -> (Option<&'static str>, Vec<Bound>) {
     if events == 0 {
         return (None, Vec::new());
     }
@@ -278,10 +278,8 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocs: &[Alloc]) -> (Option<
     // closure, between forward and backward), the backward passes do. A division holds where
     // every complete step but the first (which the recording may have started inside) has a
     // backward pass and the partial rest no more of them than a step.
-    let allocates = |first: u32, last: u32| {
-        let i = allocs.partition_point(|a| a.0 < first);
-        allocs.get(i).is_some_and(|a| a.0 <= last)
-    };
+    // Each run's events are read once, so all of them together at most once.
+    let allocates = |first: u32, last: u32| (first..=last).any(&is_alloc);
     let optimizer: Vec<&crate::semantics::PhaseRun> = phases.runs.iter().filter(|r| r.phase == Phase::Optimizer).collect();
     let stepping: Vec<u32> = optimizer.iter().filter(|r| allocates(r.first, r.last)).map(|r| r.last).collect();
     let every_run: Vec<u32> = optimizer.iter().map(|r| r.last).collect();

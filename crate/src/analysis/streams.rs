@@ -59,9 +59,10 @@ fn changes_of(l: &Lifetime) -> impl Iterator<Item = (u32, i64, i64)> {
 
 pub fn streams(d: &DeviceReplay) -> StreamAnalysis {
     // Blocks alive (or pending) before the window start go in the initial sums; every later
-    // change is named by (event, lifetime), 8 bytes, and its deltas read back from the lifetime
-    // (a list of (event, stream, Δactive, Δpending) took 32 bytes a change and, at millions of
-    // blocks, most of this analysis's memory).
+    // change is read in event order from the lifetime its event names, its deltas from the
+    // lifetime (a sorted list of (event, lifetime) took 8 bytes a change, and before it one of
+    // (event, stream, Δactive, Δpending) 32 bytes: at millions of blocks, most of this
+    // analysis's memory).
     let mut start: BTreeMap<u64, (i64, i64)> = BTreeMap::new();
     let mut allocations: BTreeMap<u64, u64> = BTreeMap::new();
     let mut pending_at_dump: BTreeMap<u64, i64> = BTreeMap::new();
@@ -80,14 +81,6 @@ pub fn streams(d: &DeviceReplay) -> StreamAnalysis {
         }
         names.insert(l.stream);
     }
-    let mut changes: Vec<(u32, u32)> = Vec::with_capacity(live().map(|(_, l)| changes_of(l).count()).sum());
-    for (i, l) in live() {
-        changes.extend(changes_of(l).map(|(e, _, _)| (e, i as u32)));
-    }
-    // Sorted by event; a lifetime named twice at one event (never, in a consistent replay) has
-    // its changes there applied once.
-    changes.sort_unstable();
-    changes.dedup();
     let allocated_peak = d.series.peak("allocated").event;
     let mut out: BTreeMap<u64, StreamFigures> = names
         .iter()
@@ -105,20 +98,20 @@ pub fn streams(d: &DeviceReplay) -> StreamAnalysis {
         })
         .collect();
     let mut running: BTreeMap<u64, (i64, i64)> = start.clone();
-    let mut i = 0;
     let mut touched = Vec::new();
-    while i < changes.len() {
-        let e = changes[i].0;
+    // The changes in event order: each event names the lifetime it acts on.
+    for (e, &i) in d.event_lifetime.iter().enumerate() {
+        let Some(l) = d.lifetimes.get(i as usize).filter(|l| !l.orphan) else { continue };
+        let e = e as u32;
         touched.clear();
-        while i < changes.len() && changes[i].0 == e {
-            let l = &d.lifetimes[changes[i].1 as usize];
-            for (_, da, dp) in changes_of(l).filter(|c| c.0 == e) {
-                let r = running.entry(l.stream).or_default();
-                r.0 += da;
-                r.1 += dp;
-                touched.push(l.stream);
-            }
-            i += 1;
+        for (_, da, dp) in changes_of(l).filter(|c| c.0 == e) {
+            let r = running.entry(l.stream).or_default();
+            r.0 += da;
+            r.1 += dp;
+            touched.push(l.stream);
+        }
+        if touched.is_empty() {
+            continue;
         }
         for &s in &touched {
             let (a, p) = running[&s];

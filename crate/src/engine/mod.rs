@@ -569,10 +569,9 @@ impl Engine {
 
     /// `simulate` with the recorded and simulated reserved lines over the events, for a chart.
     pub fn simulate_lines(&self, device: i64, conf: Option<&str>, device_memory: Option<u64>, columns: u32) -> Result<SimulationLines> {
-        let simulation = self.simulate(device, conf, device_memory)?;
-        let l = self.model()?;
-        let (_, d) = device_of(l, device)?;
-        let lines = crate::simulate::reserved_lines(d, &simulation, columns);
+        let inputs = crate::simulate::SimulationInputs::of(self.model()?, device, device_memory)?;
+        let mut simulation = inputs.run_with_lines(conf.unwrap_or(""), Some(columns))?;
+        let lines = std::mem::take(&mut simulation.lines);
         Ok(SimulationLines { simulation, lines })
     }
 

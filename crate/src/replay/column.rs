@@ -7,71 +7,106 @@
 /// Events per run; also the granularity of the series' precomputed extremes.
 pub const BLOCK: usize = 256;
 
-/// `base` of a run kept whole in `wide`.
-const WIDE: i64 = i64::MIN;
-
 /// The largest step (2^16 B) offsets count in: big enough for block sizes, small enough that
 /// an offset that fits an i32 is a difference that fits an i64.
 const MAX_SHIFT: u32 = 16;
 
+/// `shift` of a run whose values all equal its base: nothing else is kept for it (a counter
+/// that does not move for `BLOCK` events, as reserved bytes mostly do).
+const CONSTANT: u8 = u8::MAX;
+/// `shift` of a run kept whole in `whole`.
+const WIDE: u8 = u8::MAX - 1;
+
 #[derive(Debug, Clone, Default)]
 pub struct Column {
-    /// First value of each run of `BLOCK` events, or `WIDE`.
+    len: usize,
+    /// First value of each run of `BLOCK` events.
     base: Vec<i64>,
-    /// Each event's value minus its run's base, in steps of 2^`shift` of the run (not read in
-    /// runs kept whole).
-    offset: Vec<i32>,
-    /// Per run: the offsets' step as a power of two (0 for runs filled one value at a time).
+    /// Per run: the offsets' step as a power of two (0 for runs filled one value at a time),
+    /// or `CONSTANT`, or `WIDE`.
     shift: Vec<u8>,
-    /// Where each run kept whole starts in `whole` (`NOT_WIDE` for the others): a list, not a
-    /// map, because a trace of big blocks can have most of its runs wide.
-    wide_at: Vec<u32>,
+    /// Per run: where its values start in `offset`, or in `whole` for a run kept whole.
+    start: Vec<u32>,
+    /// The narrow runs' values minus their run's base, in steps of 2^`shift` of the run.
+    offset: Vec<i32>,
     /// The values of the runs kept whole, `BLOCK` slots each.
     whole: Vec<i64>,
 }
 
-const NOT_WIDE: u32 = u32::MAX;
-
 impl Column {
+    /// A column for `n` values (the offsets' room is taken as the runs need it, then given back
+    /// by [`Column::shrink_to_fit`]).
     pub fn with_capacity(n: usize) -> Column {
         let runs = n.div_ceil(BLOCK);
         Column {
+            len: 0,
             base: Vec::with_capacity(runs),
-            offset: Vec::with_capacity(n),
             shift: Vec::with_capacity(runs),
-            wide_at: Vec::with_capacity(runs),
+            start: Vec::with_capacity(runs),
+            offset: Vec::with_capacity(n),
             whole: Vec::new(),
         }
     }
 
+    /// Give back the room constant and wide runs did not use.
+    pub fn shrink_to_fit(&mut self) {
+        self.offset.shrink_to_fit();
+        self.whole.shrink_to_fit();
+    }
+
     pub fn len(&self) -> usize {
-        self.offset.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.offset.is_empty()
+        self.len == 0
+    }
+
+    /// Begin run `len / BLOCK` at `base`, of the kind `shift`, its values at `start`.
+    fn begin_run(&mut self, base: i64, shift: u8, start: usize) {
+        self.base.push(base);
+        self.shift.push(shift);
+        self.start.push(u32::try_from(start).expect("a column holds fewer than 2^32 offsets"));
     }
 
     #[inline]
     pub fn push(&mut self, v: i64) {
-        let i = self.offset.len();
+        let i = self.len;
         if i.is_multiple_of(BLOCK) {
-            self.base.push(v);
-            self.shift.push(0);
-            self.wide_at.push(NOT_WIDE);
+            self.begin_run(v, CONSTANT, self.offset.len());
         }
+        let run = i / BLOCK;
+        let base = self.base[run];
+        match self.shift[run] {
+            CONSTANT if v == base => {}
+            CONSTANT => {
+                // Narrow from here: the run's values so far were its base.
+                self.shift[run] = 0;
+                self.offset.resize(self.offset.len() + i % BLOCK, 0);
+                self.push_narrow(v);
+            }
+            0 => self.push_narrow(v),
+            WIDE => self.whole[self.start[run] as usize + i % BLOCK] = v,
+            _ => self.widen_and_push(v),
+        }
+        self.len += 1;
+    }
+
+    /// Append `v` to the last run, narrow in steps of 1 so far.
+    #[inline]
+    fn push_narrow(&mut self, v: i64) {
         let base = *self.base.last().expect("a run was started");
         // i128: the difference of two i64 cannot overflow there.
         match i32::try_from(v as i128 - base as i128) {
-            Ok(d) if base != WIDE && self.shift.last() == Some(&0) => self.offset.push(d),
-            _ => self.push_wide(v),
+            Ok(d) => self.offset.push(d),
+            Err(_) => self.widen_and_push(v),
         }
     }
 
     /// Append a whole run (`values.len() <= BLOCK`, the column at a run's start): one range
     /// check for the run and a tight copy, where `push` decides at every value.
     pub fn push_run(&mut self, values: &[i64]) {
-        debug_assert!(self.len().is_multiple_of(BLOCK) && values.len() <= BLOCK);
+        debug_assert!(self.len.is_multiple_of(BLOCK) && values.len() <= BLOCK);
         let Some(&base) = values.first() else {
             return;
         };
@@ -80,59 +115,54 @@ impl Column {
         let common = values.iter().fold(0u64, |acc, &v| acc | v.wrapping_sub(base) as u64);
         let shift = common.trailing_zeros().min(MAX_SHIFT);
         let fits = |v: i64| i32::try_from((v as i128 - base as i128) >> shift).is_ok();
-        if base != WIDE && fits(lo) && fits(hi) {
-            self.base.push(base);
-            self.shift.push(shift as u8);
-            self.wide_at.push(NOT_WIDE);
+        if lo == hi {
+            self.begin_run(base, CONSTANT, self.offset.len());
+        } else if fits(lo) && fits(hi) {
+            self.begin_run(base, shift as u8, self.offset.len());
             // Every difference fits an i32 in steps of 2^shift ≤ 2^16 (checked above), so it
             // fits an i64 and the wrapping one is exact.
             self.offset.extend(values.iter().map(|&v| (v.wrapping_sub(base) >> shift) as i32));
         } else {
-            self.base.push(WIDE);
-            self.shift.push(0);
-            self.wide_at.push(self.whole.len() as u32);
+            self.begin_run(base, WIDE, self.whole.len());
             self.whole.extend_from_slice(values);
             self.whole.resize(self.whole.len() + BLOCK - values.len(), 0);
-            self.offset.resize(self.offset.len() + values.len(), 0);
         }
+        self.len += values.len();
     }
 
-    /// Keep the current run whole (its values so far, then `v`).
-    fn push_wide(&mut self, v: i64) {
-        let i = self.offset.len();
+    /// Keep the last run whole (its values so far, then `v`); `len` not yet counting `v`.
+    fn widen_and_push(&mut self, v: i64) {
+        let i = self.len;
         let run = i / BLOCK;
-        if self.wide_at[run] == NOT_WIDE {
-            let base = self.base[run];
-            let start = self.whole.len();
-            self.wide_at[run] = start as u32;
-            let shift = self.shift[run];
-            self.whole.extend(self.offset[run * BLOCK..].iter().map(|&d| base + ((d as i64) << shift)));
-            self.whole.resize(start + BLOCK, 0);
-            self.base[run] = WIDE;
+        let so_far: Vec<i64> = self.range(run * BLOCK..i).collect();
+        // The last run's offsets are the last ones kept.
+        if self.shift[run] != CONSTANT {
+            self.offset.truncate(self.start[run] as usize);
         }
-        self.whole[self.wide_at[run] as usize + i % BLOCK] = v;
-        self.offset.push(0);
-    }
-
-    /// The values of a run kept whole.
-    fn whole_run(&self, run: usize) -> &[i64] {
-        let start = self.wide_at[run] as usize;
-        &self.whole[start..start + BLOCK]
+        let start = self.whole.len();
+        self.whole.extend_from_slice(&so_far);
+        self.whole.resize(start + BLOCK, 0);
+        self.whole[start + i % BLOCK] = v;
+        self.shift[run] = WIDE;
+        self.start[run] = start as u32;
     }
 
     /// The value after event `i` (panics beyond the end, like slice indexing).
     #[inline]
     pub fn at(&self, i: usize) -> i64 {
+        assert!(i < self.len, "index {i} beyond a column of {}", self.len);
         let run = i / BLOCK;
-        match self.base[run] {
-            WIDE => self.whole_run(run)[i % BLOCK],
-            base => base + ((self.offset[i] as i64) << self.shift[run]),
+        let at = self.start[run] as usize + i % BLOCK;
+        match self.shift[run] {
+            CONSTANT => self.base[run],
+            WIDE => self.whole[at],
+            shift => self.base[run] + ((self.offset[at] as i64) << shift),
         }
     }
 
     #[inline]
     pub fn get(&self, i: usize) -> Option<i64> {
-        (i < self.len()).then(|| self.at(i))
+        (i < self.len).then(|| self.at(i))
     }
 
     /// Values of events `r` in order (a run at a time, so that min/max loops stay tight).
@@ -140,11 +170,14 @@ impl Column {
         let runs = r.start / BLOCK..r.end.div_ceil(BLOCK);
         runs.flat_map(move |run| {
             let (lo, hi) = (r.start.max(run * BLOCK), r.end.min((run + 1) * BLOCK));
-            let base = self.base[run];
-            let (narrow, whole): (&[i32], &[i64]) =
-                if base == WIDE { (&[], &self.whole_run(run)[lo - run * BLOCK..hi - run * BLOCK]) } else { (&self.offset[lo..hi], &[]) };
-            let shift = self.shift[run];
-            narrow.iter().map(move |&d| base + ((d as i64) << shift)).chain(whole.iter().copied())
+            let (base, shift) = (self.base[run], self.shift[run]);
+            let (from, to) = (self.start[run] as usize + lo - run * BLOCK, self.start[run] as usize + hi - run * BLOCK);
+            let (narrow, whole, same): (&[i32], &[i64], usize) = match shift {
+                CONSTANT => (&[], &[], hi - lo),
+                WIDE => (&[], &self.whole[from..to], 0),
+                _ => (&self.offset[from..to], &[], 0),
+            };
+            narrow.iter().map(move |&d| base + ((d as i64) << shift)).chain(whole.iter().copied()).chain(std::iter::repeat_n(base, same))
         })
     }
 
@@ -189,11 +222,11 @@ mod tests {
         let mut by_run = Column::default();
         values.chunks(BLOCK).for_each(|run| by_run.push_run(run));
         assert_eq!(by_run.iter().collect::<Vec<_>>(), values);
-        assert_eq!((&by_run.base, &by_run.wide_at), (&c.base, &c.wide_at));
+        let wide = |c: &Column| -> Vec<usize> { (0..c.base.len()).filter(|&r| c.shift[r] == WIDE).collect() };
+        assert_eq!(wide(&by_run), wide(&c));
         assert_eq!(c.get(1000), None);
         // Only the runs holding the jumps are kept whole.
-        let wide: Vec<usize> = (0..c.base.len()).filter(|&r| c.wide_at[r] != NOT_WIDE).collect();
-        assert_eq!(wide, [1, 2], "runs 1 and 2 are wide, runs 0 and 3 narrow");
+        assert_eq!(wide(&c), [1, 2], "runs 1 and 2 are wide, runs 0 and 3 narrow");
     }
 
     /// A run a time: values 40 MiB blocks apart span 10 GiB in a run yet stay narrow (steps of
@@ -213,8 +246,30 @@ mod tests {
         let expected: Vec<i64> = blocks.iter().chain(&bytes).chain(&blocks[..10]).chain(&bytes[..5]).copied().collect();
         assert_eq!(c.iter().collect::<Vec<_>>(), expected);
         assert!((0..expected.len()).all(|i| c.at(i) == expected[i]));
-        assert_eq!((c.wide_at[0], c.shift[0] as u32), (NOT_WIDE, MAX_SHIFT), "40 MiB steps, counted in the largest step");
-        assert_ne!(c.wide_at[1], NOT_WIDE, "odd bytes, gigabytes apart");
-        assert_ne!(c.wide_at[2], NOT_WIDE, "continued one value at a time");
+        assert_eq!(c.shift[0] as u32, MAX_SHIFT, "40 MiB steps, counted in the largest step");
+        assert_eq!(c.shift[1], WIDE, "odd bytes, gigabytes apart");
+        assert_eq!(c.shift[2], WIDE, "continued one value at a time");
+    }
+
+    /// Runs whose values do not move keep no offsets, filled either way; a run that moves after
+    /// a constant start, or leaves the i32 range after it, reads back every value.
+    #[test]
+    fn constant_runs_keep_nothing_but_their_base() {
+        let flat = 8i64 << 30;
+        let mut values: Vec<i64> = vec![flat; 3 * BLOCK + 10];
+        values[BLOCK + 100] = flat + 512; // run 1 moves mid-run
+        values[2 * BLOCK + 200] = flat + (5 << 40) + 1; // run 2 goes wide after a constant start
+        let c: Column = values.iter().copied().collect();
+        let mut by_run = Column::with_capacity(values.len());
+        values.chunks(BLOCK).for_each(|run| by_run.push_run(run));
+        by_run.shrink_to_fit();
+        for col in [&c, &by_run] {
+            assert_eq!(col.iter().collect::<Vec<_>>(), values);
+            assert!((0..values.len()).all(|i| col.at(i) == values[i]));
+            assert_eq!(col.range(BLOCK + 90..2 * BLOCK + 210).collect::<Vec<_>>(), values[BLOCK + 90..2 * BLOCK + 210]);
+            assert_eq!([col.shift[0], col.shift[2], col.shift[3]], [CONSTANT, WIDE, CONSTANT]);
+            assert_eq!(col.offset.len(), BLOCK, "only run 1 keeps offsets");
+        }
+        assert_eq!(by_run.offset.capacity(), BLOCK, "the room for the others given back");
     }
 }

@@ -342,6 +342,9 @@ pub(crate) fn compute(
         }
     }
     s.push_run(&run[..filled]);
+    for c in [&mut s.allocated, &mut s.active, &mut s.reserved, &mut s.requested] {
+        c.shrink_to_fit();
+    }
     s
 }
 

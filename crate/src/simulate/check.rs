@@ -2,12 +2,11 @@
 //! events (same action and size, caused by the same event) and reach the same reserved and
 //! allocated bytes after every event.
 
-use super::pool::{Allocator, SegmentAction};
+use super::pool::{SegmentAction, SegmentEvent};
 use super::private::PrivateRanges;
 use super::{Difference, Simulation};
 use crate::format::{bytes, count, exact_bytes};
 use crate::model::{Action, DeviceTrace};
-use crate::replay::column::Column;
 use crate::replay::DeviceReplay;
 
 /// The self-check in one sentence, for the page's health line and the report.
@@ -33,24 +32,126 @@ fn describe(action: SegmentAction, size: u64) -> String {
     format!("{verb} {} ({})", bytes(size as i64), action.name())
 }
 
-/// The first event (not a segment event) after which the simulation's allocated bytes are not
-/// the recording's, watched as the simulation goes: no column of them is kept (4 to 8 bytes an
-/// event, per simulation, for one comparison).
+/// The first event (not a segment event) after which the simulation's reserved or allocated
+/// bytes are not the recording's, watched as the simulation goes: no column of them is kept (4
+/// to 8 bytes an event, per simulation, for one comparison).
 #[derive(Default)]
-pub(crate) struct AllocatedWatch {
+pub(crate) struct CounterWatch {
     /// (event, recorded, simulated)
-    first: Option<(u32, i64, i64)>,
+    reserved: Option<(u32, i64, i64)>,
+    allocated: Option<(u32, i64, i64)>,
 }
 
-impl AllocatedWatch {
+impl CounterWatch {
     #[inline]
-    pub fn after(&mut self, replay: &DeviceReplay, trace: &DeviceTrace, i: usize, simulated: i64) {
-        if self.first.is_none() && !trace.events[i].action().is_segment() {
-            let recorded = replay.series.allocated.at(i);
-            if recorded != simulated {
-                self.first = Some((i as u32, recorded, simulated));
-            }
+    pub fn after(&mut self, replay: &DeviceReplay, trace: &DeviceTrace, i: usize, reserved: i64, allocated: i64) {
+        if (self.reserved.is_some() && self.allocated.is_some()) || trace.events[i].action().is_segment() {
+            return;
         }
+        let first_differing = |first: &mut Option<(u32, i64, i64)>, recorded: i64, simulated: i64| {
+            if first.is_none() && recorded != simulated {
+                *first = Some((i as u32, recorded, simulated));
+            }
+        };
+        first_differing(&mut self.reserved, replay.series.reserved.at(i), reserved);
+        first_differing(&mut self.allocated, replay.series.allocated.at(i), allocated);
+    }
+}
+
+/// The recording's segment events of the default pools, each with the event it precedes (the
+/// request that caused it), read in order as the simulation emits its own: the first pair that
+/// differs is kept, and neither side's list is (a trace can hold millions).
+pub(crate) struct SegmentWatch {
+    /// Where the search for the next recorded segment event goes on.
+    next: usize,
+    /// The first event after `next` that is not a segment event (a run's trigger, found once).
+    trigger: usize,
+    difference: Option<Difference>,
+}
+
+impl SegmentWatch {
+    pub fn new() -> SegmentWatch {
+        SegmentWatch { next: 0, trigger: 0, difference: None }
+    }
+
+    /// The next recorded segment event outside the private pools: (trigger, action, size, event).
+    fn next_recorded(&mut self, trace: &DeviceTrace, private: &PrivateRanges) -> Option<(u32, SegmentAction, u64, u32)> {
+        let events = &trace.events;
+        while self.next < events.len() {
+            let k = self.next;
+            self.next += 1;
+            let e = &events[k];
+            let action = match e.action() {
+                Action::SegmentAlloc => SegmentAction::Alloc,
+                Action::SegmentFree => SegmentAction::Free,
+                Action::SegmentMap => SegmentAction::Map,
+                Action::SegmentUnmap => SegmentAction::Unmap,
+                _ => continue,
+            };
+            // Private pools are kept as recorded: only the default pools' segment events compare.
+            if private.contains(e.addr) {
+                continue;
+            }
+            // Every event between k and a trigger found after an earlier k is a segment event.
+            if self.trigger <= k {
+                self.trigger = (k + 1..events.len()).find(|&j| !events[j].action().is_segment()).unwrap_or(events.len());
+            }
+            return Some((self.trigger as u32, action, e.size, k as u32));
+        }
+        None
+    }
+
+    /// The simulation made `sim`: compare it with the recording's next segment event.
+    pub fn emitted(&mut self, sim: SegmentEvent, trace: &DeviceTrace, private: &PrivateRanges) {
+        if self.difference.is_none() {
+            let rec = self.next_recorded(trace, private);
+            self.difference = differs(rec, Some(sim));
+        }
+    }
+
+    /// The first difference, once the simulation has made all its segment events.
+    fn finish(mut self, trace: &DeviceTrace, private: &PrivateRanges) -> Option<Difference> {
+        if self.difference.is_none() {
+            let rec = self.next_recorded(trace, private);
+            self.difference = differs(rec, None);
+        }
+        self.difference
+    }
+}
+
+/// How a recorded segment event and the simulation's at the same position differ, if they do.
+fn differs(rec: Option<(u32, SegmentAction, u64, u32)>, sim: Option<SegmentEvent>) -> Option<Difference> {
+    let at = |e: u32| count(e as i64);
+    match (rec, sim) {
+        (Some(r), Some(s)) if r.0 == s.trigger && r.1 == s.action && r.2 == s.size => None,
+        (Some(r), Some(s)) if r.1 == s.action && r.2 == s.size => Some(Difference {
+            event: r.3.min(s.trigger),
+            reason: format!(
+                "the recording {} at event {}; the simulation does the same only at event {}",
+                describe(r.1, r.2),
+                at(r.3),
+                at(s.trigger)
+            ),
+        }),
+        (Some(r), Some(s)) => Some(Difference {
+            event: r.3.min(s.trigger),
+            reason: format!(
+                "the recording {} at event {}, the simulation {} at event {}",
+                describe(r.1, r.2),
+                at(r.3),
+                describe(s.action, s.size),
+                at(s.trigger)
+            ),
+        }),
+        (Some(r), None) => Some(Difference {
+            event: r.3,
+            reason: format!("the recording {} at event {}, the simulation does not", describe(r.1, r.2), at(r.3)),
+        }),
+        (None, Some(s)) => Some(Difference {
+            event: s.trigger,
+            reason: format!("the simulation {} at event {}, the recording does not", describe(s.action, s.size), at(s.trigger)),
+        }),
+        (None, None) => None,
     }
 }
 
@@ -58,89 +159,18 @@ impl AllocatedWatch {
 /// events (action and size, caused by the same event), the same reserved and allocated bytes
 /// after every event.
 pub(crate) fn self_check(
-    replay: &DeviceReplay,
     trace: &DeviceTrace,
-    a: &Allocator,
-    reserved: &Column,
-    allocated: AllocatedWatch,
     private: &PrivateRanges,
+    segments: SegmentWatch,
+    counters: CounterWatch,
 ) -> (Option<bool>, Option<Difference>) {
     let events = &trace.events;
-    // Each recorded segment event with the event it precedes (the request that caused it).
-    let mut recorded = Vec::with_capacity(replay.segment_events.len());
-    let mut trigger = events.len() as u32;
-    for k in (0..events.len()).rev() {
-        let e = &events[k];
-        let action = match e.action() {
-            Action::SegmentAlloc => SegmentAction::Alloc,
-            Action::SegmentFree => SegmentAction::Free,
-            Action::SegmentMap => SegmentAction::Map,
-            Action::SegmentUnmap => SegmentAction::Unmap,
-            _ => {
-                trigger = k as u32;
-                continue;
-            }
-        };
-        // Private pools are kept as recorded: only the default pools' segment events compare.
-        if private.contains(e.addr) {
-            continue;
-        }
-        recorded.push((trigger, action, e.size, k as u32));
-    }
-    recorded.reverse();
-    let mut diff: Option<Difference> = None;
-    let n = recorded.len().max(a.emitted.len());
-    for j in 0..n {
-        let rec = recorded.get(j);
-        let sim = a.emitted.get(j);
-        let same = match (rec, sim) {
-            (Some(r), Some(s)) => r.0 == s.trigger && r.1 == s.action && r.2 == s.size,
-            _ => false,
-        };
-        if same {
-            continue;
-        }
-        let at = |e: u32| count(e as i64);
-        diff = Some(match (rec, sim) {
-            (Some(r), Some(s)) if r.1 == s.action && r.2 == s.size => Difference {
-                event: r.3.min(s.trigger),
-                reason: format!(
-                    "the recording {} at event {}; the simulation does the same only at event {}",
-                    describe(r.1, r.2),
-                    at(r.3),
-                    at(s.trigger)
-                ),
-            },
-            (Some(r), Some(s)) => Difference {
-                event: r.3.min(s.trigger),
-                reason: format!(
-                    "the recording {} at event {}, the simulation {} at event {}",
-                    describe(r.1, r.2),
-                    at(r.3),
-                    describe(s.action, s.size),
-                    at(s.trigger)
-                ),
-            },
-            (Some(r), None) => Difference {
-                event: r.3,
-                reason: format!("the recording {} at event {}, the simulation does not", describe(r.1, r.2), at(r.3)),
-            },
-            (None, Some(s)) => Difference {
-                event: s.trigger,
-                reason: format!("the simulation {} at event {}, the recording does not", describe(s.action, s.size), at(s.trigger)),
-            },
-            (None, None) => unreachable!("j < max of both lengths"),
-        });
-        break;
-    }
-    let reserved_diff = (0..events.len()).filter(|&i| !events[i].action().is_segment()).find_map(|i| {
-        let (rr, sr) = (replay.series.reserved.at(i), reserved.at(i));
-        (rr != sr).then(|| Difference {
-            event: i as u32,
-            reason: format!("reserved bytes after it: recorded {}, simulated {}", exact_bytes(rr), exact_bytes(sr)),
-        })
+    let diff = segments.finish(trace, private);
+    let reserved_diff = counters.reserved.map(|(i, rr, sr)| Difference {
+        event: i,
+        reason: format!("reserved bytes after it: recorded {}, simulated {}", exact_bytes(rr), exact_bytes(sr)),
     });
-    let allocated_diff = allocated.first.map(|(i, ra, sa)| Difference {
+    let allocated_diff = counters.allocated.map(|(i, ra, sa)| Difference {
         event: i,
         reason: format!("allocated bytes after it: recorded {}, simulated {} (a block size differs)", exact_bytes(ra), exact_bytes(sa)),
     });

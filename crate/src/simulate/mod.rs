@@ -21,7 +21,6 @@ use crate::error::{Error, Result};
 use crate::fasthash::FastMap;
 use crate::format::{bytes, count, exact_bytes};
 use crate::model::{Action, DeviceTrace};
-use crate::replay::column::Column;
 use crate::replay::{DeviceReplay, NONE};
 use crate::Loaded;
 pub use check::health;
@@ -29,7 +28,7 @@ pub use inputs::SimulationInputs;
 use pool::Allocator;
 use serde::{Deserialize, Serialize};
 pub use settings::Settings;
-pub use whatif::{reserved_lines, LinePoint, OomWhatIf, WhatIf};
+pub use whatif::{LinePoint, OomWhatIf, WhatIf};
 
 /// Device memory the allocator may reserve, and how it is known.
 #[derive(Debug, Clone, Serialize)]
@@ -116,9 +115,10 @@ pub struct Simulation {
     /// the simulation at the same point.
     pub cache_releases: Vec<u32>,
     pub notes: Vec<String>,
-    /// Simulated reserved bytes after every event.
+    /// The recorded and simulated reserved lines for a chart, when asked for
+    /// ([`SimulationInputs::run_with_lines`]).
     #[serde(skip)]
-    pub reserved: Column,
+    pub lines: Vec<LinePoint>,
 }
 
 /// A maximal run of recorded releases that the program asked for (empty_cache), not the
@@ -181,24 +181,31 @@ pub fn simulate_confs(l: &Loaded, device: i64, confs: &[&str], device_memory: Op
 impl SimulationInputs<'_> {
     /// Simulate under the recorded settings changed by `conf` ("" = as recorded: the self-check).
     pub fn run(&self, conf: &str) -> Result<Simulation> {
+        self.run_with_lines(conf, None)
+    }
+
+    /// [`SimulationInputs::run`], with the recorded and simulated reserved lines over `columns`
+    /// runs of events when `columns` is given.
+    pub fn run_with_lines(&self, conf: &str, columns: Option<u32>) -> Result<Simulation> {
         let conf = conf.trim();
         let settings = self.recorded.clone().apply_conf(conf)?;
-        let mut sim = simulate(self, &settings, conf.is_empty());
+        let mut sim = simulate(self, &settings, conf.is_empty(), columns);
         sim.settings.conf = if conf.is_empty() { format!("as recorded: {}", settings.conf_string()) } else { conf.to_string() };
         Ok(sim)
     }
 }
 
 /// Simulate one device. `as_recorded`: these are the recording's own settings, so compare.
-pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: bool) -> Simulation {
+/// `columns`: gather the reserved lines over that many runs of events.
+pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: bool, columns: Option<u32>) -> Simulation {
     let (replay, trace, private, releases) = (inputs.replay, inputs.trace(), &inputs.private, &inputs.releases);
     let capacity = inputs.capacity.clone();
     let events = &trace.events;
     let mut a = Allocator::new(settings.clone(), capacity.as_ref().map(|c| c.bytes), inputs.addresses.clone());
     a.keep_emitted = as_recorded;
     let (mut block_of, mut kept) = seed::seed(&mut a, replay, private);
-    let mut reserved = Column::with_capacity(events.len());
-    let mut allocated_watch = as_recorded.then(check::AllocatedWatch::default);
+    let mut lines = columns.map(|c| whatif::ReservedLines::new(replay, events.len(), c));
+    let mut watch = as_recorded.then(|| (check::SegmentWatch::new(), check::CounterWatch::default()));
     let mut peak = SimPeak { bytes: a.reserved + kept.reserved, event: None };
     let mut alloc_peak = SimPeak { bytes: a.allocated + kept.allocated, event: None };
     let (mut free_at_peak, mut largest_at_peak, mut small_at_peak) =
@@ -213,9 +220,12 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
         a.trigger = i as u32;
         if !private.is_empty() && private.contains(e.addr) && e.action() != Action::Oom {
             follow_recorded(&mut kept, e.action(), e.size, l, replay);
-            reserved.push((a.reserved + kept.reserved) as i64);
-            if let Some(w) = &mut allocated_watch {
-                w.after(replay, trace, i, (a.allocated + kept.allocated) as i64);
+            let (total_reserved, total_allocated) = ((a.reserved + kept.reserved) as i64, (a.allocated + kept.allocated) as i64);
+            if let Some(lines) = &mut lines {
+                lines.after(i, total_reserved);
+            }
+            if let Some((_, counters)) = &mut watch {
+                counters.after(replay, trace, i, total_reserved, total_allocated);
             }
             continue;
         }
@@ -266,9 +276,14 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
             _ => {}
         }
         let (total_reserved, total_allocated) = (a.reserved + kept.reserved, a.allocated + kept.allocated);
-        reserved.push(total_reserved as i64);
-        if let Some(w) = &mut allocated_watch {
-            w.after(replay, trace, i, total_allocated as i64);
+        if let Some(lines) = &mut lines {
+            lines.after(i, total_reserved as i64);
+        }
+        if let Some((segments, counters)) = &mut watch {
+            for s in a.emitted.drain(..) {
+                segments.emitted(s, trace, private);
+            }
+            counters.after(replay, trace, i, total_reserved as i64, total_allocated as i64);
         }
         if total_reserved > peak.bytes {
             peak = SimPeak { bytes: total_reserved, event: Some(i as u32) };
@@ -288,8 +303,8 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
     if peak.bytes == recorded_peak.bytes && recorded_peak.event.map(cause) == peak.event {
         peak.event = recorded_peak.event;
     }
-    let (reproduces, first_difference) = match allocated_watch {
-        Some(watch) => check::self_check(replay, trace, &a, &reserved, watch, private),
+    let (reproduces, first_difference) = match watch {
+        Some((segments, counters)) => check::self_check(trace, private, segments, counters),
         None => (None, None),
     };
     let mut notes = Vec::new();
@@ -340,7 +355,7 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
         capacity,
         cache_releases,
         notes,
-        reserved,
+        lines: lines.map(whatif::ReservedLines::finish).unwrap_or_default(),
     }
 }
 

@@ -103,8 +103,9 @@ pub(crate) struct Allocator {
     pub active: u64,
     pub segment_allocs: u64,
     pub segment_frees: u64,
-    /// The segment events made, in order, when `keep_emitted` (only the self-check reads them:
-    /// a simulation under other settings keeps none).
+    /// The segment events made since the simulation last took them, when `keep_emitted` (only
+    /// the self-check reads them, after each event: a simulation under other settings makes
+    /// none).
     pub emitted: Vec<SegmentEvent>,
     pub keep_emitted: bool,
     /// The event being processed (recorded as the trigger of segment events).

@@ -112,22 +112,47 @@ pub struct LinePoint {
     pub simulated_max: i64,
 }
 
-/// The largest recorded and simulated reserved bytes in each of `columns` runs of events.
-pub fn reserved_lines(replay: &DeviceReplay, sim: &Simulation, columns: u32) -> Vec<LinePoint> {
-    let n = sim.reserved.len();
-    let columns = (columns.max(1) as usize).min(n.max(1));
-    let mut out = Vec::with_capacity(columns);
-    for c in 0..columns {
-        let (first, last) = (c * n / columns, ((c + 1) * n / columns).max(c * n / columns + 1).min(n));
-        if first >= last {
-            continue;
-        }
-        out.push(LinePoint {
-            first: first as u32,
-            last: (last - 1) as u32,
-            recorded_max: replay.series.reserved.range(first..last).max().unwrap_or(0),
-            simulated_max: sim.reserved.range(first..last).max().unwrap_or(0),
-        });
+/// The largest recorded and simulated reserved bytes in each of `columns` runs of events of
+/// equal length, gathered while the simulation runs (the simulated bytes after every event
+/// are not kept: 4 to 8 bytes an event).
+pub(super) struct ReservedLines<'a> {
+    replay: &'a DeviceReplay,
+    events: usize,
+    columns: usize,
+    /// The column being gathered and the event that ends it.
+    column: usize,
+    end: usize,
+    simulated_max: i64,
+    out: Vec<LinePoint>,
+}
+
+impl<'a> ReservedLines<'a> {
+    pub fn new(replay: &'a DeviceReplay, events: usize, columns: u32) -> ReservedLines<'a> {
+        // No more columns than events, so none is empty.
+        let columns = (columns.max(1) as usize).min(events.max(1));
+        let end = events / columns;
+        ReservedLines { replay, events, columns, column: 0, end, simulated_max: i64::MIN, out: Vec::with_capacity(columns) }
     }
-    out
+
+    /// The simulation's reserved bytes after event `i` (called for every event in order).
+    #[inline]
+    pub fn after(&mut self, i: usize, reserved: i64) {
+        self.simulated_max = self.simulated_max.max(reserved);
+        if i + 1 == self.end {
+            let first = self.column * self.events / self.columns;
+            self.out.push(LinePoint {
+                first: first as u32,
+                last: i as u32,
+                recorded_max: self.replay.series.reserved.range(first..i + 1).max().unwrap_or(0),
+                simulated_max: self.simulated_max,
+            });
+            self.column += 1;
+            self.end = (self.column + 1) * self.events / self.columns;
+            self.simulated_max = i64::MIN;
+        }
+    }
+
+    pub fn finish(self) -> Vec<LinePoint> {
+        self.out
+    }
 }
