@@ -17,6 +17,12 @@ const CONSTANT: u8 = u8::MAX;
 /// `shift` of a run kept whole in `whole`.
 const WIDE: u8 = u8::MAX - 1;
 
+/// Where a run's values start in `offset` or `whole`, kept in 4 bytes: a column of 2^32 values
+/// would take 32 GiB of events before it.
+fn start_index(start: usize) -> u32 {
+    u32::try_from(start).expect("a column holds fewer than 2^32 values")
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Column {
     len: usize,
@@ -66,7 +72,7 @@ impl Column {
     fn begin_run(&mut self, base: i64, shift: u8, start: usize) {
         self.base.push(base);
         self.shift.push(shift);
-        self.start.push(u32::try_from(start).expect("a column holds fewer than 2^32 offsets"));
+        self.start.push(start_index(start));
     }
 
     #[inline]
@@ -144,7 +150,7 @@ impl Column {
         self.whole.resize(start + BLOCK, 0);
         self.whole[start + i % BLOCK] = v;
         self.shift[run] = WIDE;
-        self.start[run] = start as u32;
+        self.start[run] = start_index(start);
     }
 
     /// The value after event `i` (panics beyond the end, like slice indexing).

@@ -206,6 +206,21 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
     let (mut block_of, mut kept) = seed::seed(&mut a, replay, private);
     let mut lines = columns.map(|c| whatif::ReservedLines::new(replay, events.len(), c));
     let mut watch = as_recorded.then(|| (check::SegmentWatch::new(), check::CounterWatch::default()));
+    // After each event: the chart's lines and the self-check see the totals and the segment
+    // events the allocator made for it.
+    let mut observe = |a: &mut Allocator, kept: &private::AsRecorded, i: usize| {
+        let (reserved, allocated) = (a.reserved + kept.reserved, a.allocated + kept.allocated);
+        if let Some(lines) = &mut lines {
+            lines.after(i, reserved as i64);
+        }
+        if let Some((segments, counters)) = &mut watch {
+            for s in a.emitted.drain(..) {
+                segments.emitted(s, trace, private);
+            }
+            counters.after(replay, trace, i, reserved as i64, allocated as i64);
+        }
+        (reserved, allocated)
+    };
     let mut peak = SimPeak { bytes: a.reserved + kept.reserved, event: None };
     let mut alloc_peak = SimPeak { bytes: a.allocated + kept.allocated, event: None };
     let (mut free_at_peak, mut largest_at_peak, mut small_at_peak) =
@@ -220,13 +235,7 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
         a.trigger = i as u32;
         if !private.is_empty() && private.contains(e.addr) && e.action() != Action::Oom {
             follow_recorded(&mut kept, e.action(), e.size, l, replay);
-            let (total_reserved, total_allocated) = ((a.reserved + kept.reserved) as i64, (a.allocated + kept.allocated) as i64);
-            if let Some(lines) = &mut lines {
-                lines.after(i, total_reserved);
-            }
-            if let Some((_, counters)) = &mut watch {
-                counters.after(replay, trace, i, total_reserved, total_allocated);
-            }
+            observe(&mut a, &kept, i);
             continue;
         }
         match e.action() {
@@ -275,16 +284,7 @@ pub fn simulate(inputs: &SimulationInputs, settings: &Settings, as_recorded: boo
             },
             _ => {}
         }
-        let (total_reserved, total_allocated) = (a.reserved + kept.reserved, a.allocated + kept.allocated);
-        if let Some(lines) = &mut lines {
-            lines.after(i, total_reserved as i64);
-        }
-        if let Some((segments, counters)) = &mut watch {
-            for s in a.emitted.drain(..) {
-                segments.emitted(s, trace, private);
-            }
-            counters.after(replay, trace, i, total_reserved as i64, total_allocated as i64);
-        }
+        let (total_reserved, total_allocated) = observe(&mut a, &kept, i);
         if total_reserved > peak.bytes {
             peak = SimPeak { bytes: total_reserved, event: Some(i as u32) };
             free_at_peak = total_reserved.saturating_sub(a.active + kept.active);
