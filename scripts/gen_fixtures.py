@@ -920,6 +920,72 @@ def program_fixtures():
     for n in range(1, 4):
         grads = step(p, n, grads, state, own=True)
     out.append(("program_own_optimizer.pickle", p, p.expected("training_steps", 3, False)))
+
+    # Resuming from a checkpoint: the model built, then optimizer.load_state_dict(...) restores
+    # Adam's state (moved to the parameters' device inside torch.optim's loading), then four
+    # steps that find their state made. Loading is set-up, not a step: four steps.
+    r_load = rooted(frame(f"{TORCH}/optim/optimizer.py", 760, "_process_value_according_to_param_policy"),
+                    frame(f"{TORCH}/optim/optimizer.py", 820, "_cast"), frame(f"{TORCH}/optim/optimizer.py", 870, "load_state_dict"),
+                    frame("/work/prog/train.py", 25, "main"))
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    state = [p.malloc(("state", i), 8 * MIB, r_load, "optimizer state") for i in range(params)]
+    grads = []
+    for _ in range(4):
+        grads = r_step(p, grads, state)
+    exp = p.expected("training_steps", 4, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_resume_optimizer.pickle", p, exp))
+
+    # Stochastic weight averaging: four steps, each followed by the averaged model's update
+    # (AveragedModel.update_parameters, torch.optim's swa_utils), then update_bn: a forward pass
+    # of the averaged model over eight batches, each batch moved to the device inside update_bn,
+    # to recompute batch-norm statistics. The batches are no optimizer steps: four steps.
+    swa = f"{TORCH}/optim/swa_utils.py"
+    r_average = rooted(frame(swa, 250, "update_parameters"), frame("/work/prog/train.py", 62, "main"))
+    r_averaged_copy = rooted(frame("/usr/lib/python3.11/copy.py", 172, "deepcopy"), frame(swa, 200, "__init__"), frame("/work/prog/train.py", 22, "main"))
+    r_update_bn = rooted(frame(swa, 330, "update_bn"), frame("/work/prog/train.py", 70, "main"))
+    r_bn_layer = rooted(frame("/work/prog/model.py", 20, "forward"), call, frame(swa, 225, "forward"), call, frame(swa, 340, "update_bn"), frame("/work/prog/train.py", 70, "main"))
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    # The averaged model: a deep copy of the model's parameters, made by AveragedModel.
+    [p.malloc(("averaged", i), 4 * MIB, r_averaged_copy, "parameter") for i in range(params)]
+    grads, state = [], []
+    for _ in range(4):
+        grads = r_step(p, grads, state)
+        p.free(p.malloc("average-tmp", 4 * MIB, r_average, "temporary"), r_average)
+    for b in range(8):
+        batch = p.malloc(("batch", b), 2 * MIB, r_update_bn, "unknown")
+        for k in range(layers):
+            p.free(p.malloc(("bn-act", k), 1 * MIB, r_bn_layer, "temporary"), r_bn_layer)
+        p.free(batch, r_update_bn)
+    exp = p.expected("training_steps", 4, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_swa_update_bn.pickle", p, exp))
+
+    # A recording started inside a backward pass: its first events free activations made before
+    # the window (on autograd's thread: no frames), then Adam's step; three whole steps follow.
+    # The first, seen from inside, is partial: three complete steps.
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    grads, state = [], []
+    grads = r_step(p, grads, state)
+    set_to_none(p, grads, r_zero)
+    # Made before the window and freed without frames: nothing left tells what they were.
+    acts = [p.malloc(("act", k), 3 * MIB, r_layer, "unknown") for k in range(layers)]
+    s = p.malloc("seed", 512, r_seed, "unknown")
+    cut = len(p.t.events)
+    grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
+    for a in reversed(acts):
+        p.free(a)
+    p.free(s)
+    adam_step(p, state, r_adam)
+    for _ in range(3):
+        grads = r_step(p, grads, state)
+    exp = p.expected("training_steps", 3, False, cut=cut)
+    exp["program"]["peak_phase"] = "backward"
+    p.t.events = p.t.events[cut:]
+    out.append(("program_recording_mid_backward.pickle", p, exp))
     return [(name, {"segments": p.t.dump_segments(), "device_traces": [p.t.events]}, exp) for name, p, exp in out]
 
 

@@ -297,37 +297,72 @@ fn step_bounds(phases: &DevicePhases, events: u32, is_alloc: impl Fn(u32) -> boo
             last.3 = true;
         }
     };
+    // An optimizer run ends a training step only where that step has a backward pass: a run with
+    // none since the step before (an optimizer's step at construction, a scheduler's or
+    // averaging pass between steps) belongs to the step after it. A first step without one, or
+    // without a forward pass where the other steps have one, was recorded from inside it (or is
+    // set-up), so it is partial.
+    let forwards: Vec<u32> = phases.runs.iter().filter(|r| r.phase == Phase::Forward).map(|r| r.first).collect();
+    let forwards_in = |&(_, first, last, _): &Bound| forwards.partition_point(|&p| p <= last) - forwards.partition_point(|&p| p < first);
+    let with_passes = |b: Vec<Bound>| -> Vec<Bound> {
+        let mut out: Vec<Bound> = Vec::with_capacity(b.len());
+        let mut joins: Option<u32> = None;
+        let others_forward = b.iter().skip(1).any(|s| s.3 && forwards_in(s) > 0);
+        for (k, &(_, first, last, complete)) in b.iter().enumerate() {
+            let first = joins.take().unwrap_or(first);
+            let part = (0, first, last, complete);
+            if complete && passes_in(&part) == 0 && k > 0 {
+                joins = Some(first);
+                continue;
+            }
+            if complete && k == 0 && (passes_in(&part) == 0 || (others_forward && forwards_in(&part) == 0)) {
+                out.push((0, first, last, false));
+                continue;
+            }
+            out.push(part);
+        }
+        if let Some(first) = joins {
+            out.push((0, first, events - 1, false));
+        }
+        out.into_iter().enumerate().map(|(k, (_, first, last, complete))| (k as i64 + 1, first, last, complete)).collect()
+    };
     let holds = |b: &[Bound]| {
         let most = most_in_a_step(b);
         b.iter().filter(|s| s.3).skip(1).all(|s| passes_in(s) > 0) && b.iter().filter(|s| !s.3).all(|s| passes_in(s) <= most)
     };
-    match stepping.len() {
-        0 if !every_run.is_empty() => {
-            let mut b = split_after(&every_run, events);
-            last_step_too(&mut b);
-            return (Some("optimizer steps"), b);
+    let by_optimizer = || -> Option<Vec<Bound>> {
+        match stepping.len() {
+            0 if !every_run.is_empty() => {
+                let mut b = with_passes(split_after(&every_run, events));
+                last_step_too(&mut b);
+                Some(b)
+            }
+            0 => None,
+            1 => {
+                let by_stepping = split_after(&stepping, events);
+                if holds(&by_stepping) {
+                    return Some(with_passes(by_stepping));
+                }
+                let by_every_run = split_after(&every_run, events);
+                if holds(&by_every_run) {
+                    let mut b = with_passes(by_every_run);
+                    last_step_too(&mut b);
+                    return Some(b);
+                }
+                // No optimizer run after the one that allocated, which ended a step with a
+                // backward pass: nothing tells a step that leaves no event from a micro-batch of
+                // gradient accumulation, so the run divides as it is. (A run before any backward
+                // pass, as an optimizer's state made at construction by a step, ends no training
+                // step.)
+                let last = optimizer.last().is_some_and(|r| r.last == stepping[0]);
+                (last && by_stepping.first().is_some_and(|s| passes_in(s) > 0)).then(|| with_passes(by_stepping))
+            }
+            _ => Some(with_passes(split_after(&stepping, events))),
         }
-        0 => {}
-        1 => {
-            let by_stepping = split_after(&stepping, events);
-            if holds(&by_stepping) {
-                return (Some("optimizer steps"), by_stepping);
-            }
-            let mut by_every_run = split_after(&every_run, events);
-            if holds(&by_every_run) {
-                last_step_too(&mut by_every_run);
-                return (Some("optimizer steps"), by_every_run);
-            }
-            // No optimizer run after the one that allocated, which ended a step with a backward
-            // pass: nothing tells a step that leaves no event from a micro-batch of gradient
-            // accumulation, so the run divides as it is. (A run before any backward pass, as an
-            // optimizer's state made at construction by a step, ends no training step.)
-            let last = optimizer.last().is_some_and(|r| r.last == stepping[0]);
-            if last && by_stepping.first().is_some_and(|s| passes_in(s) > 0) {
-                return (Some("optimizer steps"), by_stepping);
-            }
-        }
-        _ => return (Some("optimizer steps"), split_after(&stepping, events)),
+    };
+    // Optimizer runs none of which ends a step with a backward pass divide nothing.
+    if let Some(b) = by_optimizer().filter(|b| b.iter().any(|s| s.3)) {
+        return (Some("optimizer steps"), b);
     }
     // Without optimizer runs that divide them: a step starts with each forward pass that follows
     // a backward pass.

@@ -86,6 +86,9 @@ const DATA: u8 = 4;
 const ANY_FRAME: u8 = 8;
 const FORWARD: u8 = 16;
 const SETUP: u8 = 32;
+/// An optimizer loading its state (`Optimizer.load_state_dict` and what it calls): set-up,
+/// whatever optimizer frames it runs.
+const OPTIMIZER_LOADING: u8 = 64;
 
 /// Functions of `torch.nn` that build, move or load a module's parameters and buffers.
 const MODULE_SETUP: [&str; 16] = [
@@ -133,14 +136,19 @@ fn frame_marks(f: &Frame) -> u8 {
     {
         m |= BACKWARD;
     }
-    let torch_optim = file.contains("torch/optim/") && !file.ends_with("lr_scheduler.py");
-    // An optimizer's constructor builds state (setup); everything else in torch.optim is the step
-    // or zero_grad.
+    // torch.optim is the step or zero_grad, but for an optimizer's constructor and its loading
+    // of a checkpoint (set-up), its schedulers, and SWA's `update_bn` (a forward pass over the
+    // data to recompute batch-norm statistics) and its averaged model's forward.
+    let swa_pass = file.ends_with("torch/optim/swa_utils.py") && matches!(name, "update_bn" | "forward");
+    let torch_optim = file.contains("torch/optim/") && !file.ends_with("lr_scheduler.py") && !swa_pass;
     // `model.zero_grad()` clears the gradients as `optimizer.zero_grad()` does (Hugging Face's
     // Trainer calls it after each step).
     let module_zero_grad = file.ends_with("torch/nn/modules/module.py") && name == "zero_grad";
     if (torch_optim && name != "__init__") || module_zero_grad {
         m |= OPTIMIZER;
+    }
+    if torch_optim && name == "load_state_dict" {
+        m |= OPTIMIZER_LOADING;
     }
     if file.contains("torch/utils/data/") {
         m |= DATA;
@@ -209,6 +217,7 @@ fn phase_of_marks(m: u8) -> Option<Phase> {
     match m {
         0 => None,
         m if m & BACKWARD != 0 => Some(Phase::Backward),
+        m if m & OPTIMIZER_LOADING != 0 => Some(Phase::Setup),
         m if m & OPTIMIZER != 0 => Some(Phase::Optimizer),
         m if m & DATA != 0 => Some(Phase::Data),
         m if m & FORWARD != 0 => Some(Phase::Forward),
@@ -428,9 +437,19 @@ fn annotation_ranges_of(trace: &DeviceTrace, annotations: &[Annotation], device:
 }
 
 /// Events without frames (backward on autograd's own thread carries none, frees often none)
-/// take the phase of the last event before them that has one; leading ones the first after.
+/// take the phase of the last event before them that has one. Leading ones (the recording began
+/// among them) take what the program's other frameless events before the same phase take (a
+/// recording begun inside a backward pass: frameless events before Adam's step are backward's
+/// everywhere else), or failing any, the phase of the first event after them.
 fn fill_gaps(phases: &mut [u8]) {
-    let mut current = phases.iter().copied().find(|&p| p != NO_PHASE).unwrap_or(Phase::Unknown as u8);
+    let Some(first) = phases.iter().position(|&p| p != NO_PHASE) else {
+        phases.fill(Phase::Unknown as u8);
+        return;
+    };
+    let mut current = phases[first];
+    if first > 0 {
+        current = like_leading_gap(&phases[first..]).unwrap_or(current);
+    }
     for p in phases {
         if *p == NO_PHASE {
             *p = current;
@@ -438,6 +457,28 @@ fn fill_gaps(phases: &mut [u8]) {
             current = *p;
         }
     }
+}
+
+/// The phase most of the gaps of frameless events in `phases` (which starts with a known phase)
+/// that end where that known phase resumes take (the phase before each); ties keep that phase.
+fn like_leading_gap(phases: &[u8]) -> Option<u8> {
+    let next = phases[0];
+    let mut votes = [0usize; Phase::ALL.len()];
+    let (mut before, mut in_gap) = (next, false);
+    for &p in phases {
+        match (p == NO_PHASE, in_gap) {
+            (true, _) => in_gap = true,
+            (false, true) => {
+                if p == next {
+                    votes[before as usize] += 1;
+                }
+                (before, in_gap) = (p, false);
+            }
+            (false, false) => before = p,
+        }
+    }
+    let most = *votes.iter().max()?;
+    (most > votes[next as usize]).then(|| votes.iter().position(|&v| v == most).expect("a maximum") as u8)
 }
 
 fn runs_of(of_event: &[u8]) -> Vec<PhaseRun> {
@@ -555,13 +596,27 @@ mod tests {
     #[test]
     fn gaps_take_the_phase_before_them() {
         let (f, b, o, none) = (Phase::Forward as u8, Phase::Backward as u8, Phase::Optimizer as u8, NO_PHASE);
+        let names = |of: &[u8]| -> Vec<&str> { of.iter().map(|&p| Phase::ALL[p as usize].name()).collect() };
         let mut of = [none, f, f, b, none, none, f, none, o];
         fill_gaps(&mut of);
-        let names: Vec<&str> = of.iter().map(|&p| Phase::ALL[p as usize].name()).collect();
-        assert_eq!(names, ["forward", "forward", "forward", "backward", "backward", "backward", "forward", "forward", "optimizer"]);
+        // The leading gap: the one other gap before a forward pass follows backward.
+        assert_eq!(names(&of), ["backward", "forward", "forward", "backward", "backward", "backward", "forward", "forward", "optimizer"]);
         let runs = runs_of(&of);
-        assert_eq!(runs.len(), 4);
-        assert_eq!((runs[1].first, runs[1].last), (3, 5));
+        assert_eq!(runs.len(), 5);
+        assert_eq!((runs[2].first, runs[2].last), (3, 5));
+        // A recording begun inside a backward pass: frameless events before Adam's step are
+        // backward's elsewhere, so they are there too.
+        let mut of = [none, none, o, f, b, none, o, f, b, none, o];
+        fill_gaps(&mut of);
+        assert_eq!(&names(&of)[..3], ["backward", "backward", "optimizer"]);
+        // No other gap before the same phase (or as many of each kind): the phase after it.
+        for mut of in [[none, f, f, o, none, b, b], [none, f, b, none, f, none, f]] {
+            fill_gaps(&mut of);
+            assert_eq!(names(&of)[0], "forward");
+        }
+        let mut of = [none, none];
+        fill_gaps(&mut of);
+        assert_eq!(names(&of), ["unknown", "unknown"]);
     }
 
     #[test]
@@ -661,6 +716,14 @@ mod tests {
         assert_eq!(phase(std::slice::from_ref(&init)), Some(Phase::Setup));
         let ctor = f("/x/site-packages/torch/optim/adam.py", "__init__");
         assert_eq!(phase(&[ctor]), Some(Phase::Setup), "an optimizer's constructor is set-up, not a step");
+        let optim = "/x/site-packages/torch/optim/optimizer.py";
+        let loading = [f(optim, "_process_value_according_to_param_policy"), f(optim, "_cast"), f(optim, "load_state_dict")];
+        assert_eq!(phase(&loading), Some(Phase::Setup), "an optimizer loading its state is set-up, not a step");
+        let swa = "/x/site-packages/torch/optim/swa_utils.py";
+        assert_eq!(phase(&[f(swa, "update_parameters")]), Some(Phase::Optimizer), "averaging the weights is part of the step");
+        assert_eq!(phase(&[f(swa, "update_bn")]), Some(Phase::Unknown), "update_bn moves batches, no step");
+        let bn_forward = [f("/work/model.py", "forward"), call.clone(), f(swa, "forward"), call.clone(), f(swa, "update_bn")];
+        assert_eq!(phase(&bn_forward), Some(Phase::Forward), "update_bn's pass over the data is forward");
         assert_eq!(phase(&[f("/work/run.py", "main")]), Some(Phase::Unknown), "a script's own line names no phase");
         let compiled = f("/x/site-packages/torch/_functorch/aot_autograd.py", "forward");
         assert_eq!(phase(std::slice::from_ref(&compiled)), Some(Phase::Unknown), "a compiled function's entry is no module's forward");
