@@ -986,6 +986,30 @@ def program_fixtures():
     exp["program"]["peak_phase"] = "backward"
     p.t.events = p.t.events[cut:]
     out.append(("program_recording_mid_backward.pickle", p, exp))
+
+    # A CUDA prefetcher (the data_prefetcher of NVIDIA's ImageNet example): its constructor
+    # moves the first batch to the device, and each next() hands over the batch it holds and
+    # moves the one after; plain SGD (its steps leave no event; zero_grad's frees divide them).
+    # The first batch, made in a constructor and let go in the second step, is no parameter;
+    # nothing in the frames says what the batches are. Four steps, the first one's peak the
+    # highest (the first of equal ones).
+    r_preload_first = rooted(frame("/work/prog/data.py", 20, "preload"), frame("/work/prog/data.py", 12, "__init__"), frame("/work/prog/train.py", 28, "main"))
+    r_preload = rooted(frame("/work/prog/data.py", 20, "preload"), frame("/work/prog/data.py", 31, "next"), frame("/work/prog/train.py", 38, "main"))
+    r_loop = rooted(frame("/work/prog/train.py", 38, "main"))
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    held = p.malloc(("batch", 0), 8 * MIB, r_preload_first, "unknown")
+    grads, used = [], None
+    for n in range(4):
+        if used is not None:
+            p.free(used, r_loop)
+        used, held = held, p.malloc(("batch", n + 1), 8 * MIB, r_preload, "unknown")
+        set_to_none(p, grads, r_zero)
+        acts = [p.malloc(("act", k), 3 * MIB, r_layer, "activation") for k in range(layers)]
+        grads = backward_pass(p, acts, r_seed)
+    exp = p.expected("training_steps", 4, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_cuda_prefetcher.pickle", p, exp))
     return [(name, {"segments": p.t.dump_segments(), "device_traces": [p.t.events]}, exp) for name, p, exp in out]
 
 

@@ -127,6 +127,7 @@ pub fn classify(
             LifetimeRule::BeforeWindow => alloc.is_none(),
             LifetimeRule::PairsWithGradient | LifetimeRule::Persistent => false,
             LifetimeRule::AtDump => alloc.is_some() && freed.is_none(),
+            LifetimeRule::Kept => freed.is_none(),
             LifetimeRule::GrownByCopy => grown.get(index).copied().unwrap_or(false),
             LifetimeRule::AtOom => {
                 let after = alloc.map_or(0, |a| ooms.partition_point(|&o| o <= a));

@@ -84,6 +84,8 @@ pub enum LifetimeRule {
     PairsWithGradient,
     /// Allocated in the window and never freed in it: still held at the dump.
     AtDump,
+    /// Never freed in the window (allocated in it or before it): held at the dump.
+    Kept,
     /// A copy of a buffer grown by copying: its site re-made the buffer larger and freed the
     /// copy before, `grown_by_copy::MIN_COPIES` times or more in a row (`grown_by_copy.rs`).
     GrownByCopy,

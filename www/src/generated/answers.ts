@@ -575,6 +575,7 @@ export type LifetimeRule =
   | 'at_oom'
   | 'pairs_with_gradient'
   | 'at_dump'
+  | 'kept'
   | 'grown_by_copy'
   | 'persistent';
 

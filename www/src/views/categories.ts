@@ -23,6 +23,7 @@ const LIFETIMES = {
   before_window: 0,
   at_oom: 0,
   at_dump: 0,
+  kept: 0,
   grown_by_copy: 0,
   pairs_with_gradient: 0,
   persistent: 0,
