@@ -1010,6 +1010,48 @@ def program_fixtures():
     exp = p.expected("training_steps", 4, False)
     exp["program"]["peak_phase"] = "backward"
     out.append(("program_cuda_prefetcher.pickle", p, exp))
+
+    # A sequence-length warmup: each step's logits grow with its sequence length (1 to 9 MiB,
+    # then two short batches), and the script keeps them (`outputs = model(...)`) until the next
+    # step's forward pass rebinds the name. The site makes a larger block before freeing the one
+    # before, step after step, yet across a backward pass and an optimizer step: step outputs,
+    # not a buffer grown by copying. Eleven steps.
+    r_head = rooted(frame("/work/prog/model.py", 90, "forward"), call, frame("/work/prog/train.py", 40, "main"))
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    grads, state, logits = [], [], None
+    for n, length in enumerate(list(range(1, 10)) + [2, 3]):
+        set_to_none(p, grads, r_zero)
+        acts = [p.malloc(("act", k), 3 * MIB, r_layer, "activation") for k in range(layers)]
+        new = p.malloc(("logits", n), length * MIB, r_head, "activation")
+        if logits is not None:
+            p.free(logits, r_loop)
+        logits = new
+        grads = backward_pass(p, acts, r_seed)
+        adam_step(p, state, r_adam)
+    exp = p.expected("training_steps", 11, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_seqlen_warmup.pickle", p, exp))
+
+    # A no-grad pass over a validation batch between loss.backward() and optimizer.step():
+    # the peak is in that pass, with this step's gradients alive for the step right after it
+    # (zero_grad already runs before the forward pass): no gradients held from the step before.
+    # Four steps.
+    r_eval = rooted(frame("/work/prog/model.py", 20, "forward"), call, frame("/work/prog/model.py", 40, "forward"), call, frame("/work/prog/train.py", 58, "main"))
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    grads, state = [], []
+    for _ in range(4):
+        set_to_none(p, grads, r_zero)
+        acts = [p.malloc(("act", k), 3 * MIB, r_layer, "activation") for k in range(layers)]
+        grads = backward_pass(p, acts, r_seed)
+        evals = [p.malloc(("eval", k), 8 * MIB, r_eval, "temporary") for k in range(layers)]
+        for e in evals:
+            p.free(e, r_eval)
+        adam_step(p, state, r_adam)
+    exp = p.expected("training_steps", 4, False)
+    exp["program"]["peak_phase"] = "forward"
+    out.append(("program_eval_before_step.pickle", p, exp))
     return [(name, {"segments": p.t.dump_segments(), "device_traces": [p.t.events]}, exp) for name, p, exp in out]
 
 

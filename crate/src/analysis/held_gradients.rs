@@ -1,7 +1,9 @@
 //! Gradients held through a forward pass: at an allocated peak inside a forward pass, the blocks
 //! categorized `gradient` that the program frees after the peak and before the next backward
 //! pass starts. They are the previous step's `.grad`s, released by a `zero_grad` that runs after
-//! the forward instead of before it: moving it lowers the peak by their size.
+//! the forward instead of before it: moving it lowers the peak by their size. Gradients an
+//! optimizer step after the peak still reads (a no-grad pass between backward and `step()`) are
+//! this step's, not held.
 
 use crate::replay::DeviceReplay;
 use crate::semantics::{DeviceCategories, DevicePhases, Phase};
@@ -27,11 +29,14 @@ pub fn held_gradients(d: &DeviceReplay, phases: &DevicePhases, cats: &DeviceCate
         return None;
     }
     let backward = phases.runs.iter().find(|r| r.phase == Phase::Backward && r.first > peak)?.first;
+    // The first optimizer step after the peak (a run that allocates: `zero_grad` only frees).
+    let step =
+        phases.runs.iter().find(|r| r.phase == Phase::Optimizer && r.first > peak && d.allocates_in(r.first, r.last)).map(|r| r.first);
     let mut out = HeldGradients { peak_event: peak, blocks: 0, bytes: 0, freed_from: u32::MAX, freed_to: 0 };
     for (i, l) in d.lifetimes.iter().enumerate() {
         let Some(freed) = l.free_requested_event() else { continue };
         let alive = l.alloc_event().is_none_or(|a| a <= peak) && freed > peak;
-        if cats.category[i] == gradient && !l.orphan && alive && freed < backward {
+        if cats.category[i] == gradient && !l.orphan && alive && freed < backward && step.is_none_or(|s| freed < s) {
             out.blocks += 1;
             out.bytes += l.size;
             out.freed_from = out.freed_from.min(freed);

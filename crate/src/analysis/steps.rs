@@ -147,7 +147,7 @@ pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
         open: r.open,
     }));
     let framework_ranges = phases.ranges.iter().filter(|r| r.group == RangeGroup::Framework).count();
-    let (source, bounds) = step_bounds(phases, d.events as u32, |e| is_alloc_event(d, e));
+    let (source, bounds) = step_bounds(phases, d.events as u32, |first, last| d.allocates_in(first, last));
     let steps = measure(d, phases, &bounds);
     let growth = growth(&steps);
     let program = program(d.events as u32, phases, source, &steps);
@@ -244,16 +244,10 @@ fn program(events: u32, phases: &DevicePhases, source: Option<&str>, steps: &[St
 /// (number, first, last, complete) of each step.
 type Bound = (i64, u32, u32, bool);
 
-/// Event `e` hands out a block (an allocation of the window).
-fn is_alloc_event(d: &DeviceReplay, e: u32) -> bool {
-    let l = d.event_lifetime[e as usize];
-    l != crate::replay::NONE && d.lifetimes[l as usize].alloc_event() == Some(e)
-}
-
-/// `is_alloc`: whether an event hands out a block.
+/// `allocates(first, last)`: whether an event of that span hands out a block.
 /// Steps are where the program repeats a unit with a backward pass or an optimizer step (or where
 /// ProfilerStep ranges say so): layers repeating inside one forward pass are never steps.
-fn step_bounds(phases: &DevicePhases, events: u32, is_alloc: impl Fn(u32) -> bool) -> (Option<&'static str>, Vec<Bound>) {
+fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) -> bool) -> (Option<&'static str>, Vec<Bound>) {
     if events == 0 {
         return (None, Vec::new());
     }
@@ -279,7 +273,6 @@ fn step_bounds(phases: &DevicePhases, events: u32, is_alloc: impl Fn(u32) -> boo
     // every complete step but the first (which the recording may have started inside) has a
     // backward pass and the partial rest no more of them than a step.
     // Each run's events are read once, so all of them together at most once.
-    let allocates = |first: u32, last: u32| (first..=last).any(&is_alloc);
     let optimizer: Vec<&crate::semantics::PhaseRun> = phases.runs.iter().filter(|r| r.phase == Phase::Optimizer).collect();
     let stepping: Vec<u32> = optimizer.iter().filter(|r| allocates(r.first, r.last)).map(|r| r.last).collect();
     let every_run: Vec<u32> = optimizer.iter().map(|r| r.last).collect();

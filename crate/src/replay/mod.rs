@@ -195,6 +195,16 @@ pub struct DeviceReplay {
     pub consistency: Consistency,
 }
 
+impl DeviceReplay {
+    /// Whether any event of `first..=last` hands out a block (an allocation of the window).
+    pub fn allocates_in(&self, first: u32, last: u32) -> bool {
+        (first..=last).any(|e| {
+            let l = self.event_lifetime.get(e as usize).copied().unwrap_or(NONE);
+            l != NONE && self.lifetimes[l as usize].alloc_event() == Some(e)
+        })
+    }
+}
+
 const MAX_ISSUES: usize = 200;
 
 #[derive(Default)]

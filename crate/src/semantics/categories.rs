@@ -83,7 +83,11 @@ pub fn classify(
     let no_forward_rules = !rules.rules.iter().any(|r| matches!(r.frames, FrameSource::Forward | FrameSource::Any));
     let unknown = rules.unknown();
     let grown = match rules.rules.iter().any(|r| r.lifetime == LifetimeRule::GrownByCopy) {
-        true => super::grown_by_copy::grown_by_copy(d),
+        true => {
+            let passes: Vec<u32> =
+                phases.runs.iter().filter(|r| matches!(r.phase, Phase::Backward | Phase::Optimizer)).map(|r| r.first).collect();
+            super::grown_by_copy::grown_by_copy(d, &passes)
+        }
         false => Vec::new(),
     };
     let mut out = DeviceCategories { category: Vec::with_capacity(d.lifetimes.len()), rule: Vec::with_capacity(d.lifetimes.len()) };

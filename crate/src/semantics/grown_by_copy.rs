@@ -10,7 +10,9 @@
 //! each replaced by the next, is a buffer grown by copying; the other layers' copies join it (those
 //! replaced by one of its copies, and those of the size it ended at). The outputs of a U-Net's levels,
 //! which grow at one line within a pass and start small again at the next, make chains as long as
-//! its levels only; activations kept for backward are replaced by nothing larger.
+//! its levels only; activations kept for backward are replaced by nothing larger. A block alive
+//! across a backward or optimizer run is no copy: a training step's output that the next step's
+//! (longer sequences, a larger batch) replaces.
 
 use crate::replay::{DeviceReplay, StackSource};
 
@@ -19,8 +21,8 @@ use crate::replay::{DeviceReplay, StackSource};
 pub const MIN_COPIES: usize = 8;
 
 /// For each lifetime of the device: whether it is a copy in a chain of a buffer grown by
-/// copying.
-pub fn grown_by_copy(d: &DeviceReplay) -> Vec<bool> {
+/// copying. `steps_runs`: where each backward and optimizer run starts, in order.
+pub fn grown_by_copy(d: &DeviceReplay, steps_runs: &[u32]) -> Vec<bool> {
     let mut out = vec![false; d.lifetimes.len()];
     // The lifetimes allocated in the window with their own stack, by site, then in allocation
     // order: the events give that order, and a counting sort by site keeps it (a sort of
@@ -47,21 +49,27 @@ pub fn grown_by_copy(d: &DeviceReplay) -> Vec<bool> {
         next[site as usize] += 1;
     }
     for w in starts.windows(2).filter(|w| (w[1] - w[0]) as usize >= MIN_COPIES) {
-        mark_chains(d, by_site[w[0] as usize..w[1] as usize].iter().map(|&i| i as usize).collect(), &mut out);
+        mark_chains(d, by_site[w[0] as usize..w[1] as usize].iter().map(|&i| i as usize).collect(), steps_runs, &mut out);
     }
     out
 }
 
 /// Mark the copies of one site's buffers grown by copying (the site's lifetimes in allocation
 /// order).
-fn mark_chains(d: &DeviceReplay, site: Vec<usize>, out: &mut [bool]) {
+fn mark_chains(d: &DeviceReplay, site: Vec<usize>, steps_runs: &[u32], out: &mut [bool]) {
     let lifetime = |k: usize| &d.lifetimes[site[k]];
     let allocs: Vec<u32> = (0..site.len()).map(|k| lifetime(k).alloc_event().unwrap_or(0)).collect();
-    // The site's last block made before each block's free, when it is a later and larger one.
+    // The site's last block made before each block's free, when it is a later and larger one
+    // and the block lived inside one pass: a block alive across a backward or optimizer run is a
+    // step's output the next step's replaces (a sequence length or batch that grows), not a copy.
     let replaced_by: Vec<Option<usize>> = (0..site.len())
         .map(|k| {
             let l = lifetime(k);
             let freed = l.free_requested_event().or(l.free_completed_event())?;
+            let made = l.alloc_event()?;
+            if steps_runs.partition_point(|&s| s <= made) != steps_runs.partition_point(|&s| s <= freed) {
+                return None;
+            }
             let last = allocs.partition_point(|&a| a < freed).checked_sub(1)?;
             (last > k && lifetime(last).size > l.size).then_some(last)
         })
