@@ -278,7 +278,7 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
     let every_run: Vec<u32> = optimizer.iter().map(|r| r.last).collect();
     // Runs are maximal, so each backward run is one backward pass; sorted by event.
     let passes: Vec<u32> = phases.runs.iter().filter(|r| r.phase == Phase::Backward).map(|r| r.first).collect();
-    let passes_in = |&(_, first, last, _): &Bound| passes.partition_point(|&p| p <= last) - passes.partition_point(|&p| p < first);
+    let passes_in = |b: &Bound| runs_in(&passes, b);
     let most_in_a_step = |b: &[Bound]| {
         let complete: Vec<usize> = b.iter().filter(|s| s.3).map(passes_in).collect();
         complete.iter().skip(usize::from(complete.len() > 1)).max().copied().unwrap_or(0)
@@ -296,7 +296,7 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
     // without a forward pass where the other steps have one, was recorded from inside it (or is
     // set-up), so it is partial.
     let forwards: Vec<u32> = phases.runs.iter().filter(|r| r.phase == Phase::Forward).map(|r| r.first).collect();
-    let forwards_in = |&(_, first, last, _): &Bound| forwards.partition_point(|&p| p <= last) - forwards.partition_point(|&p| p < first);
+    let forwards_in = |b: &Bound| runs_in(&forwards, b);
     let with_passes = |b: Vec<Bound>| -> Vec<Bound> {
         let mut out: Vec<Bound> = Vec::with_capacity(b.len());
         let mut joins: Option<u32> = None;
@@ -371,6 +371,11 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
         return (Some("backward passes"), b);
     }
     (None, Vec::new())
+}
+
+/// How many of the runs starting at `starts` (sorted) start inside the step `b`.
+fn runs_in(starts: &[u32], &(_, first, last, _): &Bound) -> usize {
+    starts.partition_point(|&p| p <= last) - starts.partition_point(|&p| p < first)
 }
 
 fn split_after(ends: &[u32], events: u32) -> Vec<Bound> {
