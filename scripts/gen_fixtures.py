@@ -1052,6 +1052,88 @@ def program_fixtures():
     exp = p.expected("training_steps", 4, False)
     exp["program"]["peak_phase"] = "forward"
     out.append(("program_eval_before_step.pickle", p, exp))
+
+    # Three ways for each step to end at a different level. Each is eight steps of training.
+    r_keep = rooted(frame("/work/prog/model.py", 44, "forward"), call, frame("/work/prog/train.py", 40, "main"))
+    r_cat = rooted(frame("/work/prog/train.py", 66, "main"))
+
+    def grown_steps(keep=None, buffer=False, grow=False, steps=8):
+        """`keep(n)`: step n's logits stay (a list of samples); `buffer`: each step replaces a
+        buffer by one a step larger (torch.cat of the predictions); `grow`: step n runs on
+        n + 1 times the sequence length (its activations and logits)."""
+        p = Program()
+        [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+        grads, state, logits, preds = [], [], None, None
+        for n in range(steps):
+            size = (n + 1) * MIB if grow else MIB
+            set_to_none(p, grads, r_zero)
+            acts = [p.malloc(("act", n, k), size, r_layer, "activation") for k in range(layers)]
+            new = p.malloc(("logits", n), size, r_keep, "activation")
+            if logits is not None and not (keep and keep(n - 1)):
+                p.free(logits, r_loop)
+            logits = new
+            grads = backward_pass(p, acts, r_seed)
+            adam_step(p, state, r_adam)
+            if buffer:
+                bigger = p.malloc(("preds", n), (n + 1) * MIB, r_cat, "unknown")
+                if preds is not None:
+                    p.free(preds, r_cat)
+                preds = bigger
+        return p
+
+    # A sequence-length warm-up that only lengthens: every step ends higher (its logits, kept
+    # until the next step rebinds the name, grow), yet nothing from a step two back is still
+    # held: the steps grow, nothing leaks.
+    p = grown_steps(grow=True)
+    exp = p.expected("training_steps", 8, False)
+    exp["program"]["peak_phase"] = "backward"
+    exp["program"]["growth_verdict"] = "rising_working_set"
+    out.append(("program_steps_rising.pickle", p, exp))
+
+    # `if step % 3 == 0: samples.append(logits)`: the ends rise every third step, and the
+    # logits of steps 3 and 6 (counted from 1) are still held at the end of step 8: growing.
+    p = grown_steps(keep=lambda n: n % 3 == 2)
+    exp = p.expected("training_steps", 8, True)
+    exp["program"]["peak_phase"] = "backward"
+    exp["program"]["growth_verdict"] = "growing"
+    exp["program"]["passes_kept"] = False  # three passes keep logits: too few to name the site by passes
+    out.append(("program_steps_kept_every_third.pickle", p, exp))
+
+    # Every fifth step of twelve keeps its logits: the ends rise too seldom for a trend, but
+    # the logits of steps 5 and 10 are still held at the end of step 12: kept across steps.
+    p = grown_steps(keep=lambda n: n % 5 == 4, steps=12)
+    exp = p.expected("training_steps", 12, False)
+    exp["program"]["peak_phase"] = "backward"
+    exp["program"]["growth_verdict"] = "kept_across_steps"
+    exp["program"]["kept_steps"] = [5, 10]
+    out.append(("program_steps_kept_every_fifth.pickle", p, exp))
+
+    # Mixed precision: GradScaler skips the optimizer's step in iterations 2 and 4 (an
+    # overflow), zero_grad runs in every one. Six iterations, six steps (not the four updates).
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    grads, state = [], []
+    for n in range(6):
+        set_to_none(p, grads, r_zero)
+        acts = [p.malloc(("act", n, k), 3 * MIB, r_layer, "activation") for k in range(layers)]
+        grads = backward_pass(p, acts, r_seed)
+        if n not in (1, 3):
+            adam_step(p, state, r_adam)
+    exp = p.expected("training_steps", 6, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_skipped_optimizer_steps.pickle", p, exp))
+
+    # `preds = torch.cat([preds, batch_preds])` each step: one block, replaced by a larger one
+    # every step, grows without bound though no step's own block outlives the next step. The
+    # steps do the same work: growing.
+    p = grown_steps(buffer=True)
+    exp = p.expected("training_steps", 8, True)
+    exp["program"]["peak_phase"] = "unknown"  # the torch.cat at the step's end, old and new buffer alive
+    exp["program"]["growth_verdict"] = "growing"
+    exp["program"]["growth_per_step"] = MIB
+    exp["program"]["leak_site"] = False
+    exp["program"]["passes_kept"] = False
+    out.append(("program_steps_growing_buffer.pickle", p, exp))
     return [(name, {"segments": p.t.dump_segments(), "device_traces": [p.t.events]}, exp) for name, p, exp in out]
 
 

@@ -7,6 +7,7 @@ use super::leak::LeakAnalysis;
 use super::oom::OomAnalysis;
 use super::overview::DeviceOverview;
 use super::peak::PeakAnalysis;
+use super::step_growth::GrowthVerdict;
 use super::steps::StepsAnalysis;
 use crate::format::{bytes, count, event};
 use serde::{Deserialize, Serialize};
@@ -282,7 +283,7 @@ pub fn findings(
             );
         }
     }
-    if let Some(g) = steps.map(|s| &s.growth).filter(|g| g.verdict == "growing") {
+    if let Some(g) = steps.map(|s| &s.growth).filter(|g| g.verdict == GrowthVerdict::Growing) {
         let floor = leak
             .filter(|l| l.floor_rises_steadily)
             .map_or(String::new(), |l| format!(" The allocated floor rises by {} over the window.", bytes(l.floor_growth)));
@@ -314,6 +315,21 @@ pub fn findings(
             format!("{}{floor}{kept}", g.text),
             "find what is kept across steps (Leaks lists the blocks still allocated; detach/.item() logged values, clear lists of tensors)",
             format!("{} less per step", bytes(g.bytes_per_step.unwrap_or(0))),
+        );
+    }
+    // Kept from some steps, not every one (a list appended to every few steps): the blocks
+    // themselves, still held many steps later, are the evidence.
+    if let Some((g, k)) = steps.map(|s| &s.growth).filter(|g| g.verdict == GrowthVerdict::KeptAcrossSteps).and_then(|g| Some((g, g.kept.as_ref()?))) {
+        let site = leak
+            .and_then(|l| l.candidates_by_stack.iter().find(|c| c.stack_id.is_some() && c.stack_id == k.top_stack_id))
+            .map_or(String::new(), |c| format!(" Largest site: {} ({} of them).", c.label, bytes(k.top_stack_bytes)));
+        add(
+            "medium",
+            "leak",
+            format!("{} allocated in {} steps is still held at the end of step {}", bytes(k.bytes), count(k.steps.len() as i64), count(k.held_at_step)),
+            format!("{}{site}", g.text),
+            "find what is kept across steps (Leaks lists the blocks still allocated; detach/.item() logged values, clear lists of tensors); if it is meant to stay (a sample buffer), this is its cost",
+            format!("up to {} less", bytes(k.bytes)),
         );
     }
     if let Some((c, top)) = cats
@@ -353,7 +369,7 @@ pub fn findings(
 /// leak analysis and the steps (the program's kind, growth across steps), nothing else.
 pub fn leak_findings(ov: &DeviceOverview, leak: Option<&LeakAnalysis>, steps: Option<&StepsAnalysis>) -> Vec<Finding> {
     // Growth across steps outranks the floor over tenths of the window as leak evidence.
-    let steps_grow = steps.is_some_and(|s| s.growth.verdict == "growing");
+    let steps_grow = steps.is_some_and(|s| s.growth.leak_signal);
     let kind = steps.map_or("unknown", |s| s.program.kind.as_str());
     let mut f = Vec::new();
     let mut add = |priority: &str, category: &str, title: String, evidence: String, suggestion: &str, effect: String| {

@@ -23,6 +23,7 @@ pub mod peak;
 pub mod peak_rows;
 pub mod stack_labels;
 pub mod state;
+pub mod step_growth;
 pub mod steps;
 pub mod streams;
 pub mod timeline;

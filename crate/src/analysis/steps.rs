@@ -8,6 +8,8 @@ use crate::replay::{first_max, DeviceReplay, Peak};
 use crate::semantics::{DevicePhases, Phase, RangeGroup};
 use serde::{Deserialize, Serialize};
 
+pub use super::step_growth::Growth;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct PhaseSpan {
@@ -40,19 +42,6 @@ pub struct Step {
     /// Against the previous step (None for the first).
     pub change_peak_allocated: Option<i64>,
     pub change_end_allocated: Option<i64>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-pub struct Growth {
-    /// `growing`, `shrinking`, `stable`, `too_few_steps` or `no_steps`.
-    pub verdict: String,
-    /// The typical (median) change of the allocated bytes from one step's end to the next over
-    /// the steps compared.
-    pub bytes_per_step: Option<i64>,
-    /// The steps compared (the complete ones after the first, which warms up).
-    pub steps_compared: Vec<i64>,
-    pub text: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -149,7 +138,7 @@ pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
     let framework_ranges = phases.ranges.iter().filter(|r| r.group == RangeGroup::Framework).count();
     let (source, bounds) = step_bounds(phases, d.events as u32, |first, last| d.allocates_in(first, last));
     let steps = measure(d, phases, &bounds);
-    let growth = growth(&steps);
+    let growth = super::step_growth::growth(d, phases, &steps);
     let program = program(d.events as u32, phases, source, &steps);
     let place = |p: Peak| {
         p.event.map(|e| PeakPlace {
@@ -319,6 +308,12 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
         }
         out.into_iter().enumerate().map(|(k, (_, first, last, complete))| (k as i64 + 1, first, last, complete)).collect()
     };
+    // Every complete step but the first (the recording may start inside it) holds as many
+    // backward passes as the others.
+    let same_passes = |b: &[Bound]| {
+        let mut counts = b.iter().filter(|s| s.3).skip(1).map(passes_in);
+        counts.next().is_none_or(|n| counts.all(|m| m == n))
+    };
     let holds = |b: &[Bound]| {
         let most = most_in_a_step(b);
         b.iter().filter(|s| s.3).skip(1).all(|s| passes_in(s) > 0) && b.iter().filter(|s| !s.3).all(|s| passes_in(s) <= most)
@@ -350,7 +345,20 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
                 let last = optimizer.last().is_some_and(|r| r.last == stepping[0]);
                 (last && by_stepping.first().is_some_and(|s| passes_in(s) > 0)).then(|| with_passes(by_stepping))
             }
-            _ => Some(with_passes(split_after(&stepping, events))),
+            _ => {
+                let by_stepping = with_passes(split_after(&stepping, events));
+                // Iterations whose optimizer step was skipped (GradScaler on an overflow) still
+                // run zero_grad: where the steps the allocating runs end hold unequal numbers of
+                // backward passes and those every run ends hold one number, every run divides.
+                if !same_passes(&by_stepping) && every_run.len() > stepping.len() {
+                    let mut by_every_run = with_passes(split_after(&every_run, events));
+                    last_step_too(&mut by_every_run);
+                    if same_passes(&by_every_run) && holds(&by_every_run) {
+                        return Some(by_every_run);
+                    }
+                }
+                Some(by_stepping)
+            }
         }
     };
     // Optimizer runs none of which ends a step with a backward pass divide nothing.
@@ -421,93 +429,9 @@ fn measure(d: &DeviceReplay, phases: &DevicePhases, bounds: &[Bound]) -> Vec<Ste
     out
 }
 
-fn growth(steps: &[Step]) -> Growth {
-    let complete: Vec<&Step> = steps.iter().filter(|s| s.complete).collect();
-    if steps.is_empty() {
-        return Growth {
-            verdict: "no_steps".into(),
-            bytes_per_step: None,
-            steps_compared: Vec::new(),
-            text: "No steps: the trace has no ProfilerStep ranges, optimizer steps or backward passes to divide it.".into(),
-        };
-    }
-    // The first step allocates the optimizer state and warms the caches: with four or more
-    // complete steps it is left out. A trend needs two changes (three steps) at least.
-    let compared: Vec<&Step> = if complete.len() >= 4 { complete[1..].to_vec() } else { complete.clone() };
-    if compared.len() < 3 {
-        return Growth {
-            verdict: "too_few_steps".into(),
-            bytes_per_step: None,
-            steps_compared: compared.iter().map(|s| s.step).collect(),
-            text: format!(
-                "{} complete step{} in the window: a trend across steps needs at least three.",
-                complete.len(),
-                if complete.len() == 1 { "" } else { "s" }
-            ),
-        };
-    }
-    // Changes from each step's end to the end `lag` steps later.
-    let changes = |lag: usize| -> Vec<i64> { compared.windows(lag + 1).map(|w| w[lag].end_allocated - w[0].end_allocated).collect() };
-    let diffs = changes(1);
-    // The typical change, not the mean: one step's end can hold more than the others' (the last
-    // step's gradients, when zero_grad at the top of the next iteration follows the optimizer
-    // step with nothing between, ends the others' runs but never the last's).
-    let mut per = median_low(&diffs);
-    let span = format!("steps {}–{}", compared[0].step, compared.last().unwrap().step);
-    // Steps of several optimizers in turn (a GAN's discriminator and generator) end at different
-    // levels: growth shows between ends one period apart, all of them, three times at least.
-    let period = (2..=MAX_PERIOD).find(|&lag| {
-        let c = changes(lag);
-        c.len() >= 3 && c.iter().all(|&d| d > 0)
-    });
-    let (verdict, text) = if diffs.iter().all(|&d| d > 0) {
-        (
-            "growing",
-            format!(
-                "Allocated at the end of each step grows by {} per step over {span}: memory is kept across steps (a leak signal).",
-                format::bytes(per)
-            ),
-        )
-    } else if let Some(lag) = period.filter(|_| !diffs.iter().all(|&d| d < 0)) {
-        per = median_low(&changes(lag)) / lag as i64;
-        (
-            "growing",
-            format!(
-                "Allocated at the end of every {} step grows by {} from one to the next over {span} (the steps take turns {lag} at a time, as several optimizers do): memory is kept from period to period (a leak signal).",
-                if lag == 2 { "second" } else { "third" },
-                format::bytes(per * lag as i64)
-            ),
-        )
-    } else if diffs.iter().all(|&d| d < 0) {
-        ("shrinking", format!("Allocated at the end of each step shrinks by {} per step over {span}.", format::bytes(-per)))
-    } else {
-        let ends = compared.iter().map(|s| s.end_allocated);
-        let spread = ends.clone().max().unwrap_or(0) - ends.min().unwrap_or(0);
-        ("stable", format!("Allocated at the end of each step is stable over {span} (within {}).", format::bytes(spread)))
-    };
-    Growth { verdict: verdict.into(), bytes_per_step: Some(per), steps_compared: compared.iter().map(|s| s.step).collect(), text }
-}
-
-/// The longest period of steps taking turns the growth verdict looks for (optimizers in turn).
-const MAX_PERIOD: usize = 3;
-
-/// The middle value (the lower of the two middle ones): always one of the values.
-fn median_low(values: &[i64]) -> i64 {
-    let mut v = values.to_vec();
-    v.sort_unstable();
-    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_growth_per_step_is_the_typical_change_not_one_outlier() {
-        assert_eq!(median_low(&[512, 512, 512, 512 + (12 << 20)]), 512);
-        assert_eq!(median_low(&[3, 1, 2]), 2);
-        assert_eq!(median_low(&[]), 0);
-    }
 
     #[test]
     fn optimizer_ends_split_steps_and_keep_the_partial_tail() {

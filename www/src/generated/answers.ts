@@ -462,12 +462,19 @@ export interface Group {
 export interface Growth {
   /** The typical (median) change of the allocated bytes from one step's end to the next over the steps compared. */
   bytes_per_step: number | null;
+  /** What the compared steps keep to the end of the last one (None with fewer than three). */
+  kept: KeptAcrossSteps | null;
+  /** The verdict is a leak signal (`growing`, `kept_across_steps`): what the findings and the Leaks view raise. */
+  leak_signal: boolean;
   /** The steps compared (the complete ones after the first, which warms up). */
   steps_compared: number[];
   text: string;
-  /** `growing`, `shrinking`, `stable`, `too_few_steps` or `no_steps`. */
-  verdict: string;
+  verdict: GrowthVerdict;
 }
+
+/** `growing`: each step ends higher, and not because each step does more; `kept_across_steps`: the ends do not rise every step, but blocks from several early steps are still held; `rising_working_set`: each step ends higher but keeps nothing from the steps before (the steps grow); `shrinking`, `stable`, `too_few_steps`, `no_steps`. */
+export type GrowthVerdict =
+  'growing' | 'kept_across_steps' | 'rising_working_set' | 'shrinking' | 'stable' | 'too_few_steps' | 'no_steps';
 
 export interface HeldGradients {
   blocks: number;
@@ -507,6 +514,19 @@ export type IssueCode =
   | 'SEGMENT_INCONSISTENT'
   | 'SEGMENT_UNMATCHED'
   | 'SIZE_MISMATCH';
+
+/** Blocks allocated in a compared step two or more steps before the last compared one and not freed by that step's end: what the program keeps across steps. Optimizer and set-up allocations are left out: state made once, lazily (an optimizer's state for a parameter first used in a later step, a model built between steps), is not kept step after step. */
+export interface KeptAcrossSteps {
+  blocks: number;
+  bytes: number;
+  /** The step at whose end they are still held (the last compared). */
+  held_at_step: number;
+  /** The steps that allocated them, ascending. */
+  steps: number[];
+  top_stack_bytes: number;
+  /** The stack that allocated most of them, and its bytes. */
+  top_stack_id: number | null;
+}
 
 export interface KeptPerPass {
   /** The forward passes (runs of forward events) those blocks were allocated in. */

@@ -10,9 +10,9 @@ import { groupTable } from '../ui/groups';
 import { byteTicks } from '../ui/plot';
 import { categoryStrip } from './category-strip';
 
-/** The engine's growth-across-steps sentence, when it finds growth, with a way to the Steps view. */
+/** The engine's growth-across-steps sentence, when it is a leak signal, with a way to the Steps view. */
 function stepGrowth(c: ViewContext, steps: StepsAnalysis | null): HTMLElement | '' {
-  if (steps?.growth.verdict !== 'growing') return '';
+  if (!steps?.growth.leak_signal) return '';
   const a = el('a', { href: '#', class: 'steps-link', text: 'See the steps' });
   a.addEventListener('click', (e) => {
     e.preventDefault();
@@ -21,7 +21,9 @@ function stepGrowth(c: ViewContext, steps: StepsAnalysis | null): HTMLElement | 
   return el(
     'div',
     { class: 'health warn step-growth' },
-    el('strong', { text: 'Memory grows from step to step. ' }),
+    el('strong', {
+      text: steps.growth.verdict === 'growing' ? 'Memory grows from step to step. ' : 'Memory is kept across steps. ',
+    }),
     el('span', { class: 'growth-text', text: steps.growth.text }),
     ' ',
     a,
@@ -152,8 +154,8 @@ export async function renderLeaks(c: ViewContext) {
   const kept = suspect ? 'leak candidates' : 'kept to the dump';
   c.root.append(
     stepGrowth(c, a.steps),
-    a.steps?.growth.verdict === 'growing' ? '' : verdict(a),
-    headline(l, a.steps?.growth.verdict === 'growing', suspect),
+    a.steps?.growth.leak_signal ? '' : verdict(a),
+    headline(l, a.steps?.growth.leak_signal ?? false, suspect),
     el(
       'div',
       { class: 'cards' },

@@ -3,7 +3,7 @@
 // across steps, and the named ranges (record_function, optimizer, data loader, compiled
 // regions). A step or range opens the timeline on its events; a peak event opens its details.
 import type { ViewContext } from '../app-types';
-import type { PhaseSpan, Step } from '../generated/answers';
+import type { GrowthVerdict, PhaseSpan, Step } from '../generated/answers';
 import { bytesSpan, clip, el, eventLabel, gridTable, int, plural } from '../ui/format';
 import { isFramework, spanName } from './phases-layout';
 
@@ -133,16 +133,25 @@ export async function renderSteps(c: ViewContext) {
       s.program.text,
     ),
   );
-  const growing = s.growth.verdict === 'growing';
+  const leak = s.growth.leak_signal;
+  const lead: Record<GrowthVerdict, string> = {
+    growing: 'Memory grows across steps. ',
+    kept_across_steps: 'Memory is kept across steps. ',
+    rising_working_set: 'The steps grow, nothing is kept: ',
+    shrinking: 'Growth across steps: ',
+    stable: 'Growth across steps: ',
+    too_few_steps: 'Growth across steps: ',
+    no_steps: '',
+  };
   // Without steps the line under "Steps" says so; the verdict would repeat it.
   if (s.growth.verdict !== 'no_steps')
     c.root.append(
       el(
         'div',
-        { class: `health growth ${growing ? 'warn' : 'info'}`, 'data-verdict': s.growth.verdict },
-        el('strong', { text: growing ? 'Memory grows across steps. ' : 'Growth across steps: ' }),
+        { class: `health growth ${leak ? 'warn' : 'info'}`, 'data-verdict': s.growth.verdict },
+        el('strong', { text: lead[s.growth.verdict] }),
         s.growth.text,
-        growing ? leaksLink(c) : '',
+        leak ? leaksLink(c) : '',
       ),
     );
   c.root.append(
