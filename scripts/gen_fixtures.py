@@ -309,7 +309,7 @@ class Program:
         if what not in self.places:
             small = size <= MIB
             addr = 0x7F0000000000 + len(self.places) * 32 * MIB
-            self.t.segment_alloc(addr, 2 * MIB if small else 20 * MIB, "small" if small else "large")
+            self.t.segment_alloc(addr, 2 * MIB if small else max(20 * MIB, size), "small" if small else "large")
             self.note()
             self.places[what] = addr
         addr = self.places[what]
@@ -1122,6 +1122,30 @@ def program_fixtures():
     exp = p.expected("training_steps", 6, False)
     exp["program"]["peak_phase"] = "backward"
     out.append(("program_skipped_optimizer_steps.pickle", p, exp))
+
+    # Out of memory in the first optimizer step, Adam making its state: the forward pass's
+    # activations are freed and their cached segments released (as the allocator does before it
+    # gives up), so what holds the memory is the weights (one of four frozen), the gradients and
+    # the state so far: the advice is about them, largest first, and not about the batch.
+    p = Program()
+    weights = [p.malloc(("param", i), 20 * MIB, r_build, "parameter") for i in range(4)]
+    acts = [p.malloc(("act", k), 20 * MIB, r_layer, "activation") for k in range(2)]
+    s = p.malloc("seed", 512, r_seed, "autograd temporary")
+    grads = [p.malloc(("grad", i), 20 * MIB, [], "gradient") for i in range(3)]
+    for a in reversed(acts):
+        p.free(a)
+    p.free(s)
+    state = [p.malloc(("state", i), 20 * MIB, r_adam, "optimizer state") for i in range(2)]
+    held = set(p.t.live)
+    for addr in sorted(set(p.places.values()) - held):
+        p.t.segment_free(addr)
+        p.note()
+    p.t.oom(20 * MIB, device_free=2 * MIB)
+    p.note()
+    exp = p.expected("one_training_step", 1, False)
+    exp["program"]["peak_phase"] = "backward"
+    exp["program"]["oom_advice_for"] = ["Parameter", "Gradient", "Optimizer state"]
+    out.append(("program_oom_in_first_optimizer_step.pickle", p, exp))
 
     # `preds = torch.cat([preds, batch_preds])` each step: one block, replaced by a larger one
     # every step, grows without bound though no step's own block outlives the next step. The

@@ -438,7 +438,8 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
             assert_eq!(serde_json::to_value(s.growth.verdict).unwrap(), v, "{name}: {}", s.growth.text);
         }
         // Kept from some steps, not every one: a medium finding with the steps and the site.
-        let kept_steps = a.findings.iter().find(|f| f.category == "leak" && f.priority == "medium" && f.title.contains("still held at the end of step"));
+        let kept_steps =
+            a.findings.iter().find(|f| f.category == "leak" && f.priority == "medium" && f.title.contains("still held at the end of step"));
         match want["kept_steps"].as_array() {
             Some(steps) => {
                 let want_steps: Vec<i64> = steps.iter().map(|v| v.as_i64().unwrap()).collect();
@@ -488,6 +489,16 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
             let site = a.findings.iter().find(|f| f.title.starts_with("One allocation site"));
             assert!(site.is_none(), "{name}: {site:?}");
         }
+        if let Some(holders) = want["oom_advice_for"].as_array() {
+            // Out of memory with no activation alive: the advice names what holds the memory,
+            // largest first, and nothing about the batch.
+            let oom = e.oom(0).unwrap();
+            let advice = &oom.ooms[0].suggestions;
+            let named: Vec<&str> = advice.iter().filter_map(|s| s.split(" holds ").next().filter(|_| s.contains(" holds "))).collect();
+            let want_named: Vec<&str> = holders.iter().map(|v| v.as_str().unwrap()).collect();
+            assert_eq!(named, want_named, "{name}: {advice:?}");
+            assert!(advice.iter().all(|s| !s.contains("batch")), "{name}: {advice:?}");
+        }
         let program = a.findings.iter().find(|f| f.category == "program").expect("a program finding");
         assert!(program.evidence.contains("events:"), "{name}: {}", program.evidence);
         seen += 1;
@@ -496,7 +507,7 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
     let readme = std::fs::read_to_string(common::fixtures().join("../README.md")).unwrap();
     let said = format!("a site that keeps a block from {} or more passes", words[snapscope::analysis::leak::MIN_PASSES as usize]);
     assert!(readme.replace("\n  ", " ").contains(&said), "README.md says {said:?}");
-    assert_eq!(seen, 38, "thirty-eight program fixtures (one of them the stable steps with lines moved)");
+    assert_eq!(seen, 39, "thirty-nine program fixtures (one of them the stable steps with lines moved)");
 }
 
 /// A trace with a backward pass every few events (a hostile file can have hundreds of

@@ -319,7 +319,9 @@ pub fn findings(
     }
     // Kept from some steps, not every one (a list appended to every few steps): the blocks
     // themselves, still held many steps later, are the evidence.
-    if let Some((g, k)) = steps.map(|s| &s.growth).filter(|g| g.verdict == GrowthVerdict::KeptAcrossSteps).and_then(|g| Some((g, g.kept.as_ref()?))) {
+    if let Some((g, k)) =
+        steps.map(|s| &s.growth).filter(|g| g.verdict == GrowthVerdict::KeptAcrossSteps).and_then(|g| Some((g, g.kept.as_ref()?)))
+    {
         let site = leak
             .and_then(|l| l.candidates_by_stack.iter().find(|c| c.stack_id.is_some() && c.stack_id == k.top_stack_id))
             .map_or(String::new(), |c| format!(" Largest site: {} ({} of them).", c.label, bytes(k.top_stack_bytes)));

@@ -3,6 +3,7 @@
 //! the cause with suggestions.
 
 use super::basis::Group;
+use super::categories::{CategoryBreakdown, CategoryShare};
 use super::holders::{self, By};
 use super::leak::{leak, LeakAnalysis};
 use super::live;
@@ -129,7 +130,10 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
                 top_stacks,
                 events_before,
             };
-            verdict(at_oom, growth.as_ref())
+            // What holds the memory at the OOM decides what to do about a working set that does
+            // not fit (no advice about batches where no activation is alive).
+            let holding = super::categories::categories(l, pos, Some(i as i64));
+            verdict(at_oom, growth.as_ref(), &holding)
         })
         .collect();
     let at_dump = cases.is_empty().then(|| {
@@ -145,11 +149,11 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
 }
 
 /// The cause of one OOM and what to do, from what was known at it and the window's growth.
-fn verdict(at: AtOom, growth: Option<&LeakAnalysis>) -> OomCase {
+fn verdict(at: AtOom, growth: Option<&LeakAnalysis>, holding: &CategoryBreakdown) -> OomCase {
     let AtOom { event: e, requested: req, device_free, counters, state: st, top_stacks, events_before } = at;
     let capacity = counters.reserved + device_free.unwrap_or(0);
     let g = growth;
-    let (verdict, explanation, suggestions): (&str, String, Vec<&str>) = if st.free >= req && st.largest_free < req {
+    let (verdict, explanation, suggestions): (&str, String, Vec<String>) = if st.free >= req && st.largest_free < req {
         (
             "fragmentation",
             format!(
@@ -159,9 +163,9 @@ fn verdict(at: AtOom, growth: Option<&LeakAnalysis>) -> OomCase {
                 bytes(st.largest_free)
             ),
             vec![
-                "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so free pages can be remapped into one range",
-                "or cap splitting of large blocks with max_split_size_mb",
-                "allocate long-lived tensors (weights, optimizer state) before the training loop",
+                "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so free pages can be remapped into one range".into(),
+                "or cap splitting of large blocks with max_split_size_mb".into(),
+                "allocate long-lived tensors (weights, optimizer state) before the training loop".into(),
             ],
         )
     } else if device_free.is_some_and(|f| st.free + f >= req && counters.allocated + req <= capacity) {
@@ -176,9 +180,9 @@ fn verdict(at: AtOom, growth: Option<&LeakAnalysis>) -> OomCase {
                 bytes(req)
             ),
             vec![
-                "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so free pages can be unmapped and mapped where they are needed",
-                "allocate long-lived tensors (weights, optimizer state) before the training loop",
-                "call torch.cuda.empty_cache() only where whole segments are free",
+                "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so free pages can be unmapped and mapped where they are needed".into(),
+                "allocate long-lived tensors (weights, optimizer state) before the training loop".into(),
+                "call torch.cuda.empty_cache() only where whole segments are free".into(),
             ],
         )
     } else if capacity > 0 && req * 2 > capacity {
@@ -190,8 +194,8 @@ fn verdict(at: AtOom, growth: Option<&LeakAnalysis>) -> OomCase {
                 bytes(capacity)
             ),
             vec![
-                "split the operation into chunks (smaller batch or sequence length for that step)",
-                "check the shape that produced this allocation",
+                "split the operation into chunks (smaller batch or sequence length for that step)".into(),
+                "check the shape that produced this allocation".into(),
             ],
         )
     } else if g.is_some_and(|g| g.floor_rises_steadily && g.floor_growth > 0) {
@@ -203,8 +207,8 @@ fn verdict(at: AtOom, growth: Option<&LeakAnalysis>) -> OomCase {
                 bytes(g.floor_growth)
             ),
             vec![
-                "look at the leak analysis: blocks allocated in the window and still alive at the end",
-                "release references (e.g. losses kept for logging with .item())",
+                "look at the leak analysis: blocks allocated in the window and still alive at the end".into(),
+                "release references (e.g. losses kept for logging with .item())".into(),
             ],
         )
     } else {
@@ -216,11 +220,7 @@ fn verdict(at: AtOom, growth: Option<&LeakAnalysis>) -> OomCase {
                 bytes(req),
                 device_free.map_or("an unknown amount".into(), bytes)
             ),
-            vec![
-                "reduce the batch size or sequence length",
-                "use activation checkpointing or mixed precision",
-                "shard parameters/optimizer state (FSDP, ZeRO)",
-            ],
+            exhaustion_advice(holding),
         )
     };
     OomCase {
@@ -234,8 +234,35 @@ fn verdict(at: AtOom, growth: Option<&LeakAnalysis>) -> OomCase {
         events_before,
         verdict: verdict.into(),
         explanation,
-        suggestions: suggestions.into_iter().map(String::from).collect(),
+        suggestions,
     }
+}
+
+/// The largest categories alive at an OOM (a fifth of the memory or more, at most three), each
+/// with what reduces it; the batch size only where what a batch makes (activations,
+/// temporaries, inputs) is among them.
+fn exhaustion_advice(holding: &CategoryBreakdown) -> Vec<String> {
+    let large: Vec<&CategoryShare> = holding.categories.iter().filter(|c| c.share >= 0.2 && c.bytes > 0).take(3).collect();
+    let mut out: Vec<String> = large
+        .iter()
+        .map(|c| {
+            format!(
+                "{} holds {} ({}): {}",
+                super::categories::capitalize(&c.category),
+                bytes(c.bytes),
+                super::categories::percent(c.share),
+                super::categories::advice_for(c)
+            )
+        })
+        .collect();
+    if large.iter().any(|c| matches!(c.category.as_str(), "activation" | "autograd temporary" | "temporary" | "input/data")) {
+        out.push("reduce the batch size or sequence length".into());
+    }
+    // Nothing named says what the memory is: the usual remedies, as a start.
+    if large.iter().all(|c| matches!(c.category.as_str(), "unknown" | "persistent" | super::categories::UNACCOUNTED)) {
+        out.push("reduce the batch size or sequence length, or shard parameters and optimizer state (FSDP, ZeRO)".into());
+    }
+    out
 }
 
 /// The room at the dump (`st`, the state after the last of `events`) against the largest request.

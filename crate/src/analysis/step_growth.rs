@@ -122,11 +122,7 @@ pub fn growth(d: &DeviceReplay, phases: &DevicePhases, steps: &[Step]) -> Growth
         let c = changes(lag);
         c.len() >= 3 && c.iter().all(|&d| d > 0)
     });
-    let rising = if diffs.iter().all(|&d| d > 0) {
-        Some(1)
-    } else {
-        period.filter(|_| !diffs.iter().all(|&d| d < 0))
-    };
+    let rising = if diffs.iter().all(|&d| d > 0) { Some(1) } else { period.filter(|_| !diffs.iter().all(|&d| d < 0)) };
     // Kept from the first half of the compared steps and from more than one step: held for
     // half the window and piling up, where a bounded history keeps only the latest steps'.
     let middle = compared[(compared.len() - 1) / 2].step;
@@ -150,7 +146,10 @@ pub fn growth(d: &DeviceReplay, phases: &DevicePhases, steps: &[Step]) -> Growth
             // appended to every few steps (or by one of optimizers taking turns).
             (
                 GrowthVerdict::Growing,
-                kept_text(format!("Allocated at the end of every {} step rises over {span}", if lag == 2 { "second" } else { "third" }), ":"),
+                kept_text(
+                    format!("Allocated at the end of every {} step rises over {span}", if lag == 2 { "second" } else { "third" }),
+                    ":",
+                ),
             )
         } else if kept.bytes < per && more >= WORKING_SET_FACTOR * per {
             (
@@ -221,7 +220,10 @@ fn kept_and_volume(d: &DeviceReplay, phases: &DevicePhases, compared: &[&Step]) 
         let size = lt.size as i64;
         volume[k] += size;
         let freed = lt.free_requested_event().or(lt.free_completed_event());
-        if k + 2 < n && freed.is_none_or(|f| f > held_at.last_event) && !matches!(phases.phase(a), Phase::Backward | Phase::Optimizer | Phase::Setup) {
+        if k + 2 < n
+            && freed.is_none_or(|f| f > held_at.last_event)
+            && !matches!(phases.phase(a), Phase::Backward | Phase::Optimizer | Phase::Setup)
+        {
             kept.bytes += size;
             kept.blocks += 1;
             kept_in[k] = true;
