@@ -1057,10 +1057,12 @@ def program_fixtures():
     r_keep = rooted(frame("/work/prog/model.py", 44, "forward"), call, frame("/work/prog/train.py", 40, "main"))
     r_cat = rooted(frame("/work/prog/train.py", 66, "main"))
 
-    def grown_steps(keep=None, buffer=False, grow=False, steps=8):
+    def grown_steps(keep=None, buffer=False, grow=False, steps=8, small_leak=False, hook_keep=None):
         """`keep(n)`: step n's logits stay (a list of samples); `buffer`: each step replaces a
         buffer by one a step larger (torch.cat of the predictions); `grow`: step n runs on
-        n + 1 times the sequence length (its activations and logits)."""
+        n + 1 times the sequence length (its activations and logits); `small_leak`: each step
+        keeps 64 KiB (its predictions); `hook_keep(n)`: a backward hook keeps a 2 MiB
+        gradient in step n (made on autograd's thread: no frames)."""
         p = Program()
         [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
         grads, state, logits, preds = [], [], None, None
@@ -1072,7 +1074,11 @@ def program_fixtures():
             if logits is not None and not (keep and keep(n - 1)):
                 p.free(logits, r_loop)
             logits = new
+            if small_leak:
+                p.malloc(("preds", n), 64 * 1024, r_keep, "activation")
             grads = backward_pass(p, acts, r_seed)
+            if hook_keep and hook_keep(n):
+                p.malloc(("hooked", n), 2 * MIB, [], "gradient")
             adam_step(p, state, r_adam)
             if buffer:
                 bigger = p.malloc(("preds", n), (n + 1) * MIB, r_cat, "unknown")
@@ -1108,6 +1114,36 @@ def program_fixtures():
     exp["program"]["kept_steps"] = [5, 10]
     out.append(("program_steps_kept_every_fifth.pickle", p, exp))
 
+    # A cache filled in the early steps (an attention mask per new sequence length: steps 1, 3
+    # and 5 of twelve) and kept: blocks from several steps held to the end, but none added in
+    # the second half: bounded state, no leak.
+    p = grown_steps(keep=lambda n: n in (0, 2, 4), steps=12)
+    exp = p.expected("training_steps", 12, False)
+    exp["program"]["peak_phase"] = "backward"
+    exp["program"]["growth_verdict"] = "stable"
+    exp["program"]["passes_kept"] = False  # four passes' masks are held: the passes alone would say kept
+    out.append(("program_steps_cache_filled_early.pickle", p, exp))
+
+    # A sequence-length warm-up that also keeps 64 KiB of predictions from every step: the
+    # rise is the steps growing, but the kept blocks pile up: kept across steps.
+    p = grown_steps(grow=True, small_leak=True, steps=10)
+    exp = p.expected("training_steps", 10, False)
+    exp["program"]["peak_phase"] = "backward"
+    exp["program"]["growth_verdict"] = "kept_across_steps"
+    exp["program"]["kept_steps"] = list(range(2, 9))
+    exp["program"]["passes_kept"] = False
+    out.append(("program_steps_rising_with_small_leak.pickle", p, exp))
+
+    # A backward hook that keeps a gradient every fourth step of sixteen: kept across steps,
+    # though made in the backward pass.
+    p = grown_steps(hook_keep=lambda n: n % 4 == 3, steps=16)
+    exp = p.expected("training_steps", 16, False)
+    exp["program"]["peak_phase"] = "backward"
+    exp["program"]["growth_verdict"] = "kept_across_steps"
+    exp["program"]["kept_steps"] = [4, 8, 12]
+    exp["program"]["kept_site"] = "[no stack recorded]"
+    out.append(("program_steps_hook_keeps_gradients.pickle", p, exp))
+
     # Mixed precision: GradScaler skips the optimizer's step in iterations 2 and 4 (an
     # overflow), zero_grad runs in every one. Six iterations, six steps (not the four updates).
     p = Program()
@@ -1122,6 +1158,20 @@ def program_fixtures():
     exp = p.expected("training_steps", 6, False)
     exp["program"]["peak_phase"] = "backward"
     out.append(("program_skipped_optimizer_steps.pickle", p, exp))
+
+    # The same with the first three iterations skipped (the scale falls from its start).
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    grads, state = [], []
+    for n in range(6):
+        set_to_none(p, grads, r_zero)
+        acts = [p.malloc(("act", n, k), 3 * MIB, r_layer, "activation") for k in range(layers)]
+        grads = backward_pass(p, acts, r_seed)
+        if n >= 3:
+            adam_step(p, state, r_adam)
+    exp = p.expected("training_steps", 6, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_skipped_first_optimizer_steps.pickle", p, exp))
 
     # Out of memory in the first optimizer step, Adam making its state: the forward pass's
     # activations are freed and their cached segments released (as the allocator does before it

@@ -323,7 +323,7 @@ pub fn findings(
         steps.map(|s| &s.growth).filter(|g| g.verdict == GrowthVerdict::KeptAcrossSteps).and_then(|g| Some((g, g.kept.as_ref()?)))
     {
         let site = leak
-            .and_then(|l| l.candidates_by_stack.iter().find(|c| c.stack_id.is_some() && c.stack_id == k.top_stack_id))
+            .and_then(|l| l.candidates_by_stack.iter().find(|c| c.stack_id == k.top_stack_id))
             .map_or(String::new(), |c| format!(" Largest site: {} ({} of them).", c.label, bytes(k.top_stack_bytes)));
         add(
             "medium",

@@ -27,7 +27,8 @@ pub struct Growth {
 }
 
 /// `growing`: each step ends higher, and not because each step does more; `kept_across_steps`:
-/// the ends do not rise every step, but blocks from several early steps are still held;
+/// the ends do not rise every step (or rise because each step does more), but blocks from steps
+/// in both halves of those compared are still held;
 /// `rising_working_set`: each step ends higher but keeps nothing from the steps before (the
 /// steps grow); `shrinking`, `stable`, `too_few_steps`, `no_steps`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,10 +51,10 @@ impl GrowthVerdict {
 }
 
 /// Blocks allocated in a compared step two or more steps before the last compared one and not
-/// freed by that step's end: what the program keeps across steps. Backward, optimizer and set-up
+/// freed by that step's end: what the program keeps across steps. Optimizer and set-up
 /// allocations are left out: what outlives them is state made once per parameter or model, even
-/// lazily in a later step (the gradient and optimizer state of an expert first routed to then,
-/// a model built between steps), not kept step after step.
+/// lazily in a later step (an expert's optimizer state the first time it is routed to, a model
+/// built between steps), not kept step after step.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct KeptAcrossSteps {
@@ -116,22 +117,24 @@ pub fn growth(d: &DeviceReplay, phases: &DevicePhases, steps: &[Step]) -> Growth
     let mut per = median_low(&diffs);
     let last = compared.last().expect("three steps or more");
     let span = format!("steps {}–{}", compared[0].step, last.step);
-    // Steps of several optimizers in turn (a GAN's discriminator and generator) end at different
-    // levels: growth shows between ends one period apart, all of them, three times at least.
+    // Kept from steps in both halves of those compared: blocks that keep arriving, where state
+    // made lazily (a cache entry per new shape, a buffer filled up to its size, an expert's
+    // gradient the first time it is routed to) comes early and stops.
+    let middle = compared[(compared.len() - 1) / 2].step;
+    let piling_up = kept.steps.first().is_some_and(|&s| s <= middle) && kept.steps.last().is_some_and(|&s| s > middle);
+    // Ends that rise only every second or third step (a list appended to every few steps, one
+    // of several optimizers taking turns), three times at least, with kept blocks piling up:
+    // ends alone rise so when state is made once and the last step ends holding its gradients.
     let period = (2..=MAX_PERIOD).find(|&lag| {
         let c = changes(lag);
         c.len() >= 3 && c.iter().all(|&d| d > 0)
     });
-    let rising = if diffs.iter().all(|&d| d > 0) { Some(1) } else { period.filter(|_| !diffs.iter().all(|&d| d < 0)) };
-    // Kept from the first half of the compared steps and from more than one step: held for
-    // half the window and piling up, where a bounded history keeps only the latest steps'.
-    let middle = compared[(compared.len() - 1) / 2].step;
-    let kept_long = kept.steps.len() >= 2 && kept.steps[0] <= middle;
+    let rising = if diffs.iter().all(|&d| d > 0) { Some(1) } else { period.filter(|_| piling_up && !diffs.iter().all(|&d| d < 0)) };
     let ends = compared.iter().map(|s| s.end_allocated);
     let spread = ends.clone().max().unwrap_or(0) - ends.min().unwrap_or(0);
-    let kept_text = |head: String, joint: &str| {
+    let kept_text = |head: String, joint: &str, tail: &str| {
         format!(
-            "{head}{joint} {} ({} blocks) allocated in steps {} is still held at the end of step {}: memory kept across steps, not added every step (a leak signal).",
+            "{head}{joint} {} ({} blocks) allocated in steps {} is still held at the end of step {}: memory kept across steps{tail} (a leak signal).",
             format::bytes(kept.bytes),
             format::count(kept.blocks),
             step_list(&kept.steps),
@@ -141,17 +144,32 @@ pub fn growth(d: &DeviceReplay, phases: &DevicePhases, steps: &[Step]) -> Growth
     let (verdict, text) = if let Some(lag) = rising {
         per = median_low(&changes(lag)) / lag as i64;
         let more = volume_change(lag);
-        if lag > 1 && kept_long {
-            // Ends that rise every few steps, with the blocks of those steps still held: a list
-            // appended to every few steps (or by one of optimizers taking turns).
+        // The steps keep less than one step's rise and each allocates more: they grow.
+        let steps_grow = kept.bytes < per && more >= WORKING_SET_FACTOR * per;
+        if lag > 1 {
             (
                 GrowthVerdict::Growing,
                 kept_text(
                     format!("Allocated at the end of every {} step rises over {span}", if lag == 2 { "second" } else { "third" }),
                     ":",
+                    "",
                 ),
             )
-        } else if kept.bytes < per && more >= WORKING_SET_FACTOR * per {
+        } else if steps_grow && piling_up {
+            // Growing steps hide a small leak in the rise; the kept blocks show it.
+            (
+                GrowthVerdict::KeptAcrossSteps,
+                kept_text(
+                    format!(
+                        "Allocated at the end of each step grows by {} per step over {span}, most of it because each step allocates {} more than the one before",
+                        format::bytes(per),
+                        format::bytes(more)
+                    ),
+                    ", but",
+                    "",
+                ),
+            )
+        } else if steps_grow {
             (
                 GrowthVerdict::RisingWorkingSet,
                 format!(
@@ -164,7 +182,7 @@ pub fn growth(d: &DeviceReplay, phases: &DevicePhases, steps: &[Step]) -> Growth
                     format::bytes(more)
                 ),
             )
-        } else if lag == 1 {
+        } else {
             (
                 GrowthVerdict::Growing,
                 format!(
@@ -172,22 +190,13 @@ pub fn growth(d: &DeviceReplay, phases: &DevicePhases, steps: &[Step]) -> Growth
                     format::bytes(per)
                 ),
             )
-        } else {
-            (
-                GrowthVerdict::Growing,
-                format!(
-                    "Allocated at the end of every {} step grows by {} from one to the next over {span} (the steps take turns {lag} at a time, as several optimizers do): memory is kept from period to period (a leak signal).",
-                    if lag == 2 { "second" } else { "third" },
-                    format::bytes(per * lag as i64)
-                ),
-            )
         }
     } else if diffs.iter().all(|&d| d < 0) {
         (GrowthVerdict::Shrinking, format!("Allocated at the end of each step shrinks by {} per step over {span}.", format::bytes(-per)))
     } else {
         let stable = format!("Allocated at the end of each step is stable over {span} (within {})", format::bytes(spread));
-        if kept_long {
-            (GrowthVerdict::KeptAcrossSteps, kept_text(stable, ", but"))
+        if piling_up {
+            (GrowthVerdict::KeptAcrossSteps, kept_text(stable, ", but", ", not added every step"))
         } else {
             (GrowthVerdict::Stable, format!("{stable}."))
         }
@@ -220,10 +229,7 @@ fn kept_and_volume(d: &DeviceReplay, phases: &DevicePhases, compared: &[&Step]) 
         let size = lt.size as i64;
         volume[k] += size;
         let freed = lt.free_requested_event().or(lt.free_completed_event());
-        if k + 2 < n
-            && freed.is_none_or(|f| f > held_at.last_event)
-            && !matches!(phases.phase(a), Phase::Backward | Phase::Optimizer | Phase::Setup)
-        {
+        if k + 2 < n && freed.is_none_or(|f| f > held_at.last_event) && !matches!(phases.phase(a), Phase::Optimizer | Phase::Setup) {
             kept.bytes += size;
             kept.blocks += 1;
             kept_in[k] = true;

@@ -308,11 +308,12 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
         }
         out.into_iter().enumerate().map(|(k, (_, first, last, complete))| (k as i64 + 1, first, last, complete)).collect()
     };
-    // Every complete step but the first (the recording may start inside it) holds as many
-    // backward passes as the others.
+    // Every complete step but the first holds as many backward passes as the others, and the
+    // first no more (the recording may start inside it).
     let same_passes = |b: &[Bound]| {
-        let mut counts = b.iter().filter(|s| s.3).skip(1).map(passes_in);
-        counts.next().is_none_or(|n| counts.all(|m| m == n))
+        let counts: Vec<usize> = b.iter().filter(|s| s.3).map(passes_in).collect();
+        let rest = counts.get(1).copied();
+        rest.is_none_or(|n| counts[1..].iter().all(|&m| m == n) && counts[0] <= n)
     };
     let holds = |b: &[Bound]| {
         let most = most_in_a_step(b);

@@ -472,7 +472,7 @@ export interface Growth {
   verdict: GrowthVerdict;
 }
 
-/** `growing`: each step ends higher, and not because each step does more; `kept_across_steps`: the ends do not rise every step, but blocks from several early steps are still held; `rising_working_set`: each step ends higher but keeps nothing from the steps before (the steps grow); `shrinking`, `stable`, `too_few_steps`, `no_steps`. */
+/** `growing`: each step ends higher, and not because each step does more; `kept_across_steps`: the ends do not rise every step (or rise because each step does more), but blocks from steps in both halves of those compared are still held; `rising_working_set`: each step ends higher but keeps nothing from the steps before (the steps grow); `shrinking`, `stable`, `too_few_steps`, `no_steps`. */
 export type GrowthVerdict =
   'growing' | 'kept_across_steps' | 'rising_working_set' | 'shrinking' | 'stable' | 'too_few_steps' | 'no_steps';
 
@@ -515,7 +515,7 @@ export type IssueCode =
   | 'SEGMENT_UNMATCHED'
   | 'SIZE_MISMATCH';
 
-/** Blocks allocated in a compared step two or more steps before the last compared one and not freed by that step's end: what the program keeps across steps. Optimizer and set-up allocations are left out: state made once, lazily (an optimizer's state for a parameter first used in a later step, a model built between steps), is not kept step after step. */
+/** Blocks allocated in a compared step two or more steps before the last compared one and not freed by that step's end: what the program keeps across steps. Optimizer and set-up allocations are left out: what outlives them is state made once per parameter or model, even lazily in a later step (an expert's optimizer state the first time it is routed to, a model built between steps), not kept step after step. */
 export interface KeptAcrossSteps {
   blocks: number;
   bytes: number;
