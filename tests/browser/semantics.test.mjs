@@ -12,6 +12,7 @@ import {
   showView,
   shot,
   CORPUS,
+  FIXTURES,
   ROOT,
 } from "./harness.mjs";
 
@@ -27,6 +28,8 @@ const DUMP_ONLY = join(
   CORPUS,
   "cuda/kkaitlyn111__cs336-a2-systems/memory_snapshot.pickle",
 );
+// Every fifth step keeps its logits: the ends do not rise every step, the kept blocks pile up.
+const KEPT = join(FIXTURES, "program_steps_kept_every_fifth.pickle");
 const SKIP = [HANMIN, NPU, DUMP_ONLY].every(existsSync)
   ? false
   : "needs the corpus in ../shared/snapshots";
@@ -35,7 +38,12 @@ let page, errors, close;
 before(async () => {
   if (SKIP) return;
   let state;
-  ({ page, errors, state, close } = await openPage([HANMIN, NPU, DUMP_ONLY]));
+  ({ page, errors, state, close } = await openPage([
+    HANMIN,
+    NPU,
+    DUMP_ONLY,
+    KEPT,
+  ]));
   assert.equal(state, "ready");
 });
 after(async () => {
@@ -269,6 +277,29 @@ test(
     assert.match(await page.textContent(".growth"), /grows/);
     assert.ok((await page.locator("table.steps tbody tr").count()) >= 3);
     assert.equal(await page.locator("table.steps tr.partial").count(), 1);
+  },
+);
+
+test(
+  "memory kept across steps: Steps warns, Leaks calls the blocks leak candidates",
+  { skip: SKIP },
+  async () => {
+    await show(3, "steps");
+    assert.equal(
+      await page.getAttribute(".growth", "data-verdict"),
+      "kept_across_steps",
+    );
+    assert.match(await page.getAttribute(".growth", "class"), /warn/);
+    assert.match(await page.textContent(".growth"), /steps 5 and 10/);
+    await show(3, "leaks");
+    assert.match(
+      await page.textContent(".view-leaks .step-growth"),
+      /Memory is kept across steps\./,
+    );
+    assert.match(
+      await page.textContent(".view-leaks .card.primary .card-title"),
+      /leak candidates/,
+    );
   },
 );
 

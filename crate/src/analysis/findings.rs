@@ -317,23 +317,6 @@ pub fn findings(
             format!("{} less per step", bytes(g.bytes_per_step.unwrap_or(0))),
         );
     }
-    // Kept from some steps, not every one (a list appended to every few steps): the blocks
-    // themselves, still held many steps later, are the evidence.
-    if let Some((g, k)) =
-        steps.map(|s| &s.growth).filter(|g| g.verdict == GrowthVerdict::KeptAcrossSteps).and_then(|g| Some((g, g.kept.as_ref()?)))
-    {
-        let site = leak
-            .and_then(|l| l.candidates_by_stack.iter().find(|c| c.stack_id == k.top_stack_id))
-            .map_or(String::new(), |c| format!(" Largest site: {} ({} of them).", c.label, bytes(k.top_stack_bytes)));
-        add(
-            "medium",
-            "leak",
-            format!("{} allocated in {} steps is still held at the end of step {}", bytes(k.bytes), count(k.steps.len() as i64), count(k.held_at_step)),
-            format!("{}{site}", g.text),
-            "find what is kept across steps (Leaks lists the blocks still allocated; detach/.item() logged values, clear lists of tensors); if it is meant to stay (a sample buffer), this is its cost",
-            format!("up to {} less", bytes(k.bytes)),
-        );
-    }
     if let Some((c, top)) = cats
         .and_then(|c| c.categories.first().map(|t| (c, t)))
         .filter(|(_, t)| t.bytes > 0 && t.category != "unaccounted" && !site_says_category)
@@ -377,6 +360,23 @@ pub fn leak_findings(ov: &DeviceOverview, leak: Option<&LeakAnalysis>, steps: Op
     let mut add = |priority: &str, category: &str, title: String, evidence: String, suggestion: &str, effect: String| {
         f.push(Finding::new(ov.device, priority, category, title, evidence, suggestion, effect))
     };
+    // Kept from some steps, not every one (a list appended to every few steps): the blocks
+    // themselves, still held many steps later, are the evidence.
+    if let Some((g, k)) =
+        steps.map(|s| &s.growth).filter(|g| g.verdict == GrowthVerdict::KeptAcrossSteps).and_then(|g| Some((g, g.kept.as_ref()?)))
+    {
+        let site = leak
+            .and_then(|l| l.candidates_by_stack.iter().find(|c| c.stack_id == k.top_stack_id))
+            .map_or(String::new(), |c| format!(" Largest site: {} ({} of them).", c.label, bytes(k.top_stack_bytes)));
+        add(
+            "medium",
+            "leak",
+            format!("{} allocated in {} steps is still held at the end of step {}", bytes(k.bytes), count(k.steps.len() as i64), count(k.held_at_step)),
+            format!("{}{site}", g.text),
+            "find what is kept across steps (Leaks lists the blocks still allocated; detach/.item() logged values, clear lists of tensors); if it is meant to stay (a sample buffer), this is its cost",
+            format!("up to {} less", bytes(k.bytes)),
+        );
+    }
     if let Some(l) = leak {
         let kept = || {
             l.candidates_by_category

@@ -142,15 +142,17 @@ export async function renderLeaks(c: ViewContext) {
       );
     return;
   }
-  // "Leak candidates" only where the engine's verdict is a leak (its leak finding: memory growing
-  // across training steps, or a floor rising in a program whose steps it cannot see); otherwise
-  // the same blocks are what the run kept at the dump, in plain type.
-  const suspect = a.findings.some(
-    (f) =>
-      f.category === 'leak' &&
-      (f.priority === 'high' || f.priority === 'medium') &&
-      !f.title.includes('freed but not yet'),
-  );
+  // "Leak candidates" only where the engine's verdict is a leak (growth across training steps
+  // that is a leak signal, or its leak finding: a floor rising in a program whose steps it cannot
+  // see); otherwise the same blocks are what the run kept at the dump, in plain type.
+  const suspect =
+    (a.steps?.growth.leak_signal ?? false) ||
+    a.findings.some(
+      (f) =>
+        f.category === 'leak' &&
+        (f.priority === 'high' || f.priority === 'medium') &&
+        !f.title.includes('freed but not yet'),
+    );
   const kept = suspect ? 'leak candidates' : 'kept to the dump';
   c.root.append(
     stepGrowth(c, a.steps),
