@@ -284,9 +284,16 @@ pub fn findings(
         }
     }
     if let Some(g) = steps.map(|s| &s.growth).filter(|g| g.verdict == GrowthVerdict::Growing) {
-        let floor = leak
-            .filter(|l| l.floor_rises_steadily)
-            .map_or(String::new(), |l| format!(" The allocated floor rises by {} over the window.", bytes(l.floor_growth)));
+        // The rise over the steps compared, not the window's floor (whose rise holds the first
+        // step's optimizer state and gradients: not growth).
+        let end_of = |n: i64| steps.and_then(|s| s.steps.iter().find(|x| x.step == n)).map(|x| x.end_allocated);
+        let floor = match (g.steps_compared.first(), g.steps_compared.last()) {
+            (Some(&a), Some(&b)) => match (end_of(a), end_of(b)) {
+                (Some(x), Some(y)) if y > x => format!(" From the end of step {a} to the end of step {b} it rose by {}.", bytes(y - x)),
+                _ => String::new(),
+            },
+            _ => String::new(),
+        };
         // Where the kept memory was allocated: the largest site whose blocks still held at the
         // dump were allocated across three steps or more (first-step state comes from one).
         let step_of = |e: Option<i64>| {
