@@ -520,6 +520,23 @@ def program_fixtures():
         old = new
     out.append(("program_generate_kv_tuple.pickle", p, p.expected("forward", 0, False)))
 
+    # Not a cache: a sweep over batch sizes (`out = model(x)` for 1 to 10 samples), each pass's
+    # output kept until the next one's exists. The output site makes a larger block before the
+    # one before goes, ten times, but each pass's temporaries grow with it: passes that each do
+    # more, outputs of a forward pass.
+    head = [frame("/work/prog/model.py", 90, "forward"), call, frame("/work/prog/sweep.py", 12, "main"), main]
+    p = Program()
+    model(p)
+    out_block = None
+    for bs in range(1, 11):
+        for k in range(layers):
+            p.free(p.malloc(("sweep-tmp", k), bs * 2 * MIB, attn, "temporary"), attn)
+        new = p.malloc(("sweep-out", bs), bs * 512 * 1024, head, "activation")
+        if out_block is not None:
+            p.free(out_block, [main])
+        out_block = new
+    out.append(("program_batch_sweep.pickle", p, p.expected("forward", 0, False)))
+
     # Not a cache: a U-Net's decoder outputs grow level by level at one line, each freed by the
     # next level, and start small again at every pass (10 denoising passes).
     unet = [frame("/work/prog/unet.py", 33, "forward"), call, frame("/work/prog/unet.py", 80, "forward"), call, main]

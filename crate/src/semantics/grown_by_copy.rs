@@ -12,7 +12,8 @@
 //! which grow at one line within a pass and start small again at the next, make chains as long as
 //! its levels only; activations kept for backward are replaced by nothing larger. A block alive
 //! across a backward or optimizer run is no copy: a training step's output that the next step's
-//! (longer sequences, a larger batch) replaces.
+//! (longer sequences, a larger batch) replaces. Nor is a chain whose passes grow with it (a sweep
+//! over batch sizes): see [`work_grows_with`].
 
 use crate::replay::{DeviceReplay, StackSource};
 
@@ -82,12 +83,18 @@ fn mark_chains(d: &DeviceReplay, site: Vec<usize>, steps_runs: &[u32], out: &mut
         }
     }
     let mut copy = vec![false; site.len()];
-    for (k, _) in length.iter().enumerate().filter(|(_, &n)| n >= MIN_COPIES) {
-        // A marked block's chain is marked to its end already.
-        let mut at = Some(k);
-        while let Some(c) = at.filter(|&c| !copy[c]) {
+    let mut replaces = vec![false; site.len()];
+    for b in replaced_by.iter().flatten() {
+        replaces[*b] = true;
+    }
+    // From each chain's first block: one whose work grows with it is no buffer.
+    for k in (0..site.len()).filter(|&k| length[k] >= MIN_COPIES && !replaces[k]) {
+        let chain: Vec<usize> = std::iter::successors(Some(k), |&c| replaced_by[c]).collect();
+        if work_grows_with(d, &chain.iter().map(|&c| lifetime(c)).collect::<Vec<_>>()) {
+            continue;
+        }
+        for c in chain {
             copy[c] = true;
-            at = replaced_by[c];
         }
     }
     // The other layers' copies: replaced by a copy of the chain (every layer's cache made
@@ -106,6 +113,31 @@ fn mark_chains(d: &DeviceReplay, site: Vec<usize>, steps_runs: &[u32], out: &mut
     }
 }
 
+/// How much more the work between two copies must grow than the copy itself before the chain
+/// reads as passes that each do more.
+const WORK_FACTOR: i64 = 2;
+
+/// Whether the work between the copies of `chain` (blocks in order, each replacing the one
+/// before) grows at least `WORK_FACTOR` times as much as the block: the peak allocated between a
+/// block's allocation and the next one's, above the level at the first. A generation's KV cache
+/// grows while each token's pass does the same work (plus one more copy of a cache); a sweep over
+/// batch sizes that keeps each pass's output until the next exists makes every pass larger.
+fn work_grows_with(d: &DeviceReplay, chain: &[&crate::replay::Lifetime]) -> bool {
+    let work = |a: &crate::replay::Lifetime, b: &crate::replay::Lifetime| -> Option<i64> {
+        let (from, to) = (a.alloc_event()? as usize, b.alloc_event()? as usize);
+        let base = d.series.allocated.get(from)?;
+        Some(if to > from + 1 { d.series.extremes(from + 1..to).allocated_max - base } else { 0 })
+    };
+    let [first, second, .., before_last, last] = chain else {
+        return false;
+    };
+    let grown = last.size as i64 - first.size as i64;
+    match (work(first, second), work(before_last, last)) {
+        (Some(w0), Some(w1)) => grown > 0 && w1 - w0 >= WORK_FACTOR * grown,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::MIN_COPIES;
@@ -117,5 +149,7 @@ mod tests {
         assert!(crate::semantics::rules::DEFAULT_RULES.contains(&said));
         let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/categories.md")).unwrap();
         assert!(doc.contains(&format!("a chain of {said}blocks")), "docs/categories.md");
+        let twice = ["", "once", "twice", "three times"][super::WORK_FACTOR as usize];
+        assert!(doc.replace("\n  ", " ").contains(&format!("grows at least {twice} as much as the block")), "docs/categories.md");
     }
 }
