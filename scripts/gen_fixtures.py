@@ -1161,34 +1161,26 @@ def program_fixtures():
     exp["program"]["kept_site"] = "[no stack recorded]"
     out.append(("program_steps_hook_keeps_gradients.pickle", p, exp))
 
-    # Mixed precision: GradScaler skips the optimizer's step in iterations 2 and 4 (an
-    # overflow), zero_grad runs in every one. Six iterations, six steps (not the four updates).
-    p = Program()
-    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
-    grads, state = [], []
-    for n in range(6):
-        set_to_none(p, grads, r_zero)
-        acts = [p.malloc(("act", n, k), 3 * MIB, r_layer, "activation") for k in range(layers)]
-        grads = backward_pass(p, acts, r_seed)
-        if n not in (1, 3):
-            adam_step(p, state, r_adam)
-    exp = p.expected("training_steps", 6, False)
-    exp["program"]["peak_phase"] = "backward"
-    out.append(("program_skipped_optimizer_steps.pickle", p, exp))
+    def skipping(skipped):
+        """Mixed precision: GradScaler skips the optimizer's step in the iterations `skipped`
+        (an overflow), zero_grad runs in every one: six iterations, six steps."""
+        p = Program()
+        [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+        grads, state = [], []
+        for n in range(6):
+            set_to_none(p, grads, r_zero)
+            acts = [p.malloc(("act", n, k), 3 * MIB, r_layer, "activation") for k in range(layers)]
+            grads = backward_pass(p, acts, r_seed)
+            if n not in skipped:
+                adam_step(p, state, r_adam)
+        exp = p.expected("training_steps", 6, False)
+        exp["program"]["peak_phase"] = "backward"
+        return p, exp
 
-    # The same with the first three iterations skipped (the scale falls from its start).
-    p = Program()
-    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
-    grads, state = [], []
-    for n in range(6):
-        set_to_none(p, grads, r_zero)
-        acts = [p.malloc(("act", n, k), 3 * MIB, r_layer, "activation") for k in range(layers)]
-        grads = backward_pass(p, acts, r_seed)
-        if n >= 3:
-            adam_step(p, state, r_adam)
-    exp = p.expected("training_steps", 6, False)
-    exp["program"]["peak_phase"] = "backward"
-    out.append(("program_skipped_first_optimizer_steps.pickle", p, exp))
+    # Iterations 2 and 4 skipped: six steps, not the four updates; the first three skipped (the
+    # scale falls from its start): the first step is no longer than the others.
+    out.append(("program_skipped_optimizer_steps.pickle", *skipping((1, 3))))
+    out.append(("program_skipped_first_optimizer_steps.pickle", *skipping((0, 1, 2))))
 
     # Out of memory in the first optimizer step, Adam making its state: the forward pass's
     # activations are freed and their cached segments released (as the allocator does before it
