@@ -696,6 +696,23 @@ def program_fixtures():
     exp["program"]["held_gradient_bytes"] = params * 4 * MIB  # zero_grad after the forward, as above
     out.append(("program_lightning_sgd.pickle", p, exp))
 
+    # Lightning with the loss computed in training_step itself (F.cross_entropy on the logits,
+    # no module's forward frame): inside the closure, so the forward pass's, and an activation
+    # saved for backward, not optimizer state; the first step is a whole one. Four steps.
+    lit_loss = [frame(f"{TORCH}/nn/functional.py", 3494, "cross_entropy"), frame("/work/prog/lit_module.py", 34, "training_step"),
+                frame(f"{lit}/strategies/strategy.py", 390, "training_step")] + closure
+    p = Program()
+    model(p)
+    grads, state = [], []
+    for n in range(4):
+        acts = forward(p, stack=lit_layer) + [p.malloc(("loss", n), 8 * MIB, lit_loss, "activation")]
+        set_to_none(p, grads, lit_zero)
+        grads = backward_pass(p, acts, lit_seed)
+        adam_step(p, state, lit_init, update=lit_update)
+    exp = p.expected("training_steps", 4, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_lightning_loss_in_step.pickle", p, exp))
+
     # An inference server that keeps every request's output on the GPU: each request's input is
     # made by the server, then a forward pass whose activations are freed layer by layer, and its
     # 1 MiB output kept in a list. Eight requests.

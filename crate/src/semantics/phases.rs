@@ -89,6 +89,10 @@ const SETUP: u8 = 32;
 /// An optimizer loading its state (`Optimizer.load_state_dict` and what it calls): set-up,
 /// whatever optimizer frames it runs.
 const OPTIMIZER_LOADING: u8 = 64;
+/// A closure an optimizer calls back (`optimizer.step(closure)`: PyTorch Lightning's automatic
+/// optimization runs the training step in one, LBFGS the loss): inside an optimizer's step, what
+/// it allocates outside a module's forward (the loss, logged values) is the forward pass's.
+const CLOSURE: u8 = 128;
 
 /// Functions of `torch.nn` that build, move or load a module's parameters and buffers.
 const MODULE_SETUP: [&str; 16] = [
@@ -152,6 +156,12 @@ fn frame_marks(f: &Frame) -> u8 {
     }
     if file.contains("torch/utils/data/") {
         m |= DATA;
+    }
+    // torch.optim's convention names it `closure`; Lightning's loop calls it through `__call__`
+    // and `_training_step`.
+    let lightning_loop = file.contains("lightning/pytorch/loops/optimization/") || file.contains("pytorch_lightning/loops/optimization/");
+    if (name == "closure" && !file.contains("torch/")) || (lightning_loop && matches!(name, "closure" | "__call__" | "_training_step")) {
+        m |= CLOSURE;
     }
     let python = kind.is_python();
     if python && runs_in_backward(name) {
@@ -335,21 +345,25 @@ pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
             if m & !ANY_FRAME == 0 && whole_stacks && has_backward && outermost(st) == Some(Root::Other) {
                 m |= BACKWARD;
             }
-            if m & OPTIMIZER != 0 && m & (FORWARD | BACKWARD) != 0 {
+            if m & OPTIMIZER != 0 && m & (FORWARD | BACKWARD | CLOSURE) != 0 {
                 m &= innermost_of_optimizer_and_passes(st, &marks);
+                if m & CLOSURE != 0 {
+                    m |= FORWARD;
+                }
             }
             phase_of_marks(m)
         })
         .collect()
 }
 
-/// Which marks to keep when a stack has an optimizer's frames and a forward or backward pass's:
-/// the innermost of them ran the allocation. `optimizer.step(closure)` runs the closure's forward
-/// and backward passes inside the step (PyTorch Lightning's automatic optimization, LBFGS), and
-/// an optimizer stepped from a gradient hook runs inside backward. A forward pass inside backward
-/// (checkpointing's recomputation) stays backward's: only the optimizer's mark is weighed here.
+/// Which marks to keep when a stack has an optimizer's frames and a forward or backward pass's
+/// (or a closure's): the innermost of them ran the allocation. `optimizer.step(closure)` runs the
+/// closure's forward and backward passes inside the step (PyTorch Lightning's automatic
+/// optimization, LBFGS), and an optimizer stepped from a gradient hook runs inside backward. A
+/// forward pass inside backward (checkpointing's recomputation) stays backward's: only the
+/// optimizer's mark is weighed here.
 fn innermost_of_optimizer_and_passes(stack: &[u32], marks: &[u8]) -> u8 {
-    let passes = FORWARD | BACKWARD;
+    let passes = FORWARD | BACKWARD | CLOSURE;
     let innermost = stack.iter().map(|&f| marks.get(f as usize).copied().unwrap_or(0)).find(|m| m & (OPTIMIZER | passes) != 0);
     match innermost {
         Some(m) if m & OPTIMIZER != 0 && m & passes == 0 => !passes,
