@@ -713,6 +713,25 @@ def program_fixtures():
     exp["program"]["peak_phase"] = "backward"
     out.append(("program_lightning_loss_in_step.pickle", p, exp))
 
+    # torch.compile's CUDA graph trees record the backward graph in the first step and keep a
+    # static copy of its input (the logits' gradient) for the replays: made in backward and
+    # kept, yet no parameter's gradient: cache. Four steps.
+    r_static = [frame(f"{TORCH}/_inductor/cudagraph_trees.py", 1130, "_allocate_and_copy_recording_inputs"),
+                frame(f"{TORCH}/_inductor/cudagraph_trees.py", 690, "record"), frame(f"{TORCH}/_inductor/cudagraph_trees.py", 2040, "run")]
+    p = Program()
+    model(p)
+    grads, state = [], []
+    for n in range(4):
+        set_to_none(p, grads)
+        acts = forward(p)
+        if n == 0:
+            p.malloc("static-input", 6 * MIB, r_static, "cache")
+        grads = backward_pass(p, acts)
+        adam_step(p, state, adam)
+    exp = p.expected("training_steps", 4, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_cudagraph_static_input.pickle", p, exp))
+
     # An inference server that keeps every request's output on the GPU: each request's input is
     # made by the server, then a forward pass whose activations are freed layer by layer, and its
     # 1 MiB output kept in a list. Eight requests.
