@@ -508,6 +508,28 @@ def program_fixtures():
             p.free(p.malloc("tmp", MIB, attn, "temporary"), attn)
     out.append(("program_generate_kv_cache.pickle", p, p.expected("forward", 0, False)))
 
+    # Hugging Face's DynamicCache: the prompt's pass keeps each layer's keys as the projection
+    # made them (no copy), and from the next token on the cache copies them one token longer
+    # (torch.cat in cache_utils.py), the first copy letting the projection's block go. The peak
+    # is the prompt's pass, its keys alive: cache, not the pass's outputs. Six tokens after it.
+    proj = [frame(f"{TORCH}/nn/modules/linear.py", 125, "forward"), call, frame("/work/prog/model.py", 58, "forward"), call,
+            frame("/work/prog/model.py", 40, "forward"), call, frame("/work/prog/generate.py", 15, "generate"), main]
+    update = [frame("/x/site-packages/transformers/cache_utils.py", 449, "update"), frame("/work/prog/model.py", 60, "forward"), call,
+              frame("/work/prog/model.py", 40, "forward"), call, frame("/work/prog/generate.py", 15, "generate"), main]
+    p = Program()
+    model(p)
+    cache = {}
+    for k in range(layers):
+        cache[k] = p.malloc(("prompt-k", k), 2 * MIB, proj, "cache")
+        p.free(p.malloc(("prompt-tmp", k), 6 * MIB, attn, "temporary"), attn)
+    for token in range(1, 7):
+        for k in range(layers):
+            new = p.malloc(("kvd", k, token), 2 * MIB + token * 64 * 1024, update, "cache")
+            p.free(cache[k], update)
+            cache[k] = new
+            p.free(p.malloc("tmp", 256 * 1024, attn, "temporary"), attn)
+    out.append(("program_generate_dynamic_cache.pickle", p, p.expected("forward", 0, False)))
+
     # The same with the cache as a tuple: every layer's longer copy made in the pass, the old
     # tuple dropped after it (by the caller). 16 tokens.
     p = Program()

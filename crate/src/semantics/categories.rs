@@ -129,7 +129,7 @@ pub fn classify(
         let holds = |rule: LifetimeRule| match rule {
             LifetimeRule::Any => true,
             LifetimeRule::BeforeWindow => alloc.is_none(),
-            LifetimeRule::PairsWithGradient | LifetimeRule::Persistent => false,
+            LifetimeRule::PairsWithGradient | LifetimeRule::Persistent | LifetimeRule::StartsCache => false,
             LifetimeRule::AtDump => alloc.is_some() && freed.is_none(),
             LifetimeRule::Kept => freed.is_none(),
             LifetimeRule::GrownByCopy => grown.get(index).copied().unwrap_or(false),
@@ -169,9 +169,42 @@ pub fn classify(
             }
         }
     }
+    mark_cache_starts(d, rules, &mut out);
     pair_with_gradients(d, rules, &mut out);
     mark_persistent(d, rules, &mut out);
     out
+}
+
+/// Blocks a cache started as: the block the very next event after a block of the rule's
+/// category was made frees, when it is older and no larger (a copy one token longer, or a
+/// reordering of the same size) and no rule with frame patterns matched it
+/// (`LifetimeRule::StartsCache`).
+fn mark_cache_starts(d: &DeviceReplay, rules: &RuleSet, out: &mut DeviceCategories) {
+    let Some((rule, r)) = rules.rules.iter().enumerate().find(|(_, r)| r.lifetime == LifetimeRule::StartsCache) else {
+        return;
+    };
+    let generic = |k: usize| out.rule[k] == NO_RULE || !rules.rules[out.rule[k] as usize].has_frame_pattern();
+    let mut starts = Vec::new();
+    for (i, l) in d.lifetimes.iter().enumerate().filter(|(i, l)| out.category[*i] == r.category && !l.orphan) {
+        let Some(made) = l.alloc_event() else { continue };
+        let next = made as usize + 1;
+        let Some(j) = d.event_lifetime.get(next).map(|&j| j as usize).filter(|&j| j < d.lifetimes.len() && j != i) else { continue };
+        let a = &d.lifetimes[j];
+        let frees_it = a.free_requested_event().or(a.free_completed_event()) == Some(next as u32);
+        if frees_it
+            && !a.orphan
+            && a.alloc_event().is_none_or(|e| e < made)
+            && a.size <= l.size
+            && out.category[j] != r.category
+            && generic(j)
+        {
+            starts.push(j);
+        }
+    }
+    for j in starts {
+        out.category[j] = r.category;
+        out.rule[j] = rule as u8;
+    }
 }
 
 /// The last pass: blocks still without a rule that were allocated before the window and never

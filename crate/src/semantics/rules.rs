@@ -89,6 +89,11 @@ pub enum LifetimeRule {
     /// A copy of a buffer grown by copying: its site re-made the buffer larger and freed the
     /// copy before, `grown_by_copy::MIN_COPIES` times or more in a row (`grown_by_copy.rs`).
     GrownByCopy,
+    /// What a cache started as: freed by the very next event after a block of the rule's
+    /// category was made, older and no larger than it (a copy one token longer, a reordering), and matched by no rule with frame patterns
+    /// (a library's cache that keeps a layer's first keys as the projection made them and copies
+    /// from the next token on: the first copy lets that block go). Tried after the other rules.
+    StartsCache,
     /// Allocated before the window and alive through all of it, never freed: weights or state
     /// the trace never touches. Tried after every other rule, `pairs_with_gradient` included.
     Persistent,

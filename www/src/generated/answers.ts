@@ -597,6 +597,7 @@ export type LifetimeRule =
   | 'at_dump'
   | 'kept'
   | 'grown_by_copy'
+  | 'starts_cache'
   | 'persistent';
 
 /** Recorded and simulated reserved bytes over the same event axis, one point per column. */

@@ -25,6 +25,7 @@ const LIFETIMES = {
   at_dump: 0,
   kept: 0,
   grown_by_copy: 0,
+  starts_cache: 0,
   pairs_with_gradient: 0,
   persistent: 0,
 } satisfies Record<LifetimeRule, 0>;
