@@ -287,7 +287,7 @@ pub fn findings(
         // The rise over the steps compared, not the window's floor (whose rise holds the first
         // step's optimizer state and gradients: not growth).
         let end_of = |n: i64| steps.and_then(|s| s.steps.iter().find(|x| x.step == n)).map(|x| x.end_allocated);
-        let floor = match (g.steps_compared.first(), g.steps_compared.last()) {
+        let rise = match (g.steps_compared.first(), g.steps_compared.last()) {
             (Some(&a), Some(&b)) => match (end_of(a), end_of(b)) {
                 (Some(x), Some(y)) if y > x => format!(" From the end of step {a} to the end of step {b} it rose by {}.", bytes(y - x)),
                 _ => String::new(),
@@ -319,7 +319,7 @@ pub fn findings(
             "high",
             "leak",
             format!("Memory grows by {} per {unit}", bytes(g.bytes_per_step.unwrap_or(0))),
-            format!("{}{floor}{kept}", g.text),
+            format!("{}{rise}{kept}", g.text),
             "find what is kept across steps (Leaks lists the blocks still allocated; detach/.item() logged values, clear lists of tensors)",
             format!("{} less per step", bytes(g.bytes_per_step.unwrap_or(0))),
         );
