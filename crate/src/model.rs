@@ -491,6 +491,11 @@ struct Streams {
 }
 
 impl DeviceTrace {
+    /// Indices of the `oom` events (allocations that failed), ascending.
+    pub fn oom_events(&self) -> Vec<u32> {
+        self.events.iter().enumerate().filter(|(_, e)| e.action() == Action::Oom).map(|(i, _)| i as u32).collect()
+    }
+
     pub fn extra(&self, e: &Event) -> Option<&EventExtra> {
         self.extras.get(e.extra() as usize)
     }

@@ -499,6 +499,9 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
             let want_named: Vec<&str> = holders.iter().map(|v| v.as_str().unwrap()).collect();
             assert_eq!(named, want_named, "{name}: {advice:?}");
             assert!(advice.iter().all(|s| !s.contains("batch")), "{name}: {advice:?}");
+            // The step the allocation failed in did not finish, though an optimizer run ends it.
+            let failed = s.steps.iter().find(|st| st.oom_event.map(i64::from) == Some(oom.ooms[0].event));
+            assert!(failed.is_some_and(|st| !st.complete), "{name}: {failed:?}");
         }
         let program = a.findings.iter().find(|f| f.category == "program").expect("a program finding");
         assert!(program.evidence.contains("events:"), "{name}: {}", program.evidence);

@@ -102,7 +102,7 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
     let d = &l.devices[pos];
     let empty = DeviceTrace::default();
     let trace = l.snapshot.trace(d.device).unwrap_or(&empty);
-    let mut ooms: Vec<usize> = (0..trace.events.len()).filter(|&i| trace.events[i].action() == Action::Oom).collect();
+    let mut ooms: Vec<usize> = trace.oom_events().into_iter().map(|i| i as usize).collect();
     let ooms_total = ooms.len();
     ooms.truncate(MAX_OOMS);
     let growth = if ooms.is_empty() { None } else { Some(leak(l, pos, 5)) };

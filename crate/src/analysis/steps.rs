@@ -31,8 +31,12 @@ pub struct Step {
     pub step: i64,
     pub first_event: u32,
     pub last_event: u32,
-    /// false for the part after the last step boundary (the window ended inside it).
+    /// false for the part after the last step boundary (the window ended inside it), and for a
+    /// step an allocation failed in (`oom_event`).
     pub complete: bool,
+    /// The first out-of-memory event inside the step: an allocation failed, so the step did not
+    /// finish (the program raised, or caught the error and went on), whatever followed it.
+    pub oom_event: Option<u32>,
     pub peak_allocated: Peak,
     pub peak_reserved: Peak,
     /// The phase of the event where allocated peaked.
@@ -92,6 +96,17 @@ pub struct PhaseCount {
     pub events: u64,
 }
 
+impl Step {
+    /// What cut the step short, as the CLI and report show it: `out of memory at event N`, or
+    /// `partial` (the window cuts it); None for a complete step.
+    pub fn cut_short(&self) -> Option<String> {
+        match self.oom_event {
+            Some(e) => Some(format!("out of memory at event {e}")),
+            None => (!self.complete).then(|| "partial".into()),
+        }
+    }
+}
+
 impl Program {
     pub fn trains(&self) -> bool {
         matches!(self.kind.as_str(), "training_steps" | "one_training_step")
@@ -110,7 +125,8 @@ pub struct PeakPlace {
 pub const MAX_STEPS: usize = 10_000;
 pub const MAX_SPANS: usize = 20_000;
 
-pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
+/// `ooms`: the device's out-of-memory events, ascending.
+pub fn steps(d: &DeviceReplay, phases: &DevicePhases, ooms: &[u32]) -> StepsAnalysis {
     let mut spans: Vec<PhaseSpan> = phases
         .runs
         .iter()
@@ -137,7 +153,7 @@ pub fn steps(d: &DeviceReplay, phases: &DevicePhases) -> StepsAnalysis {
     }));
     let framework_ranges = phases.ranges.iter().filter(|r| r.group == RangeGroup::Framework).count();
     let (source, bounds) = step_bounds(phases, d.events as u32, |first, last| d.allocates_in(first, last));
-    let steps = measure(d, phases, &bounds);
+    let steps = measure(d, phases, &bounds, ooms);
     let growth = super::step_growth::growth(d, phases, &steps);
     let program = program(d.events as u32, phases, source, &steps);
     let place = |p: Peak| {
@@ -402,9 +418,12 @@ fn split_after(ends: &[u32], events: u32) -> Vec<Bound> {
     out
 }
 
-fn measure(d: &DeviceReplay, phases: &DevicePhases, bounds: &[Bound]) -> Vec<Step> {
+fn measure(d: &DeviceReplay, phases: &DevicePhases, bounds: &[Bound], ooms: &[u32]) -> Vec<Step> {
     let mut out: Vec<Step> = Vec::new();
     for &(step, first, last, complete) in bounds {
+        // A step an allocation failed in did not finish, even where an optimizer run ends it
+        // (Adam's first step making its state is where many runs end).
+        let oom_event = ooms.get(ooms.partition_point(|&o| o < first)).copied().filter(|&o| o <= last);
         let range = first as usize..last as usize + 1;
         let peak = |name: &str| {
             let col = d.series.column(name).expect("a counter column");
@@ -418,7 +437,8 @@ fn measure(d: &DeviceReplay, phases: &DevicePhases, bounds: &[Bound]) -> Vec<Ste
             step,
             first_event: first,
             last_event: last,
-            complete,
+            complete: complete && oom_event.is_none(),
+            oom_event,
             peak_phase: peak_allocated.event.map_or("unknown", |e| phases.phase(e).name()).into(),
             change_peak_allocated: prev.map(|p| peak_allocated.bytes - p.peak_allocated.bytes),
             change_end_allocated: prev.map(|p| end_allocated - p.end_allocated),

@@ -497,7 +497,8 @@ impl Engine {
     pub fn steps(&self, device: i64) -> Result<steps::StepsAnalysis> {
         let l = self.model()?;
         let (pos, d) = device_of(l, device)?;
-        Ok(steps::steps(d, &l.phases()[pos]))
+        let ooms = l.snapshot.trace(device).map(|t| t.oom_events()).unwrap_or_default();
+        Ok(steps::steps(d, &l.phases()[pos], &ooms))
     }
 
     /// Peak, share at the allocated peak and pending frees of each stream.

@@ -5,7 +5,7 @@
 
 use crate::analysis::overview::{overview, Peaks};
 use crate::fasthash::FastMap;
-use crate::model::{Action, BlockState};
+use crate::model::BlockState;
 use crate::replay::{DeviceReplay, Lifetime};
 use crate::Loaded;
 use serde::{Deserialize, Serialize};
@@ -145,10 +145,8 @@ pub fn summarize(file: &str, source_bytes: u64, l: &Loaded) -> FileSummary {
         let trace = l.snapshot.trace(d.device);
         let event = o.peaks.allocated.event;
         let (top_sites, categories) = holders(l, pos, d, event, &root);
-        let oom_events = trace
-            .map(|t| (0..t.events.len() as u32).filter(|&i| t.events[i as usize].action() == Action::Oom).collect())
-            .unwrap_or_default();
-        let steps = l.phases().get(pos).map(|p| crate::analysis::steps::steps(d, p).steps.len()).filter(|&n| n > 0);
+        let oom_events = trace.map(|t| t.oom_events()).unwrap_or_default();
+        let steps = l.phases().get(pos).map(|p| crate::analysis::steps::steps(d, p, &oom_events).steps.len()).filter(|&n| n > 0);
         devices.push(DeviceSummary {
             device: d.device,
             events: o.events,

@@ -322,7 +322,7 @@ fn steps_section(o: &mut String, s: &crate::analysis::steps::StepsAnalysis) {
             o,
             "<tr><td>{}{}</td><td>{}–{}</td><td class=\"n\">{}</td><td>{} ({})</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             st.step,
-            if st.complete { "" } else { " (partial)" },
+            st.cut_short().map_or(String::new(), |c| format!(" ({})", esc(&c))),
             count(st.first_event as i64),
             count(st.last_event as i64),
             bytes(st.peak_allocated.bytes),

@@ -77,9 +77,7 @@ pub fn classify(
 ) -> DeviceCategories {
     let by_stack = stacks.rules;
     let backward_starts: Vec<u32> = phases.runs.iter().filter(|r| r.phase == Phase::Backward).map(|r| r.first).collect();
-    let ooms: Vec<u32> = trace
-        .map(|t| t.events.iter().enumerate().filter(|(_, e)| e.action() == crate::model::Action::Oom).map(|(i, _)| i as u32).collect())
-        .unwrap_or_default();
+    let ooms: Vec<u32> = trace.map(|t| t.oom_events()).unwrap_or_default();
     let no_forward_rules = !rules.rules.iter().any(|r| matches!(r.frames, FrameSource::Forward | FrameSource::Any));
     let unknown = rules.unknown();
     let grown = match rules.rules.iter().any(|r| r.lifetime == LifetimeRule::GrownByCopy) {

@@ -1126,12 +1126,14 @@ export interface Step {
   change_end_allocated: number | null;
   /** Against the previous step (None for the first). */
   change_peak_allocated: number | null;
-  /** false for the part after the last step boundary (the window ended inside it). */
+  /** false for the part after the last step boundary (the window ended inside it), and for a step an allocation failed in (`oom_event`). */
   complete: boolean;
   /** Allocated after the step's last event. */
   end_allocated: number;
   first_event: number;
   last_event: number;
+  /** The first out-of-memory event inside the step: an allocation failed, so the step did not finish (the program raised, or caught the error and went on), whatever followed it. */
+  oom_event: number | null;
   peak_allocated: Peak;
   /** The phase of the event where allocated peaked. */
   peak_phase: string;

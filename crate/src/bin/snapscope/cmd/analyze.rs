@@ -207,7 +207,7 @@ fn print_steps(s: &StepsAnalysis) {
             st.step,
             st.first_event,
             st.last_event,
-            if st.complete { "" } else { " (partial)" },
+            st.cut_short().map_or(String::new(), |c| format!(" ({c})")),
             bytes(st.peak_allocated.bytes),
             event(st.peak_allocated.event.map(i64::from)),
             st.peak_phase,
