@@ -371,7 +371,7 @@ def program_fixtures():
     optimizer whose state, as large as the parameters, nothing names; a GAN whose two
     optimizers take turns, keeping a tensor per iteration; SGD with momentum, whose later steps
     leave no event; and, with whole Python stacks, a
-    gradient hook on autograd's thread, FSDP (its forward wrapping the model's, its hooks in
+    gradient hook on autograd's thread, an optimizer stepped from one (fused into backward), FSDP (its forward wrapping the model's, its hooks in
     backward), and Hugging Face's Trainer over DeepSpeed ZeRO-2 (one line runs every pass)."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
@@ -902,6 +902,39 @@ def program_fixtures():
     exp = p.expected("training_steps", 5, False)
     exp["program"]["peak_phase"] = "backward"
     out.append(("program_gradient_hooks.pickle", p, exp))
+
+    # An optimizer fused into the backward pass (PyTorch's tutorial: a per-parameter Adam stepped
+    # and zeroed by a post-accumulate-grad hook, which autograd runs on its own thread): no
+    # optimizer step after backward; the state is made, the update computed and the gradient
+    # freed inside the pass, amid its frameless events. Three iterations; the peak is an update
+    # in the second backward pass.
+    adam_py = f"{TORCH}/optim/adam.py"
+    wrapper = frame(f"{TORCH}/optim/optimizer.py", 487, "wrapper")
+    in_hook = frame("/work/prog/train.py", 15, "optimizer_hook")
+    h_init = [frame(adam_py, 400, "_init_group"), frame(adam_py, 240, "step"), wrapper, in_hook]
+    h_update = [frame(adam_py, 520, "_single_tensor_adam"), frame(adam_py, 900, "adam"), frame(adam_py, 250, "step"), wrapper, in_hook]
+    h_zero = [frame(f"{TORCH}/optim/optimizer.py", 980, "zero_grad"), frame("/work/prog/train.py", 16, "optimizer_hook")]
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    fused_state = {}
+    for _ in range(3):
+        acts = []
+        for k in range(layers):
+            acts.append(p.malloc(("act", k), 3 * MIB, r_layer, "activation"))
+            p.free(p.malloc("tmp", 1 * MIB, r_layer, "temporary"), r_layer)
+        s = p.malloc("seed", 512, r_seed, "autograd temporary")
+        for i, a in enumerate(reversed(acts)):
+            if i < params:
+                g = p.malloc(("grad", i), 4 * MIB, [], "gradient")
+                if i not in fused_state:
+                    fused_state[i] = [p.malloc(("state", i, j), 4 * MIB, h_init, "optimizer state") for j in range(2)]
+                p.free(p.malloc(("update", i), 8 * MIB, h_update, "temporary"), h_update)
+                p.free(g, h_zero)
+            p.free(a)
+        p.free(s)
+    exp = p.expected("training_steps", 3, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_optimizer_in_backward.pickle", p, exp))
 
     # FSDP (FullyShardedDataParallel): sharded flat parameters made in its constructor; each
     # layer's full parameters gathered before its forward (under FSDP's forward, which wraps the

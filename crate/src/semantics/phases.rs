@@ -351,6 +351,17 @@ pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
                     m |= FORWARD;
                 }
             }
+            // An optimizer stepped from a gradient hook (a post-accumulate-grad hook: the
+            // optimizer fused into the backward pass) runs on autograd's thread, amid the
+            // backward pass's frameless events: it is that pass's work. As the optimizer's phase
+            // it split the pass, and the frameless events after it took the optimizer's phase.
+            if m & (OPTIMIZER | OPTIMIZER_LOADING | FORWARD | BACKWARD) == OPTIMIZER
+                && whole_stacks
+                && has_backward
+                && outermost(st) == Some(Root::Other)
+            {
+                m |= BACKWARD;
+            }
             phase_of_marks(m)
         })
         .collect()
