@@ -1297,6 +1297,26 @@ def program_fixtures():
     exp["program"]["oom_advice_for"] = ["Parameter", "Gradient", "Optimizer state"]
     out.append(("program_oom_in_first_optimizer_step.pickle", p, exp))
 
+    # Out of memory in a first forward pass at a batch too large, caught, and the step run again
+    # at a smaller one (accelerate's find_executable_batch_size): the handler lets the attempt's
+    # activations go, then four steps. The failed attempt is no step of the four.
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    attempt = [p.malloc(("big", k), 12 * MIB, r_layer, "activation") for k in range(3)]
+    p.t.oom(12 * MIB, device_free=2 * MIB)
+    p.note()
+    handler = rooted(frame("/work/prog/train.py", 70, "main"))
+    for a in attempt:
+        p.free(a, handler)
+    retry_at = len(p.t.events)
+    grads, state = [], []
+    for _ in range(4):
+        grads = r_step(p, grads, state)
+    exp = p.expected("training_steps", 4, False)
+    # The retry starts at its first block (this generator records no frames for a segment_alloc).
+    exp["program"]["retry_at"] = next(i for i in range(retry_at, len(p.t.events)) if p.t.events[i]["action"] == "alloc")
+    out.append(("program_oom_retry_smaller_batch.pickle", p, exp))
+
     # `preds = torch.cat([preds, batch_preds])` each step: one block, replaced by a larger one
     # every step, grows without bound though no step's own block outlives the next step. The
     # steps do the same work: growing.

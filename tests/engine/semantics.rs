@@ -503,6 +503,13 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
             let failed = s.steps.iter().find(|st| st.oom_event.map(i64::from) == Some(oom.ooms[0].event));
             assert!(failed.is_some_and(|st| !st.complete), "{name}: {failed:?}");
         }
+        if let Some(retry) = want["retry_at"].as_i64() {
+            // A failed attempt, caught and run again: the attempt is a step of its own, not
+            // complete, and ends where the program starts again.
+            let failed: Vec<(i64, bool)> =
+                s.steps.iter().filter(|st| st.oom_event.is_some()).map(|st| (st.last_event as i64, st.complete)).collect();
+            assert_eq!(failed, [(retry - 1, false)], "{name}");
+        }
         let program = a.findings.iter().find(|f| f.category == "program").expect("a program finding");
         assert!(program.evidence.contains("events:"), "{name}: {}", program.evidence);
         seen += 1;
@@ -511,7 +518,7 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
     let readme = std::fs::read_to_string(common::fixtures().join("../README.md")).unwrap();
     let said = format!("a site that keeps a block from {} or more passes", words[snapscope::analysis::leak::MIN_PASSES as usize]);
     assert!(readme.replace("\n  ", " ").contains(&said), "README.md says {said:?}");
-    assert_eq!(seen, 48, "forty-eight program fixtures (one of them the stable steps with lines moved)");
+    assert_eq!(seen, 49, "forty-nine program fixtures (one of them the stable steps with lines moved)");
 }
 
 /// A trace with a backward pass every few events (a hostile file can have hundreds of

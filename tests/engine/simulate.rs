@@ -70,6 +70,22 @@ fn tune_ranks_the_standard_set_and_names_what_to_try() {
     assert!(t.rows[..failing].iter().all(|r| !r.oom.is_u64()), "settings that fail rank last");
 }
 
+/// A fragmentation OOM the simulation serves under expandable segments: the finding claims only
+/// the request (the trace after an OOM is the program's recovery), and where even then less than
+/// the request would have been left free it says the step itself must hold less.
+#[test]
+fn an_oom_served_when_simulated_claims_only_its_request() {
+    for (name, tight) in [("sim_oom_avoided.pickle", true), ("program_oom_retry_smaller_batch.pickle", false)] {
+        let e = open(&common::fixtures().join(name));
+        let a = e.analyze(0, snapscope::engine::At::Dump).unwrap();
+        let f = a.findings.iter().find(|f| f.category == "oom").expect("an oom finding");
+        assert!(f.evidence.contains("this request would have been served (simulated)"), "{name}: {}", f.evidence);
+        assert!(!f.evidence.contains("would not have happened"), "{name}: {}", f.evidence);
+        assert_eq!(f.evidence.contains("at the device's limit"), tight, "{name}: {}", f.evidence);
+        assert_eq!(f.suggestion.contains("make the step hold less"), tight, "{name}: {}", f.suggestion);
+    }
+}
+
 #[test]
 fn every_real_snapshot_with_segment_events_is_reproduced() {
     let Some(root) = common::corpus() else {

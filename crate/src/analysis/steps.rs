@@ -153,6 +153,7 @@ pub fn steps(d: &DeviceReplay, phases: &DevicePhases, ooms: &[u32]) -> StepsAnal
     }));
     let framework_ranges = phases.ranges.iter().filter(|r| r.group == RangeGroup::Framework).count();
     let (source, bounds) = step_bounds(phases, d.events as u32, |first, last| d.allocates_in(first, last));
+    let bounds = split_at_failures(bounds, ooms, phases);
     let steps = measure(d, phases, &bounds, ooms);
     let growth = super::step_growth::growth(d, phases, &steps);
     let program = program(d.events as u32, phases, source, &steps);
@@ -396,6 +397,32 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
         return (Some("backward passes"), b);
     }
     (None, Vec::new())
+}
+
+/// A step an allocation failed in ends where the program starts again after the failure (a
+/// retry with a smaller batch, the next batch after a skipped one): at the first set-up, data or
+/// forward run after the run of the out-of-memory event, when that is inside the step. Without
+/// it the failed attempt and the step that followed it read as one step. Steps are renumbered.
+fn split_at_failures(bounds: Vec<Bound>, ooms: &[u32], phases: &DevicePhases) -> Vec<Bound> {
+    if ooms.is_empty() {
+        return bounds;
+    }
+    let again = |oom: u32| {
+        let after = phases.run_of(oom)? + 1;
+        phases.runs[after..].iter().find(|r| matches!(r.phase, Phase::Setup | Phase::Data | Phase::Forward)).map(|r| r.first)
+    };
+    let mut cuts: Vec<u32> = ooms.iter().filter_map(|&o| again(o)).collect();
+    cuts.dedup();
+    let mut out: Vec<Bound> = Vec::with_capacity(bounds.len());
+    for (_, mut first, last, complete) in bounds {
+        let inside = &cuts[cuts.partition_point(|&c| c <= first)..cuts.partition_point(|&c| c <= last)];
+        for &cut in inside {
+            out.push((0, first, cut - 1, false));
+            first = cut;
+        }
+        out.push((0, first, last, complete));
+    }
+    out.into_iter().enumerate().map(|(k, (_, first, last, complete))| (k as i64 + 1, first, last, complete)).collect()
 }
 
 /// How many of the runs starting at `starts` (sorted) start inside the step `b`.

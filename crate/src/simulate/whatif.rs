@@ -54,8 +54,10 @@ impl WhatIf {
                 let sentence = if happens {
                     format!("With {conf} this OOM would still have happened (simulated).")
                 } else {
+                    // The trace after an OOM is the program's recovery, not what it would have
+                    // done next: only this request is known to fit.
                     format!(
-                        "With {conf} this OOM would not have happened (simulated): the allocator would have found room for the request."
+                        "With {conf} this request would have been served (simulated): the allocator would have found room for it. What the program would have allocated after it is not in the trace."
                     )
                 };
                 OomWhatIf { event: e, happens, sentence }
