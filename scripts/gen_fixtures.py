@@ -993,8 +993,11 @@ def program_fixtures():
     llama = f"{site}/transformers/models/llama/modeling_llama.py"
     hf_build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame(llama, 100, "__init__"), frame(f"{site}/transformers/modeling_utils.py", 4000, "from_pretrained"), frame("/work/prog/finetune.py", 20, "<module>"), *entry[1:]]
     hf_layer = [frame(f"{TORCH}/nn/modules/linear.py", 125, "forward"), call, frame(llama, 300, "forward"), call, frame(f"{site}/deepspeed/runtime/engine.py", 1800, "forward"), call, frame(trainer, 3600, "compute_loss"), frame(trainer, 3500, "training_step"), *loop]
-    hf_seed = [frame(f"{TORCH}/autograd/__init__.py", 347, "backward"), frame(f"{TORCH}/_tensor.py", 581, "backward"), frame(f"{site}/accelerate/accelerator.py", 2200, "backward"), frame(trainer, 3550, "training_step"), *loop]
     zero2 = f"{site}/deepspeed/runtime/zero/stage_1_and_2.py"
+    # accelerate's backward → DeepSpeed's engine → the ZeRO optimizer's backward, which makes its
+    # gradient-reduction buckets (ipg_buffer) and then runs loss.backward() (the seed).
+    ds_backward = [frame(zero2, 2060, "backward"), frame(f"{site}/deepspeed/runtime/engine.py", 2000, "backward"), frame(f"{site}/accelerate/utils/deepspeed.py", 170, "backward"), frame(f"{site}/accelerate/accelerator.py", 2200, "backward"), frame(trainer, 3550, "training_step"), *loop]
+    hf_seed = [frame(f"{TORCH}/autograd/__init__.py", 347, "backward"), frame(f"{TORCH}/_tensor.py", 581, "backward"), frame(f"{site}/deepspeed/runtime/fp16/loss_scaler.py", 60, "backward"), *ds_backward]
     zero_init = [frame(zero2, 300, "__init__"), frame(f"{site}/deepspeed/runtime/engine.py", 1500, "_configure_zero_optimizer"), frame(f"{site}/deepspeed/__init__.py", 180, "initialize"), frame(f"{site}/accelerate/accelerator.py", 1900, "prepare"), frame(trainer, 2300, "_inner_training_loop"), frame(trainer, 2100, "train"), *ft]
     zero_step = [frame(zero2, 1700, "step"), frame(f"{site}/deepspeed/runtime/engine.py", 2200, "step"), frame(f"{site}/accelerate/optimizer.py", 170, "step"), *loop]
     hf_adam = [frame(f"{TORCH}/optim/adamw.py", 400, "_init_group"), frame(f"{TORCH}/optim/adamw.py", 240, "step"), frame(f"{TORCH}/optim/optimizer.py", 487, "wrapper"), *zero_step]
@@ -1003,12 +1006,15 @@ def program_fixtures():
     [p.malloc(("param", i), 4 * MIB, hf_build, "parameter") for i in range(params)]
     p.malloc("flat16", 6 * MIB, [frame(zero2, 950, "flatten_dense_tensors_aligned"), *zero_init], "parameter")
     p.malloc("fp32-master", 12 * MIB, zero_init, "unknown")  # beside gradient buffers its frames cannot tell apart
-    state = []
+    state, ipg = [], []
     for _ in range(4):
         acts = []
         for k in range(layers):
             acts.append(p.malloc(("act", k), 3 * MIB, hf_layer, "activation"))
             p.free(p.malloc("tmp", 1 * MIB, hf_layer, "temporary"), hf_layer)
+        for b in ipg:  # `self.ipg_buffer = []` lets the last step's buckets go
+            p.free(b, ds_backward)
+        ipg = [p.malloc(("ipg", b), 2 * MIB, ds_backward, "communication") for b in range(2)]
         s = p.malloc("seed", 512, hf_seed, "autograd temporary")
         grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
         for a in reversed(acts):
