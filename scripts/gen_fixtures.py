@@ -371,7 +371,9 @@ def program_fixtures():
     optimizer whose state, as large as the parameters, nothing names; a GAN whose two
     optimizers take turns, keeping a tensor per iteration; SGD with momentum, whose later steps
     leave no event; and, with whole Python stacks, a
-    gradient hook on autograd's thread, an optimizer stepped from one (fused into backward), FSDP (its forward wrapping the model's, its hooks in
+    gradient hook on autograd's thread, an optimizer stepped from one (fused into backward), a
+    pipeline stage whose backward passes start from a received gradient and whose later steps
+    leave no event, FSDP (its forward wrapping the model's, its hooks in
     backward), and Hugging Face's Trainer over DeepSpeed ZeRO-2 (one line runs every pass)."""
     main = frame("/work/prog/run.py", 30, "main")
     build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), main]
@@ -935,6 +937,45 @@ def program_fixtures():
     exp = p.expected("training_steps", 3, False)
     exp["program"]["peak_phase"] = "backward"
     out.append(("program_optimizer_in_backward.pickle", p, exp))
+
+    # A pipeline stage (Megatron's 1F1B, the first of several stages): each iteration runs two
+    # micro-batches' forward passes, then each one's backward from the gradient the next stage
+    # sends (a receive buffer, then autograd's engine given that gradient: no seed and no frame
+    # of loss.backward(); every event of the pass is on autograd's thread). The gradients are
+    # made in the first iteration and accumulated in place after; Adam's state is made in the
+    # first step, and its later steps, like the zeroing of the gradients, leave no event. Three
+    # iterations.
+    sched = "/work/mg/megatron/core/pipeline_parallel/schedules.py"
+    p2p = "/work/mg/megatron/core/pipeline_parallel/p2p_communication.py"
+    pp_loop = frame("/work/mg/megatron/training/training.py", 600, "train_step")
+    pp_fwd = rooted(frame("/work/prog/model.py", 20, "forward"), call, frame(sched, 200, "forward_step"), frame(sched, 1300, "forward_backward_pipelining_without_interleaving"), pp_loop)
+    pp_recv = rooted(frame(p2p, 330, "_communicate"), frame(p2p, 420, "recv_backward"), frame(sched, 1350, "forward_backward_pipelining_without_interleaving"), pp_loop)
+    pp_adam = rooted(*adam[:-1], frame("/work/mg/megatron/core/optimizer/optimizer.py", 400, "step"), pp_loop)
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    pp_grads, pp_state = [], []
+    for _ in range(3):
+        micro = []
+        for mb in range(2):
+            acts = []
+            for k in range(layers):
+                acts.append(p.malloc(("act", mb, k), 3 * MIB, pp_fwd, "activation"))
+                p.free(p.malloc("tmp", 1 * MIB, pp_fwd, "temporary"), pp_fwd)
+            micro.append(acts)
+        for acts in micro:
+            recv = p.malloc("recv", 2 * MIB, pp_recv, "communication")
+            work = p.malloc("work", 2 * MIB, [], "autograd temporary")
+            if not pp_grads:
+                pp_grads = [p.malloc(("grad", i), 4 * MIB, [], "gradient") for i in range(params)]
+            for a in reversed(acts):
+                p.free(a)
+            p.free(work)
+            p.free(recv)
+        if not pp_state:
+            pp_state = [p.malloc(("state", i), 4 * MIB, pp_adam, "optimizer state") for i in range(2 * params)]
+    exp = p.expected("training_steps", 3, False)
+    exp["program"]["peak_phase"] = "backward"
+    out.append(("program_pipeline_stage.pickle", p, exp))
 
     # FSDP (FullyShardedDataParallel): sharded flat parameters made in its constructor; each
     # layer's full parameters gathered before its forward (under FSDP's forward, which wraps the

@@ -336,6 +336,39 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
         let most = most_in_a_step(b);
         b.iter().filter(|s| s.3).skip(1).all(|s| passes_in(s) > 0) && b.iter().filter(|s| !s.3).all(|s| passes_in(s) <= most)
     };
+    // Where nothing at all marks the later steps (the optimizer allocates in its first step only
+    // and the gradients are zeroed in place), the steps after the first repeat its backward
+    // passes: the rest, holding at least as many, is divided after every as many passes, at the
+    // forward pass that follows (a pipeline stage's micro-batches, whose optimizer step leaves no
+    // event after the first). A last part with fewer passes stays partial.
+    let repeat_first_step = |b: &[Bound]| -> Option<Vec<Bound>> {
+        let [first, rest] = b else { return None };
+        let k = passes_in(first);
+        if !first.3 || rest.3 || k == 0 || passes_in(rest) < k {
+            return None;
+        }
+        let inside = &passes[passes.partition_point(|&p| p < rest.1)..passes.partition_point(|&p| p <= rest.2)];
+        let mut out = vec![*first];
+        let mut start = rest.1;
+        for group in inside.chunks(k).filter(|g| g.len() == k) {
+            let after = *group.last().expect("a whole group");
+            let next = forwards.get(forwards.partition_point(|&f| f <= after)).copied().filter(|&f| f <= rest.2);
+            match next {
+                Some(cut) => {
+                    out.push((0, start, cut - 1, true));
+                    start = cut;
+                }
+                None => {
+                    out.push((0, start, rest.2, true));
+                    start = rest.2 + 1;
+                }
+            }
+        }
+        if start <= rest.2 {
+            out.push((0, start, rest.2, false));
+        }
+        Some(out.into_iter().enumerate().map(|(k, (_, first, last, complete))| (k as i64 + 1, first, last, complete)).collect())
+    };
     let by_optimizer = || -> Option<Vec<Bound>> {
         match stepping.len() {
             0 if !every_run.is_empty() => {
@@ -361,7 +394,11 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
                 // pass, as an optimizer's state made at construction by a step, ends no training
                 // step.)
                 let last = optimizer.last().is_some_and(|r| r.last == stepping[0]);
-                (last && by_stepping.first().is_some_and(|s| passes_in(s) > 0)).then(|| with_passes(by_stepping))
+                if !last || by_stepping.first().is_none_or(|s| passes_in(s) == 0) {
+                    return None;
+                }
+                let b = with_passes(by_stepping);
+                Some(repeat_first_step(&b).unwrap_or(b))
             }
             _ => {
                 let by_stepping = with_passes(split_after(&stepping, events));

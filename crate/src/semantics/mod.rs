@@ -24,7 +24,11 @@ pub fn snake_name<T: serde::Serialize>(v: &T) -> String {
 /// annotations alone, whatever the category rules.
 /// `by_stack_phase`: `phases::stack_phases` of the snapshot.
 pub fn phases_of(snapshot: &Snapshot, devices: &[DeviceReplay], by_stack_phase: &[Option<Phase>]) -> Vec<DevicePhases> {
-    devices.iter().map(|d| phases::device_phases(snapshot.trace(d.device), d.device, &snapshot.annotations, by_stack_phase)).collect()
+    let whole = phases::stacks_are_whole(&snapshot.interner);
+    devices
+        .iter()
+        .map(|d| phases::device_phases(snapshot.trace(d.device), d.device, &snapshot.annotations, by_stack_phase, whole))
+        .collect()
 }
 
 /// The category of every lifetime under one rule set.

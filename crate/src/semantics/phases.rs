@@ -311,6 +311,17 @@ fn root_of(f: &Frame) -> Root {
     }
 }
 
+/// The outermost Python frame of `stack` (innermost first) and where it starts.
+fn outermost_root(stack: &[u32], frames: &[Frame]) -> Option<Root> {
+    stack.iter().rev().filter_map(|&f| frames.get(f as usize)).map(root_of).find(|&r| r != Root::Native)
+}
+
+/// Whether some stack reaches the program's entry: the recording keeps whole Python stacks, so a
+/// stack that starts elsewhere, or an event with none, ran on a thread Python did not start.
+pub fn stacks_are_whole(interner: &Interner) -> bool {
+    interner.stacks.iter().any(|st| outermost_root(st, &interner.frames) == Some(Root::Entry))
+}
+
 /// The phase each stack's frames name (None for an empty stack).
 pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
     let marks: Vec<u8> = interner.frames.iter().map(frame_marks).collect();
@@ -334,7 +345,7 @@ pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
     // A Python stack that does not start at the program's entry was called from native code, on a
     // thread Python did not start: in a program with a backward pass, the autograd engine's. Only
     // where some stack reaches the entry are the stacks whole enough to tell.
-    let whole_stacks = interner.stacks.iter().any(|st| outermost(st) == Some(Root::Entry));
+    let whole_stacks = stacks_are_whole(interner);
     let has_backward = stack_marks.iter().any(|m| m & BACKWARD != 0);
     interner
         .stacks
@@ -383,7 +394,14 @@ fn innermost_of_optimizer_and_passes(stack: &[u32], marks: &[u8]) -> u8 {
 }
 
 /// Phases and named ranges of one device's trace.
-pub fn device_phases(trace: Option<&DeviceTrace>, device: i64, annotations: &[Annotation], by_stack: &[Option<Phase>]) -> DevicePhases {
+/// `whole_stacks`: [`stacks_are_whole`] of the snapshot.
+pub fn device_phases(
+    trace: Option<&DeviceTrace>,
+    device: i64,
+    annotations: &[Annotation],
+    by_stack: &[Option<Phase>],
+    whole_stacks: bool,
+) -> DevicePhases {
     let Some(trace) = trace else {
         return DevicePhases { of_event: Vec::new(), runs: Vec::new(), ranges: Vec::new() };
     };
@@ -413,6 +431,9 @@ pub fn device_phases(trace: Option<&DeviceTrace>, device: i64, annotations: &[An
                 }
             }
         }
+    }
+    if whole_stacks {
+        unseeded_backward(&mut of_event, trace);
     }
     fill_gaps(&mut of_event);
     let mut runs = runs_of(&of_event);
@@ -481,6 +502,34 @@ fn fill_gaps(phases: &mut [u8]) {
         } else {
             current = *p;
         }
+    }
+}
+
+/// Where the recording keeps whole Python stacks, an allocation without one ran on a thread
+/// Python did not start: in a program with a forward pass, the autograd engine's. A gap of
+/// frameless events holding one, right after a forward or unknown event, is a backward pass whose
+/// start named no backward frame: one given its output's gradient instead of a seed (a pipeline
+/// stage's `run_backward` with the gradient received from the next stage) allocates nothing on
+/// the main thread. Without this the pass took the phase of the forward or the receive before it.
+fn unseeded_backward(phases: &mut [u8], trace: &DeviceTrace) {
+    let forward = Phase::Forward as u8;
+    if !phases.contains(&forward) {
+        return;
+    }
+    let mut before = NO_PHASE;
+    let mut i = 0;
+    while i < phases.len() {
+        if phases[i] != NO_PHASE {
+            before = phases[i];
+            i += 1;
+            continue;
+        }
+        let end = phases[i..].iter().position(|&p| p != NO_PHASE).map_or(phases.len(), |n| i + n);
+        let allocates = (i..end).any(|e| trace.events[e].action() == crate::model::Action::Alloc);
+        if allocates && (before == forward || before == Phase::Unknown as u8) {
+            phases[i..end].fill(Phase::Backward as u8);
+        }
+        i = end;
     }
 }
 
