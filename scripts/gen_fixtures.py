@@ -355,7 +355,8 @@ class Program:
 def program_fixtures():
     """One small program per kind the engine must tell apart, each allocation tagged with what
     it is: a forward pass through repeating layers (no steps), a model build, one training step,
-    training steps with and without a kept tensor per step, steps whose zero_grad runs after the
+    training steps with and without a kept tensor per step (and one running out of memory from
+    it), steps whose zero_grad runs after the
     forward pass (the previous gradients held at its peak), an optimizer built inside the window
     by the program's own optimizer class, and a forward pass whose frees came after recording
     stopped; generation with a KV cache grown by copying (per layer, and as a tuple) beside a
@@ -485,6 +486,23 @@ def program_fixtures():
         peak, last = exp["program"]["peak_allocated_event"], len(p.t.series) - 1
         exp["program"]["moments"] = [p.moments(len(p.t.series) // 3, peak), p.moments(peak, last)]
         out.append((name, p, exp))
+
+    # The same leak until it runs out: five steps, each keeping a tensor, then an OOM in the
+    # sixth step's forward pass. The OOM is where the growth ends (its verdict, before what the
+    # cache looked like at it).
+    p = Program()
+    model(p)
+    grads, state, kept = [], [], []
+    for n in range(1, 6):
+        grads = step(p, n, grads, state, kept=kept)
+    set_to_none(p, grads)
+    forward(p)
+    p.t.oom(64 * MIB, device_free=2 * MIB)
+    p.note()
+    exp = p.expected("training_steps", 5, True)
+    exp["program"]["growth_per_step"] = MIB + 512
+    exp["program"]["oom_verdict"] = "growth"
+    out.append(("program_steps_leak_until_oom.pickle", p, exp))
 
     p = Program()
     model(p)
@@ -1707,6 +1725,24 @@ def simulator_fixtures(fr):
     case("sim_oom_avoided.pickle", t, simulate={
         "": {"reserved_peak": 60 * MIB, "segment_allocs": 1, "oom": oom_at, "recorded_ooms_avoided": []},
         "expandable_segments:True": {"reserved_peak": 80 * MIB, "segment_allocs": 2, "segment_frees": 1, "oom": None, "recorded_ooms_avoided": [oom_at]},
+    })
+    # The same at the device's limit (930 MiB: 600 MiB reserved + 30 MiB free at the OOM): 300
+    # of 600 MiB cached is free in one piece, 320 MiB fits neither it nor beside the segment.
+    # expandable_segments:True: the free 300 MiB (15 whole pages) is unmapped on the OOM path and
+    # 320 MiB mapped after the live block: 620 MiB reserved, the request served, with 10 MiB left
+    # on the device: the next request like it would fail (the finding says exhaustion).
+    t = Trace(0)
+    t.segment_alloc(A, 600 * MIB, "large", st)
+    t.malloc(A, 600 * MIB, 600 * MIB, st)
+    t.free(A)
+    t.malloc(A, 300 * MIB, 300 * MIB, st)
+    t.malloc(A + 300 * MIB, 300 * MIB, 300 * MIB, st)
+    t.free(A)
+    t.oom(320 * MIB, 30 * MIB)
+    oom_at = len(t.events) - 1
+    case("oom_at_the_limit.pickle", t, simulate={
+        "": {"reserved_peak": 600 * MIB, "segment_allocs": 1, "oom": oom_at, "recorded_ooms_avoided": []},
+        "expandable_segments:True": {"reserved_peak": 620 * MIB, "segment_allocs": 2, "segment_frees": 1, "oom": None, "recorded_ooms_avoided": [oom_at]},
     })
     # A private pool (a CUDA graph's, segment_pool_id (1, 0)) is kept as recorded: its 40 MiB
     # segment and 30 MiB block follow the recording under every setting, and only the default

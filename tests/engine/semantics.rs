@@ -503,6 +503,11 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
             let failed = s.steps.iter().find(|st| st.oom_event.map(i64::from) == Some(oom.ooms[0].event));
             assert!(failed.is_some_and(|st| !st.complete), "{name}: {failed:?}");
         }
+        if let Some(v) = want["oom_verdict"].as_str() {
+            // Memory kept step after step until it ran out: the growth is the OOM's cause.
+            let oom = e.oom(0).unwrap();
+            assert_eq!(oom.ooms[0].verdict, v, "{name}: {}", oom.ooms[0].explanation);
+        }
         if let Some(retry) = want["retry_at"].as_i64() {
             // A failed attempt, caught and run again: the attempt is a step of its own, not
             // complete, and ends where the program starts again.
@@ -518,7 +523,7 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
     let readme = std::fs::read_to_string(common::fixtures().join("../README.md")).unwrap();
     let said = format!("a site that keeps a block from {} or more passes", words[snapscope::analysis::leak::MIN_PASSES as usize]);
     assert!(readme.replace("\n  ", " ").contains(&said), "README.md says {said:?}");
-    assert_eq!(seen, 50, "fifty program fixtures (one of them the stable steps with lines moved)");
+    assert_eq!(seen, 51, "fifty-one program fixtures (one of them the stable steps with lines moved)");
 }
 
 /// A trace with a backward pass every few events (a hostile file can have hundreds of

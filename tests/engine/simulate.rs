@@ -70,19 +70,23 @@ fn tune_ranks_the_standard_set_and_names_what_to_try() {
     assert!(t.rows[..failing].iter().all(|r| !r.oom.is_u64()), "settings that fail rank last");
 }
 
-/// A fragmentation OOM the simulation serves under expandable segments: the finding claims only
-/// the request (the trace after an OOM is the program's recovery), and where even then less than
-/// the request would have been left free it says the step itself must hold less.
+/// An OOM the simulation serves under expandable segments: the finding claims only the request
+/// (the trace after an OOM is the program's recovery). Where all the free memory, joined, would
+/// have left less than the request and a tenth of the device, the working set is at the device's
+/// limit: the verdict is exhaustion and the advice is what holds the memory, not the setting.
 #[test]
 fn an_oom_served_when_simulated_claims_only_its_request() {
-    for (name, tight) in [("sim_oom_avoided.pickle", true), ("program_oom_retry_smaller_batch.pickle", false)] {
+    for (name, at_limit) in
+        [("sim_oom_avoided.pickle", false), ("program_oom_retry_smaller_batch.pickle", false), ("oom_at_the_limit.pickle", true)]
+    {
         let e = open(&common::fixtures().join(name));
         let a = e.analyze(0, snapscope::engine::At::Dump).unwrap();
         let f = a.findings.iter().find(|f| f.category == "oom").expect("an oom finding");
         assert!(f.evidence.contains("this request would have been served (simulated)"), "{name}: {}", f.evidence);
         assert!(!f.evidence.contains("would not have happened"), "{name}: {}", f.evidence);
-        assert_eq!(f.evidence.contains("at the device's limit"), tight, "{name}: {}", f.evidence);
-        assert_eq!(f.suggestion.contains("make the step hold less"), tight, "{name}: {}", f.suggestion);
+        assert_eq!(f.title.ends_with("(exhaustion)"), at_limit, "{name}: {}", f.title);
+        assert_eq!(f.evidence.contains("the working set is at the device's limit"), at_limit, "{name}: {}", f.evidence);
+        assert_eq!(f.suggestion.starts_with("set PYTORCH_CUDA_ALLOC_CONF"), !at_limit, "{name}: {}", f.suggestion);
     }
 }
 

@@ -87,20 +87,19 @@ pub fn findings(
         let simulated = what_if.and_then(|w| w.ooms.iter().find(|x| x.event as i64 == o.event).map(|x| (w, x)));
         // When the simulation serves the request under the toggled setting, that is the first
         // thing to try, whatever the verdict from the numbers alone.
-        let tight = headroom(o);
+        // (Not where memory grows until it runs out, or the working set is at the device's
+        // limit: a setting serves that one request, not the program.)
         let suggestion = match simulated {
-            Some((w, x)) if !x.happens && !tight.is_empty() => format!(
-                "set PYTORCH_CUDA_ALLOC_CONF={} (simulated: this request is served), and make the step hold less (a smaller batch, activation checkpointing): it is at the device's limit",
-                w.conf
-            ),
-            Some((w, x)) if !x.happens => format!("set PYTORCH_CUDA_ALLOC_CONF={} (simulated: this request is served)", w.conf),
+            Some((w, x)) if !x.happens && o.verdict != "growth" && !o.at_the_limit() => {
+                format!("set PYTORCH_CUDA_ALLOC_CONF={} (simulated: this request is served)", w.conf)
+            }
             _ => o.suggestions.first().cloned().unwrap_or_default(),
         };
         add(
             "high",
             "oom",
             format!("Out of memory at event {} ({})", count(o.event), o.verdict.replace('_', " ")),
-            format!("{}{}{}", o.explanation, simulated.map(|(_, x)| format!(" {}", x.sentence)).unwrap_or_default(), tight),
+            format!("{}{}", o.explanation, simulated.map(|(_, x)| format!(" {}", x.sentence)).unwrap_or_default()),
             &suggestion,
             format!("the {} request fits", bytes(o.requested)),
         );
@@ -482,22 +481,4 @@ pub fn leak_findings(ov: &DeviceOverview, leak: Option<&LeakAnalysis>, steps: Op
         }
     }
     f
-}
-
-/// What would have been left once an OOM's request was served from all the free memory there
-/// was (free in reserved segments and what the driver reported): a fragmentation OOM with less
-/// left than the request itself is a working set at the device's edge, which the next
-/// allocations would likely have crossed anyway.
-fn headroom(o: &super::oom::OomCase) -> String {
-    let Some(device_free) = o.device_free else { return String::new() };
-    let left = o.free_in_reserved + device_free - o.requested;
-    if o.verdict != "fragmentation" || left >= o.requested {
-        return String::new();
-    }
-    format!(
-        " Even served, it would have left only {} free ({} free in reserved segments and {} on the device, less the request): less than the request itself, so the working set is at the device's limit and what comes next may not fit either.",
-        bytes(left.max(0)),
-        bytes(o.free_in_reserved),
-        bytes(device_free)
-    )
 }

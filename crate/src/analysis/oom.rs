@@ -106,6 +106,13 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
     let ooms_total = ooms.len();
     ooms.truncate(MAX_OOMS);
     let growth = if ooms.is_empty() { None } else { Some(leak(l, pos, 5)) };
+    // The steps' verdict: memory that grows step after step is the cause of an OOM it runs into,
+    // whatever the state of the cache at it.
+    let ooms_u32: Vec<u32> = ooms.iter().map(|&i| i as u32).collect();
+    let step_growth = (!ooms.is_empty())
+        .then(|| l.phases().get(pos).map(|p| super::steps::steps(d, p, &ooms_u32).growth))
+        .flatten()
+        .filter(|g| g.leak_signal);
     let labels = StackLabels::new(l);
     let cases: Vec<OomCase> = ooms
         .into_iter()
@@ -133,7 +140,7 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
             // What holds the memory at the OOM decides what to do about a working set that does
             // not fit (no advice about batches where no activation is alive).
             let holding = super::categories::categories(l, pos, Some(i as i64));
-            verdict(at_oom, growth.as_ref(), &holding)
+            verdict(at_oom, growth.as_ref(), step_growth.as_ref(), &holding)
         })
         .collect();
     let at_dump = cases.is_empty().then(|| {
@@ -149,11 +156,57 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
 }
 
 /// The cause of one OOM and what to do, from what was known at it and the window's growth.
-fn verdict(at: AtOom, growth: Option<&LeakAnalysis>, holding: &CategoryBreakdown) -> OomCase {
+/// All the free memory there was at an OOM, cached and on the device, would have held the
+/// request but left less than the request itself and under a tenth of the device: serving this
+/// one (by joining the pieces) leaves the next like it nowhere to go. The working set is at the
+/// device's limit, whatever the pieces.
+fn at_the_limit(free_in_reserved: i64, device_free: Option<i64>, requested: i64, reserved: i64) -> bool {
+    device_free.is_some_and(|f| {
+        let left = free_in_reserved + f - requested;
+        left >= 0 && left < requested && left * 10 < reserved + f
+    })
+}
+
+impl OomCase {
+    /// Whether the working set was at the device's limit (see `at_the_limit`): no allocator
+    /// setting is the answer there.
+    pub fn at_the_limit(&self) -> bool {
+        at_the_limit(self.free_in_reserved, self.device_free, self.requested, self.counters.reserved)
+    }
+}
+
+/// `steps`: the steps' growth verdict where it signals a leak.
+fn verdict(at: AtOom, growth: Option<&LeakAnalysis>, steps: Option<&super::steps::Growth>, holding: &CategoryBreakdown) -> OomCase {
     let AtOom { event: e, requested: req, device_free, counters, state: st, top_stacks, events_before } = at;
     let capacity = counters.reserved + device_free.unwrap_or(0);
     let g = growth;
-    let (verdict, explanation, suggestions): (&str, String, Vec<String>) = if st.free >= req && st.largest_free < req {
+    let free_anywhere = st.free + device_free.unwrap_or(0);
+    let (verdict, explanation, suggestions): (&str, String, Vec<String>) = if let Some(s) = steps {
+        (
+            "growth",
+            format!("{} Memory accumulates step after step until it runs out: the OOM is where that growth ends.", s.text),
+            vec![
+                "find what each step keeps (the steps' kept blocks and the leak analysis name the sites): a reference held across steps, such as a loss or outputs kept without .item() or .detach()".into(),
+                "release references (e.g. losses kept for logging with .item())".into(),
+            ],
+        )
+    } else if at_the_limit(st.free, device_free, req, counters.reserved) {
+        let mut advice = exhaustion_advice(holding);
+        advice.push("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True can join the free pieces for this request, not for much more".into());
+        (
+            "exhaustion",
+            format!(
+                "{} were allocated when {} more were requested: {} free inside reserved segments (largest piece {}) and {} on the device. Even joined they would leave only {} free, less than the request: the working set is at the device's limit, and the next allocations like it would not fit.",
+                bytes(counters.allocated),
+                bytes(req),
+                bytes(st.free),
+                bytes(st.largest_free),
+                bytes(device_free.unwrap_or(0)),
+                bytes(free_anywhere - req)
+            ),
+            advice,
+        )
+    } else if st.free >= req && st.largest_free < req {
         (
             "fragmentation",
             format!(
