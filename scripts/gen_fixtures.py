@@ -250,8 +250,11 @@ def semantics_training(steps=4, params=3, leak=2 * MIB):
         free(malloc("tmp", 2 * MIB, fwd, "temporary", **ctx), fwd)
         # Kept by the loop (a history of outputs), made between the forward pass and backward:
         # nothing in its frames says what it is, but that code is the pass's loss part (forward),
-        # so it is an output of the forward pass, kept (activation); the leak finding names it.
-        malloc(("kept", step), leak, keep, "activation", user_metadata="history")
+        # so it is an output of the forward pass, kept (activation) until three optimizer steps
+        # have ended with it alive: then the program holds it, as nothing that a backward pass
+        # saved is (unknown); the leak finding names it.
+        held = steps - step + 1 >= 3
+        malloc(("kept", step), leak, keep, "unknown" if held else "activation", user_metadata="history")
         s0 = malloc("seed", 512, seed, "autograd temporary")
         grads = [malloc(("grad", i), 4 * MIB, [], "gradient", forward_frames=["/work/train/model.py:12:forward\n"]) for i in range(params)]
         for a in reversed(acts):
@@ -426,7 +429,9 @@ def program_fixtures():
         update = update or init
         p.free(p.malloc("update", update_bytes, update, "temporary"), update)
 
-    def step(p, n, grads, state, own=False, kept=None, late_zero_grad=False, stack=layer):
+    def step(p, n, grads, state, own=False, kept=None, late_zero_grad=False, stack=layer, steps=0):
+        """Step `n` of `steps`: a tensor it keeps (`kept`) is the program's (unknown) where three
+        optimizer steps or more end while it lives, an output of the forward pass otherwise."""
         if not late_zero_grad:
             set_to_none(p, grads)
         acts = forward(p, stack=stack)
@@ -435,7 +440,7 @@ def program_fixtures():
             p.free(p.malloc("logits", 16 * MIB, top, "activation"), [main])
             set_to_none(p, grads)
         if kept is not None:
-            kept.append(p.malloc(("kept", n), MIB + 512, top, "activation"))
+            kept.append(p.malloc(("kept", n), MIB + 512, top, "unknown" if steps - n + 1 >= 3 else "activation"))
         grads = backward_pass(p, acts)
         if not state and not own:
             state += [p.malloc(("state", i), 8 * MIB, adam, "optimizer state") for i in range(params)]
@@ -476,7 +481,7 @@ def program_fixtures():
         model(p)
         grads, state, kept = [], [], [] if leak else None
         for n in range(1, steps + 1):
-            grads = step(p, n, grads, state, kept=kept)
+            grads = step(p, n, grads, state, kept=kept, steps=steps)
         exp = p.expected("training_steps", steps, leak)
         if leak:
             # What each step keeps; the last step's end also holds its gradients (zero_grad at
@@ -494,7 +499,7 @@ def program_fixtures():
     model(p)
     grads, state, kept = [], [], []
     for n in range(1, 6):
-        grads = step(p, n, grads, state, kept=kept)
+        grads = step(p, n, grads, state, kept=kept, steps=5)
     set_to_none(p, grads)
     forward(p)
     p.t.oom(64 * MIB, device_free=2 * MIB)
@@ -840,7 +845,9 @@ def program_fixtures():
         set_to_none(p, grads)
         acts = forward(p)
         if kept is not None:
-            kept.append(p.malloc(("kept", len(kept)), MIB, top, "activation"))
+            # Iteration i of six: two optimizer steps an iteration end while it lives.
+            held = 2 * (6 - len(kept)) >= 3
+            kept.append(p.malloc(("kept", len(kept)), MIB, top, "unknown" if held else "activation"))
         s = p.malloc("seed", 512, seed, "autograd temporary")
         grads = [p.malloc((name, "grad", i), 2 * MIB, [], "gradient") for i in range(params)]
         for a in reversed(acts):
@@ -1243,12 +1250,15 @@ def program_fixtures():
             size = (n + 1) * MIB if grow else MIB
             set_to_none(p, grads, r_zero)
             acts = [p.malloc(("act", n, k), size, r_layer, "activation") for k in range(layers)]
-            new = p.malloc(("logits", n), size, r_keep, "activation")
+            # What a step keeps is the program's (unknown) once three optimizer steps end
+            # while it lives (see `step`).
+            held = steps - n >= 3
+            new = p.malloc(("logits", n), size, r_keep, "unknown" if keep and keep(n) and held else "activation")
             if logits is not None and not (keep and keep(n - 1)):
                 p.free(logits, r_loop)
             logits = new
             if small_leak:
-                p.malloc(("preds", n), 64 * 1024, r_keep, "activation")
+                p.malloc(("preds", n), 64 * 1024, r_keep, "unknown" if held else "activation")
             grads = backward_pass(p, acts, r_seed)
             if hook_keep and hook_keep(n):
                 p.malloc(("hooked", n), 2 * MIB, [], "gradient")

@@ -43,7 +43,7 @@ fn the_fixture_categories_are_the_known_ones_at_every_event() {
         assert_eq!(got.values().sum::<i64>(), active, "event {i}: the categories sum to the active counter");
     }
     let c = e.categories(0, At::Event(peak)).unwrap();
-    assert!(c.finding.as_deref().unwrap().starts_with("Activations are 41%"), "{:?}", c.finding);
+    assert!(c.finding.as_deref().unwrap().starts_with("Activations are 37%"), "{:?}", c.finding);
     let act = c.categories.iter().find(|x| x.category == "activation").unwrap();
     assert_eq!(act.rules[0].rule, "activation");
     assert!(act.rules[0].why.contains("alive when backward starts"));

@@ -77,6 +77,7 @@ pub fn classify(
 ) -> DeviceCategories {
     let by_stack = stacks.rules;
     let backward_starts: Vec<u32> = phases.runs.iter().filter(|r| r.phase == Phase::Backward).map(|r| r.first).collect();
+    let step_ends = optimizer_step_ends(phases);
     let ooms: Vec<u32> = trace.map(|t| t.oom_events()).unwrap_or_default();
     let no_forward_rules = !rules.rules.iter().any(|r| matches!(r.frames, FrameSource::Forward | FrameSource::Any));
     let unknown = rules.unknown();
@@ -137,6 +138,14 @@ pub fn classify(
             }
             LifetimeRule::WithinPhase => alloc_run.is_some() && alloc_run == free_run,
             LifetimeRule::OutlivesPhase => alloc_run.is_none() || freed.is_none() || alloc_run != free_run,
+            LifetimeRule::OutlivesSteps => match alloc {
+                Some(a) if phase == Some(Phase::Forward) => {
+                    let after = step_ends.partition_point(|&e| e < a);
+                    let before_free = freed.map_or(step_ends.len(), |f| step_ends.partition_point(|&e| e < f));
+                    before_free.saturating_sub(after) >= OUTLIVES_STEPS
+                }
+                _ => false,
+            },
             LifetimeRule::IntoBackward => match alloc {
                 Some(a) if phase != Some(Phase::Backward) => {
                     let next = backward_starts.partition_point(|&s| s <= a);
@@ -171,6 +180,34 @@ pub fn classify(
     pair_with_gradients(d, rules, &mut out);
     mark_persistent(d, rules, &mut out);
     out
+}
+
+/// Optimizer steps a forward pass's block must outlive to be kept by the program, not saved
+/// for a backward pass (`LifetimeRule::OutlivesSteps`): a step's last output, reassigned in the
+/// next step, outlives one; a GAN's generated batch, used by both optimizers' steps, two.
+pub const OUTLIVES_STEPS: usize = 3;
+
+/// Where each optimizer step ends: the last event of the optimizer runs after a backward pass
+/// and before the next one (a step's update and the next step's zero_grad are one).
+fn optimizer_step_ends(phases: &DevicePhases) -> Vec<u32> {
+    let mut ends: Vec<u32> = Vec::new();
+    let mut after_backward = false;
+    for r in &phases.runs {
+        match r.phase {
+            Phase::Backward => after_backward = true,
+            Phase::Optimizer if after_backward => {
+                ends.push(r.last);
+                after_backward = false;
+            }
+            Phase::Optimizer => {
+                if let Some(last) = ends.last_mut() {
+                    *last = r.last;
+                }
+            }
+            _ => {}
+        }
+    }
+    ends
 }
 
 /// Blocks a cache started as: the block the very next event after a block of the rule's

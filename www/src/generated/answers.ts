@@ -591,6 +591,7 @@ export type LifetimeRule =
   | 'within_phase'
   | 'outlives_phase'
   | 'into_backward'
+  | 'outlives_steps'
   | 'before_window'
   | 'at_oom'
   | 'pairs_with_gradient'

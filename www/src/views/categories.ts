@@ -20,6 +20,7 @@ const LIFETIMES = {
   within_phase: 0,
   outlives_phase: 0,
   into_backward: 0,
+  outlives_steps: 0,
   before_window: 0,
   at_oom: 0,
   at_dump: 0,
