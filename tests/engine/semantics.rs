@@ -552,3 +552,38 @@ fn steps_answers_are_bounded_and_count_the_rest() {
     assert!(s.phases_total > MAX_SPANS);
     assert_eq!(s.program.kind, "training_steps");
 }
+
+/// Blocks made inside an optimizer's step that are no optimizer state: torch_npu's fused
+/// optimizers copy the parameters and the gradients into flat tensors in their first step (both
+/// from one function: unknown, not optimizer state), while the state they then make is state.
+#[test]
+fn a_fused_npu_optimizers_combined_parameters_are_no_optimizer_state() {
+    let site = "/usr/lib/python3/site-packages";
+    let step = |function: &str| {
+        serde_json::json!([
+            {"filename": format!("{site}/torch_npu/optim/npu_fused_optim_base.py"), "line": 85, "name": function},
+            {"filename": format!("{site}/torch_npu/optim/npu_fused_optim_base.py"), "line": 120, "name": "step"},
+            {"filename": format!("{site}/torch/optim/optimizer.py"), "line": 487, "name": "wrapper"},
+            {"filename": "/w/train.py", "line": 60, "name": "<module>"}
+        ])
+    };
+    let base = 0x7f00_0000_0000_u64;
+    let mib = 1u64 << 20;
+    let events = vec![
+        serde_json::json!({"action": "alloc", "addr": base, "size": 4 * mib, "stream": 0, "frames": step("_maybe_init_combined_params_and_grads")}),
+        serde_json::json!({"action": "alloc", "addr": base + 4 * mib, "size": 8 * mib, "stream": 0, "frames": step("_maybe_init_combined_states")}),
+    ];
+    let blocks = serde_json::json!([
+        {"address": base, "size": 4 * mib, "requested_size": 4 * mib, "state": "active_allocated", "frames": []},
+        {"address": base + 4 * mib, "size": 8 * mib, "requested_size": 8 * mib, "state": "active_allocated", "frames": []},
+        {"address": base + 12 * mib, "size": 8 * mib, "requested_size": 0, "state": "inactive", "frames": []}
+    ]);
+    let segment = serde_json::json!({"device": 0, "address": base, "total_size": 20 * mib, "allocated_size": 12 * mib, "active_size": 12 * mib,
+        "requested_size": 12 * mib, "stream": 0, "segment_type": "large", "is_expandable": false, "frames": [], "blocks": blocks});
+    let snap = serde_json::json!({"segments": [segment], "device_traces": [events]});
+    let e = Engine::from_loaded(Loaded::from_bytes(&serde_json::to_vec(&snap).unwrap()).unwrap(), Vec::new());
+    let c = e.categories(0, At::Dump).unwrap();
+    let rule_of = |category: &str| c.categories.iter().find(|x| x.category == category).map(|x| (x.bytes, x.rules[0].rule.clone()));
+    assert_eq!(rule_of("unknown"), Some((4 * mib as i64, "npu-fused-params-and-grads".to_string())), "{:?}", c.categories);
+    assert_eq!(rule_of("optimizer state"), Some((8 * mib as i64, "optimizer-state".to_string())), "{:?}", c.categories);
+}
