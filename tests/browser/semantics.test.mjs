@@ -30,6 +30,8 @@ const DUMP_ONLY = join(
 );
 // Every fifth step keeps its logits: the ends do not rise every step, the kept blocks pile up.
 const KEPT = join(FIXTURES, "program_steps_kept_every_fifth.pickle");
+// A first attempt runs out of memory and is run again at a smaller batch: four steps after it.
+const RETRY = join(FIXTURES, "program_oom_retry_smaller_batch.pickle");
 const SKIP = [HANMIN, NPU, DUMP_ONLY].every(existsSync)
   ? false
   : "needs the corpus in ../shared/snapshots";
@@ -43,6 +45,7 @@ before(async () => {
     NPU,
     DUMP_ONLY,
     KEPT,
+    RETRY,
   ]));
   assert.equal(state, "ready");
 });
@@ -300,6 +303,27 @@ test(
       await page.textContent(".view-leaks .card.primary .card-title"),
       /leak candidates/,
     );
+  },
+);
+
+test(
+  "a failed attempt: Steps marks the step out of memory, not complete, apart from the retry",
+  { skip: SKIP },
+  async () => {
+    await show(4, "steps");
+    const rows = page.locator("table.steps tbody tr");
+    assert.equal(await rows.count(), 5);
+    const first = rows.first();
+    assert.match(await first.getAttribute("class"), /partial/);
+    assert.equal(
+      (await first.locator(".partial-tag").textContent()).trim(),
+      "out of memory",
+    );
+    assert.match(
+      await first.locator(".partial-tag").getAttribute("title"),
+      /an allocation failed at event \d+: the step did not finish/,
+    );
+    assert.equal(await page.locator("table.steps tr.partial").count(), 1);
   },
 );
 
