@@ -55,8 +55,9 @@ pub struct StepsAnalysis {
     pub phases: Vec<PhaseSpan>,
     /// Framework-internal ranges (dynamo, inductor, AOT): listed in `phases`, hidden by default.
     pub framework_ranges: usize,
-    /// How the steps were found: `ProfilerStep annotations`, `optimizer steps`, `backward passes`,
-    /// or None.
+    /// How the steps were found: `ProfilerStep annotations`, `optimizer steps`, `the first
+    /// optimizer step and its count of backward passes, …` (later steps leave no event),
+    /// `backward passes`, or None.
     pub step_source: Option<String>,
     /// At most `MAX_STEPS` (the first ones); `steps_total` counts them all.
     pub steps: Vec<Step>,
@@ -369,6 +370,8 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
         }
         Some(out.into_iter().enumerate().map(|(k, (_, first, last, complete))| (k as i64 + 1, first, last, complete)).collect())
     };
+    // Set where the steps after the first are inferred from its backward passes.
+    let inferred = std::cell::Cell::new(false);
     let by_optimizer = || -> Option<Vec<Bound>> {
         match stepping.len() {
             0 if !every_run.is_empty() => {
@@ -398,7 +401,13 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
                     return None;
                 }
                 let b = with_passes(by_stepping);
-                Some(repeat_first_step(&b).unwrap_or(b))
+                match repeat_first_step(&b) {
+                    Some(repeated) => {
+                        inferred.set(true);
+                        Some(repeated)
+                    }
+                    None => Some(b),
+                }
             }
             _ => {
                 let by_stepping = with_passes(split_after(&stepping, events));
@@ -418,7 +427,12 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
     };
     // Optimizer runs none of which ends a step with a backward pass divide nothing.
     if let Some(b) = by_optimizer().filter(|b| b.iter().any(|s| s.3)) {
-        return (Some("optimizer steps"), b);
+        let source = if inferred.get() {
+            "the first optimizer step and its count of backward passes, the later steps leaving no event"
+        } else {
+            "optimizer steps"
+        };
+        return (Some(source), b);
     }
     // Without optimizer runs that divide them: a step starts with each forward pass that follows
     // a backward pass.

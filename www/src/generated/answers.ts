@@ -515,7 +515,7 @@ export type IssueCode =
   | 'SEGMENT_UNMATCHED'
   | 'SIZE_MISMATCH';
 
-/** Blocks allocated in a compared step two or more steps before the last compared one and not freed by that step's end: what the program keeps across steps. Optimizer and set-up allocations are left out: what outlives them is state made once per parameter or model, even lazily in a later step (an expert's optimizer state the first time it is routed to, a model built between steps), not kept step after step. */
+/** Blocks allocated in a compared step two or more steps before the last compared one and not freed by that step's end: what the program keeps across steps. Optimizer and set-up allocations are left out: what outlives them is state made once per parameter or model, even lazily in a later step (an expert's optimizer state the first time it is routed to, a model built between steps), not kept step after step; but a set-up block whose site made new ones in a later step (a model built again while the old one is still referenced) counts. */
 export interface KeptAcrossSteps {
   blocks: number;
   bytes: number;
@@ -1177,7 +1177,7 @@ export interface StepsAnalysis {
   phases_total: number;
   /** What kind of program the trace shows, from its phases and steps. */
   program: Program;
-  /** How the steps were found: `ProfilerStep annotations`, `optimizer steps`, `backward passes`, or None. */
+  /** How the steps were found: `ProfilerStep annotations`, `optimizer steps`, `the first optimizer step and its count of backward passes, …` (later steps leave no event), `backward passes`, or None. */
   step_source: string | null;
   /** At most `MAX_STEPS` (the first ones); `steps_total` counts them all. */
   steps: Step[];
