@@ -492,43 +492,6 @@ def program_fixtures():
         exp["program"]["moments"] = [p.moments(len(p.t.series) // 3, peak), p.moments(peak, last)]
         out.append((name, p, exp))
 
-    # A notebook's training cell run three times: each run builds a new model (set-up in the
-    # step its first pass opens) and trains it three steps with a new Adam, while the old model
-    # is still referenced (IPython's Out[...]): its parameters and the gradients its last step
-    # left stay (its Adam state goes with the optimizer). Nine steps.
-    cell = frame("/tmp/ipykernel_4242/2417006535.py", 12, "<module>")
-    nb_build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), cell]
-    nb_layer = [frame("/work/prog/model.py", 20, "forward"), call, frame("/tmp/ipykernel_4242/2417006535.py", 20, "<module>")]
-    nb_seed = [frame(f"{TORCH}/autograd/__init__.py", 347, "backward"), frame(f"{TORCH}/_tensor.py", 581, "backward"), frame("/tmp/ipykernel_4242/2417006535.py", 22, "<module>")]
-    nb_adam = [*adam[:-1], frame("/tmp/ipykernel_4242/2417006535.py", 23, "<module>")]
-    nb_zero = [frame(f"{TORCH}/optim/optimizer.py", 980, "zero_grad"), frame("/tmp/ipykernel_4242/2417006535.py", 18, "<module>")]
-    p = Program()
-    old_state = []
-    for run in range(3):
-        [p.malloc(("param", run, i), 4 * MIB, nb_build, "parameter") for i in range(params)]
-        for b_ in old_state:  # the old optimizer, rebound, lets its state go
-            p.free(b_, nb_adam)
-        grads, old_state = [], []
-        for n in range(3):
-            set_to_none(p, grads, nb_zero)
-            acts = [p.malloc(("act", k), 3 * MIB, nb_layer, "activation") for k in range(layers)]
-            s_ = p.malloc("seed", 512, nb_seed, "autograd temporary")
-            grads = [p.malloc(("grad", run, i), 4 * MIB, [], "gradient") for i in range(params)]
-            for a_ in reversed(acts):
-                p.free(a_)
-            p.free(s_)
-            if not old_state:
-                old_state = [p.malloc(("state", run, i), 4 * MIB, nb_adam, "optimizer state") for i in range(2 * params)]
-            p.free(p.malloc("update", 4 * MIB, nb_adam, "temporary"), nb_adam)
-    exp = p.expected("training_steps", 9, True)
-    exp["program"]["growth_verdict"] = "growing"
-    # Kept by the end of step 9 from the compared steps (2-9): run one's last gradients (step
-    # 3), run two's model, superseded by run three's (step 4), and its last gradients (step 6).
-    exp["program"]["kept_bytes"] = 36 * MIB
-    exp["program"]["leak_site"] = False
-    exp["program"]["passes_kept"] = False
-    out.append(("program_notebook_cell_rerun.pickle", p, exp))
-
     # The same leak until it runs out: five steps, each keeping a tensor, then an OOM in the
     # sixth step's forward pass. The OOM is where the growth ends (its verdict, before what the
     # cache looked like at it).

@@ -54,8 +54,7 @@ impl GrowthVerdict {
 /// freed by that step's end: what the program keeps across steps. Optimizer and set-up
 /// allocations are left out: what outlives them is state made once per parameter or model, even
 /// lazily in a later step (an expert's optimizer state the first time it is routed to, a model
-/// built between steps), not kept step after step; but a set-up block whose site made new ones
-/// in a later step (a model built again while the old one is still referenced) counts.
+/// built between steps), not kept step after step.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct KeptAcrossSteps {
@@ -220,31 +219,17 @@ fn kept_and_volume(d: &DeviceReplay, phases: &DevicePhases, compared: &[&Step]) 
     let mut volume = vec![0i64; n];
     let mut kept_in = vec![false; n];
     let mut by_stack: FastMap<Option<u32>, i64> = FastMap::default();
-    let step_of = |a: u32| compared.partition_point(|s| s.first_event <= a).checked_sub(1).filter(|&k| a <= compared[k].last_event);
-    // The last compared step each set-up site allocated in: a set-up block whose site made new
-    // ones in a later step was superseded, so holding it is keeping it (a notebook's cell run
-    // again builds a new model while the old one is still referenced), not state made once.
-    let mut last_setup: FastMap<Option<u32>, usize> = FastMap::default();
-    for lt in d.lifetimes.iter().filter(|lt| !lt.orphan) {
-        if let Some(k) = lt.alloc_event().filter(|&a| phases.phase(a) == Phase::Setup).and_then(step_of) {
-            let last = last_setup.entry(lt.stack()).or_default();
-            *last = (*last).max(k);
-        }
-    }
-    let superseded = |stack: Option<u32>, k: usize| last_setup.get(&stack).is_some_and(|&last| last > k);
     for lt in d.lifetimes.iter().filter(|lt| !lt.orphan) {
         let Some(a) = lt.alloc_event() else { continue };
         // The compared step holding `a`, if any (steps are sorted and disjoint).
-        let Some(k) = step_of(a) else { continue };
+        let Some(k) = compared.partition_point(|s| s.first_event <= a).checked_sub(1) else { continue };
+        if a > compared[k].last_event {
+            continue;
+        }
         let size = lt.size as i64;
         volume[k] += size;
         let freed = lt.free_requested_event().or(lt.free_completed_event());
-        let counted = match phases.phase(a) {
-            Phase::Optimizer => false,
-            Phase::Setup => superseded(lt.stack(), k),
-            _ => true,
-        };
-        if k + 2 < n && freed.is_none_or(|f| f > held_at.last_event) && counted {
+        if k + 2 < n && freed.is_none_or(|f| f > held_at.last_event) && !matches!(phases.phase(a), Phase::Optimizer | Phase::Setup) {
             kept.bytes += size;
             kept.blocks += 1;
             kept_in[k] = true;
