@@ -492,6 +492,45 @@ def program_fixtures():
         exp["program"]["moments"] = [p.moments(len(p.t.series) // 3, peak), p.moments(peak, last)]
         out.append((name, p, exp))
 
+    # A notebook's training cell run three times: each run builds a new model (set-up in the
+    # step its first pass opens) and trains it three steps with a new Adam, while the old model
+    # is still referenced (IPython's Out[...]): its parameters and the gradients its last step
+    # left stay (its Adam state goes with the optimizer). Nine steps.
+    cell = frame("/tmp/ipykernel_4242/2417006535.py", 12, "<module>")
+    nb_build = [frame(f"{TORCH}/nn/modules/linear.py", 106, "__init__"), frame("/work/prog/model.py", 8, "__init__"), cell]
+    nb_layer = [frame("/work/prog/model.py", 20, "forward"), call, frame("/tmp/ipykernel_4242/2417006535.py", 20, "<module>")]
+    nb_seed = [frame(f"{TORCH}/autograd/__init__.py", 347, "backward"), frame(f"{TORCH}/_tensor.py", 581, "backward"), frame("/tmp/ipykernel_4242/2417006535.py", 22, "<module>")]
+    nb_adam = [*adam[:-1], frame("/tmp/ipykernel_4242/2417006535.py", 23, "<module>")]
+    nb_zero = [frame(f"{TORCH}/optim/optimizer.py", 980, "zero_grad"), frame("/tmp/ipykernel_4242/2417006535.py", 18, "<module>")]
+    p = Program()
+    old_state = []
+    for run in range(3):
+        [p.malloc(("param", run, i), 4 * MIB, nb_build, "parameter") for i in range(params)]
+        for b_ in old_state:  # the old optimizer, rebound, lets its state go
+            p.free(b_, nb_adam)
+        grads, old_state = [], []
+        for n in range(3):
+            set_to_none(p, grads, nb_zero)
+            acts = [p.malloc(("act", k), 3 * MIB, nb_layer, "activation") for k in range(layers)]
+            s_ = p.malloc("seed", 512, nb_seed, "autograd temporary")
+            grads = [p.malloc(("grad", run, i), 4 * MIB, [], "gradient") for i in range(params)]
+            for a_ in reversed(acts):
+                p.free(a_)
+            p.free(s_)
+            if not old_state:
+                old_state = [p.malloc(("state", run, i), 4 * MIB, nb_adam, "optimizer state") for i in range(2 * params)]
+            p.free(p.malloc("update", 4 * MIB, nb_adam, "temporary"), nb_adam)
+    exp = p.expected("training_steps", 9, True)
+    exp["program"]["growth_verdict"] = "growing"
+    # Kept by the end of step 9 from the compared steps (2-9): run one's last gradients (step
+    # 3) and run two's (step 6). The old models' parameters are set-up blocks, left out of what
+    # is kept: a site that builds again may be a model growing by design (a layer or a task
+    # head added, all kept), which looks the same to the allocator.
+    exp["program"]["kept_bytes"] = 24 * MIB
+    exp["program"]["leak_site"] = False
+    exp["program"]["passes_kept"] = False
+    out.append(("program_notebook_cell_rerun.pickle", p, exp))
+
     # The same leak until it runs out: five steps, each keeping a tensor, then an OOM in the
     # sixth step's forward pass. The OOM is where the growth ends (its verdict, before what the
     # cache looked like at it).
@@ -962,6 +1001,63 @@ def program_fixtures():
     exp = p.expected("training_steps", 3, False)
     exp["program"]["peak_phase"] = "backward"
     out.append(("program_optimizer_in_backward.pickle", p, exp))
+
+    # Multi-task training: one forward pass through a shared trunk, then each of four heads runs
+    # backward(retain_graph=True) but the last, and steps its own Adam. The trunk's saved tensors
+    # live through four optimizer steps and are freed by the last backward pass: activations,
+    # not something the program keeps. Three iterations, twelve optimizer steps.
+    r_adam_h = lambda h: rooted(*adam[:-1], frame("/work/prog/train.py", 70 + h, "main"))
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    head_state = {}
+    for _ in range(3):
+        acts = [p.malloc(("act", k), 3 * MIB, r_layer, "activation") for k in range(layers)]
+        for h in range(4):
+            s_ = p.malloc("seed", 512, r_seed, "autograd temporary")
+            g_ = p.malloc(("hgrad", h), 2 * MIB, [], "gradient")
+            if h == 3:
+                for a_ in reversed(acts):
+                    p.free(a_)
+            p.free(s_)
+            if h not in head_state:
+                head_state[h] = [p.malloc(("hstate", h, j), 2 * MIB, r_adam_h(h), "optimizer state") for j in range(2)]
+            p.free(p.malloc("update", MIB, r_adam_h(h), "temporary"), r_adam_h(h))
+            p.free(g_, r_zero)
+    exp = p.expected("training_steps", 12, False)
+    out.append(("program_multitask_retain_graph.pickle", p, exp))
+
+    # Inference whose model forks work onto threads of its own (TorchScript's torch.jit.fork on
+    # the inter-op pool): those allocations carry no stack, between the forward pass's own. No
+    # optimizer, no backward pass: forward passes only, not training. Four requests.
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    for _ in range(4):
+        # (What a pass makes and frees within it is temporary, as in every inference fixture.)
+        outs = [p.malloc(("act", k), 3 * MIB, r_layer, "temporary") for k in range(2)]
+        forked = [p.malloc(("forked", k), 2 * MIB, [], "temporary") for k in range(3)]
+        for f_ in forked:
+            p.free(f_)
+        outs.append(p.malloc(("act", 2), 3 * MIB, r_layer, "temporary"))
+        for o_ in outs:
+            p.free(o_, r_layer)
+    out.append(("program_forked_inference.pickle", p, p.expected("forward", 0, False)))
+
+    # Out of memory inside a forward pass that catches it and falls back to smaller chunks
+    # (memory-efficient attention's fallback): the step goes on and finishes. Four steps.
+    p = Program()
+    [p.malloc(("param", i), 4 * MIB, r_build, "parameter") for i in range(params)]
+    grads, state = [], []
+    for n in range(4):
+        if n == 0:
+            acts = [p.malloc(("act", k), 3 * MIB, r_layer, "activation") for k in range(layers)]
+            p.t.oom(64 * MIB, device_free=2 * MIB)
+            p.note()
+            for a_ in reversed(acts):
+                p.free(a_, r_layer)
+        grads = r_step(p, grads, state)
+    exp = p.expected("training_steps", 4, False)
+    exp["program"]["oom_recovered"] = True
+    out.append(("program_oom_fallback_in_forward.pickle", p, exp))
 
     # A pipeline stage (Megatron's 1F1B, the first of several stages): each iteration runs two
     # micro-batches' forward passes, then each one's backward from the gradient the next stage

@@ -437,6 +437,9 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
         if let Some(v) = want["growth_verdict"].as_str() {
             assert_eq!(serde_json::to_value(s.growth.verdict).unwrap(), v, "{name}: {}", s.growth.text);
         }
+        if let Some(b) = want["kept_bytes"].as_i64() {
+            assert_eq!(s.growth.kept.as_ref().map(|k| k.bytes), Some(b), "{name}: {}", s.growth.text);
+        }
         // Kept from some steps, not every one: a medium finding with the steps and the site.
         let kept_steps =
             a.findings.iter().find(|f| f.category == "leak" && f.priority == "medium" && f.title.contains("still held at the end of step"));
@@ -508,6 +511,11 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
             let oom = e.oom(0).unwrap();
             assert_eq!(oom.ooms[0].verdict, v, "{name}: {}", oom.ooms[0].explanation);
         }
+        if want["oom_recovered"] == true {
+            // Caught inside the pass, which went on: the step finished.
+            let failed: Vec<bool> = s.steps.iter().filter(|st| st.oom_event.is_some()).map(|st| st.complete).collect();
+            assert_eq!(failed, [true], "{name}");
+        }
         if let Some(retry) = want["retry_at"].as_i64() {
             // A failed attempt, caught and run again: the attempt is a step of its own, not
             // complete, and ends where the program starts again.
@@ -523,7 +531,7 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
     let readme = std::fs::read_to_string(common::fixtures().join("../README.md")).unwrap();
     let said = format!("a site that keeps a block from {} or more passes", words[snapscope::analysis::leak::MIN_PASSES as usize]);
     assert!(readme.replace("\n  ", " ").contains(&said), "README.md says {said:?}");
-    assert_eq!(seen, 51, "fifty-one program fixtures (one of them the stable steps with lines moved)");
+    assert_eq!(seen, 55, "fifty-five program fixtures (one of them the stable steps with lines moved)");
 }
 
 /// A trace with a backward pass every few events (a hostile file can have hundreds of

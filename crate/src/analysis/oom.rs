@@ -157,13 +157,13 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
 
 /// The cause of one OOM and what to do, from what was known at it and the window's growth.
 /// All the free memory there was at an OOM, cached and on the device, would have held the
-/// request but left less than the request itself and under a tenth of the device: serving this
+/// request but left less than the request itself and under 2.5% of the device: serving this
 /// one (by joining the pieces) leaves the next like it nowhere to go. The working set is at the
 /// device's limit, whatever the pieces.
 fn at_the_limit(free_in_reserved: i64, device_free: Option<i64>, requested: i64, reserved: i64) -> bool {
     device_free.is_some_and(|f| {
         let left = free_in_reserved + f - requested;
-        left >= 0 && left < requested && left * 10 < reserved + f
+        left >= 0 && left < requested && left * 40 < reserved + f
     })
 }
 

@@ -197,6 +197,19 @@ pub fn growth(d: &DeviceReplay, phases: &DevicePhases, steps: &[Step]) -> Growth
         let stable = format!("Allocated at the end of each step is stable over {span} (within {})", format::bytes(spread));
         if piling_up {
             (GrowthVerdict::KeptAcrossSteps, kept_text(stable, ", but", ", not added every step"))
+        } else if kept.bytes > 0 && spread > 0 && 2 * kept.bytes >= spread {
+            // What the early steps keep makes most of the spread: state filled early, then
+            // no more (a cache per new shape, a buffer filled to its size).
+            (
+                GrowthVerdict::Stable,
+                format!(
+                    "{stable}: {} allocated in steps {} is still held at the end of step {}, and nothing kept is added after step {}: state filled in the early steps (a cache, a buffer filled to its size), not growth.",
+                    format::bytes(kept.bytes),
+                    step_list(&kept.steps),
+                    last.step,
+                    kept.steps.last().copied().unwrap_or(last.step)
+                ),
+            )
         } else {
             (GrowthVerdict::Stable, format!("{stable}."))
         }

@@ -32,10 +32,11 @@ pub struct Step {
     pub first_event: u32,
     pub last_event: u32,
     /// false for the part after the last step boundary (the window ended inside it), and for a
-    /// step an allocation failed in (`oom_event`).
+    /// step an allocation failed in (`oom_event`) that did not recover.
     pub complete: bool,
     /// The first out-of-memory event inside the step: an allocation failed, so the step did not
-    /// finish (the program raised, or caught the error and went on), whatever followed it.
+    /// finish (the program raised, or caught the error and started again), unless the phase it
+    /// failed in went on allocating (the program recovered inside the step).
     pub oom_event: Option<u32>,
     pub peak_allocated: Peak,
     pub peak_reserved: Peak,
@@ -98,11 +99,13 @@ pub struct PhaseCount {
 }
 
 impl Step {
-    /// What cut the step short, as the CLI and report show it: `out of memory at event N`, or
-    /// `partial` (the window cuts it); None for a complete step.
+    /// What cut the step short, as the CLI and report show it: `out of memory at event N`,
+    /// `partial` (the window cuts it), or, for a complete step, `recovered from out of memory at
+    /// event N`; None for a complete step without one.
     pub fn cut_short(&self) -> Option<String> {
         match self.oom_event {
-            Some(e) => Some(format!("out of memory at event {e}")),
+            Some(e) if !self.complete => Some(format!("out of memory at event {e}")),
+            Some(e) => Some(format!("recovered from out of memory at event {e}")),
             None => (!self.complete).then(|| "partial".into()),
         }
     }
@@ -154,7 +157,7 @@ pub fn steps(d: &DeviceReplay, phases: &DevicePhases, ooms: &[u32]) -> StepsAnal
     }));
     let framework_ranges = phases.ranges.iter().filter(|r| r.group == RangeGroup::Framework).count();
     let (source, bounds) = step_bounds(phases, d.events as u32, |first, last| d.allocates_in(first, last));
-    let bounds = split_at_failures(bounds, ooms, phases);
+    let bounds = split_at_failures(bounds, ooms, phases, d);
     let steps = measure(d, phases, &bounds, ooms);
     let growth = super::step_growth::growth(d, phases, &steps);
     let program = program(d.events as u32, phases, source, &steps);
@@ -454,22 +457,30 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
 /// retry with a smaller batch, the next batch after a skipped one): at the first set-up, data or
 /// forward run after the run of the out-of-memory event, when that is inside the step. Without
 /// it the failed attempt and the step that followed it read as one step. Steps are renumbered.
-fn split_at_failures(bounds: Vec<Bound>, ooms: &[u32], phases: &DevicePhases) -> Vec<Bound> {
+fn split_at_failures(bounds: Vec<Bound>, ooms: &[u32], phases: &DevicePhases, d: &DeviceReplay) -> Vec<Bound> {
     if ooms.is_empty() {
         return bounds;
     }
-    let again = |oom: u32| {
+    // Where the program starts again after the OOM at `oom`, inside the step that holds it
+    // (`last` its last event): none where the phase it failed in allocated again before that
+    // (it recovered inside the step: a fallback, a retry of the same call).
+    let again = |oom: u32, last: u32| {
         let after = phases.run_of(oom)? + 1;
-        phases.runs[after..].iter().find(|r| matches!(r.phase, Phase::Setup | Phase::Data | Phase::Forward)).map(|r| r.first)
+        let cut = phases.runs[after..].iter().find(|r| matches!(r.phase, Phase::Setup | Phase::Data | Phase::Forward)).map(|r| r.first)?;
+        let failed_in = phases.phase(oom);
+        let recovered = (oom + 1..cut).any(|e| phases.phase(e) == failed_in && d.allocates_in(e, e));
+        (cut <= last && !recovered).then_some(cut)
     };
-    let mut cuts: Vec<u32> = ooms.iter().filter_map(|&o| again(o)).collect();
-    cuts.dedup();
     let mut out: Vec<Bound> = Vec::with_capacity(bounds.len());
     for (_, mut first, last, complete) in bounds {
-        let inside = &cuts[cuts.partition_point(|&c| c <= first)..cuts.partition_point(|&c| c <= last)];
-        for &cut in inside {
-            out.push((0, first, cut - 1, false));
-            first = cut;
+        let inside = &ooms[ooms.partition_point(|&o| o < first)..ooms.partition_point(|&o| o <= last)];
+        let mut cuts: Vec<u32> = inside.iter().filter_map(|&o| again(o, last)).filter(|&c| c > first).collect();
+        cuts.dedup();
+        for cut in cuts {
+            if cut > first {
+                out.push((0, first, cut - 1, false));
+                first = cut;
+            }
         }
         out.push((0, first, last, complete));
     }
@@ -502,6 +513,13 @@ fn measure(d: &DeviceReplay, phases: &DevicePhases, bounds: &[Bound], ooms: &[u3
         // A step an allocation failed in did not finish, even where an optimizer run ends it
         // (Adam's first step making its state is where many runs end).
         let oom_event = ooms.get(ooms.partition_point(|&o| o < first)).copied().filter(|&o| o <= last);
+        // ... unless the program recovered inside it: the phase the allocation failed in
+        // allocates again later in the step (a fallback to smaller chunks, an optimizer step run
+        // again another way).
+        let recovered = oom_event.is_some_and(|o| {
+            let failed_in = phases.phase(o);
+            (o + 1..=last).any(|e| phases.phase(e) == failed_in && d.allocates_in(e, e))
+        });
         let range = first as usize..last as usize + 1;
         let peak = |name: &str| {
             let col = d.series.column(name).expect("a counter column");
@@ -515,7 +533,7 @@ fn measure(d: &DeviceReplay, phases: &DevicePhases, bounds: &[Bound], ooms: &[u3
             step,
             first_event: first,
             last_event: last,
-            complete: complete && oom_event.is_none(),
+            complete: complete && (oom_event.is_none() || recovered),
             oom_event,
             peak_phase: peak_allocated.event.map_or("unknown", |e| phases.phase(e).name()).into(),
             change_peak_allocated: prev.map(|p| peak_allocated.bytes - p.peak_allocated.bytes),

@@ -139,7 +139,9 @@ pub fn classify(
             LifetimeRule::WithinPhase => alloc_run.is_some() && alloc_run == free_run,
             LifetimeRule::OutlivesPhase => alloc_run.is_none() || freed.is_none() || alloc_run != free_run,
             LifetimeRule::OutlivesSteps => match alloc {
-                Some(a) if phase == Some(Phase::Forward) => {
+                // A block a backward pass frees was saved for it, however many optimizer steps
+                // ran meanwhile (one forward pass whose heads each step their own optimizer).
+                Some(a) if phase == Some(Phase::Forward) && freed.is_none_or(|f| phases.phase(f) != Phase::Backward) => {
                     let after = step_ends.partition_point(|&e| e < a);
                     let before_free = freed.map_or(step_ends.len(), |f| step_ends.partition_point(|&e| e < f));
                     before_free.saturating_sub(after) >= OUTLIVES_STEPS

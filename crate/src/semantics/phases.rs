@@ -506,14 +506,17 @@ fn fill_gaps(phases: &mut [u8]) {
 }
 
 /// Where the recording keeps whole Python stacks, an allocation without one ran on a thread
-/// Python did not start: in a program with a forward pass, the autograd engine's. A gap of
+/// Python did not start: in a program with a forward pass and an optimizer, the autograd
+/// engine's. A gap of
 /// frameless events holding one, right after a forward or unknown event, is a backward pass whose
 /// start named no backward frame: one given its output's gradient instead of a seed (a pipeline
 /// stage's `run_backward` with the gradient received from the next stage) allocates nothing on
 /// the main thread. Without this the pass took the phase of the forward or the receive before it.
 fn unseeded_backward(phases: &mut [u8], trace: &DeviceTrace) {
     let forward = Phase::Forward as u8;
-    if !phases.contains(&forward) {
+    // A program that trains: an optimizer's frames somewhere. Work that an inference program
+    // runs on threads of its own (TorchScript's `fork` on the inter-op pool) has no stack either.
+    if !phases.contains(&forward) || !phases.contains(&(Phase::Optimizer as u8)) {
         return;
     }
     let mut before = NO_PHASE;

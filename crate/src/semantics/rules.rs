@@ -74,10 +74,11 @@ pub enum LifetimeRule {
     OutlivesPhase,
     /// Allocated outside backward and alive when a later backward pass starts.
     IntoBackward,
-    /// Allocated in a forward pass and alive after the end of `OUTLIVES_STEPS` optimizer
-    /// runs or more (still held after the third optimizer step): no backward pass saved it (its
-    /// own would have freed it, and a last output reassigned in the next step is gone after
-    /// one): the program keeps it, as a cache, a list of outputs or a leak.
+    /// Allocated in a forward pass and alive after the end of `OUTLIVES_STEPS` optimizer steps
+    /// or more (the optimizer runs after a backward pass), and not freed by a backward pass: no
+    /// backward pass saved it (its own would have freed it, and a last output reassigned in the
+    /// next step is gone after one): the program keeps it, as a cache, a list of outputs or a
+    /// leak.
     OutlivesSteps,
     /// Allocated before the trace window.
     BeforeWindow,

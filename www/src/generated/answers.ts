@@ -515,7 +515,7 @@ export type IssueCode =
   | 'SEGMENT_UNMATCHED'
   | 'SIZE_MISMATCH';
 
-/** Blocks allocated in a compared step two or more steps before the last compared one and not freed by that step's end: what the program keeps across steps. Optimizer and set-up allocations are left out: what outlives them is state made once per parameter or model, even lazily in a later step (an expert's optimizer state the first time it is routed to, a model built between steps), not kept step after step; but a set-up block whose site made new ones in a later step (a model built again while the old one is still referenced) counts. */
+/** Blocks allocated in a compared step two or more steps before the last compared one and not freed by that step's end: what the program keeps across steps. Optimizer and set-up allocations are left out: what outlives them is state made once per parameter or model, even lazily in a later step (an expert's optimizer state the first time it is routed to, a model built between steps), not kept step after step. */
 export interface KeptAcrossSteps {
   blocks: number;
   bytes: number;
@@ -1127,13 +1127,13 @@ export interface Step {
   change_end_allocated: number | null;
   /** Against the previous step (None for the first). */
   change_peak_allocated: number | null;
-  /** false for the part after the last step boundary (the window ended inside it), and for a step an allocation failed in (`oom_event`). */
+  /** false for the part after the last step boundary (the window ended inside it), and for a step an allocation failed in (`oom_event`) that did not recover. */
   complete: boolean;
   /** Allocated after the step's last event. */
   end_allocated: number;
   first_event: number;
   last_event: number;
-  /** The first out-of-memory event inside the step: an allocation failed, so the step did not finish (the program raised, or caught the error and went on), whatever followed it. */
+  /** The first out-of-memory event inside the step: an allocation failed, so the step did not finish (the program raised, or caught the error and started again), unless the phase it failed in went on allocating (the program recovered inside the step). */
   oom_event: number | null;
   peak_allocated: Peak;
   /** The phase of the event where allocated peaked. */

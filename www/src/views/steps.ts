@@ -55,15 +55,21 @@ function stepTable(c: ViewContext, steps: Step[]): HTMLElement {
         'td',
         {},
         rangeLink(c, s.first_event, s.last_event, `step ${s.step}`),
-        s.oom_event !== null
+        s.oom_event !== null && s.complete
           ? el('span', {
-              class: 'tag partial-tag',
-              title: `an allocation failed at event ${int(s.oom_event)}: the step did not finish`,
-              text: 'out of memory',
+              class: 'tag',
+              title: `an allocation failed at event ${int(s.oom_event)}; the phase it failed in went on allocating and the step finished`,
+              text: 'recovered from OOM',
             })
-          : s.complete
-            ? ''
-            : el('span', { class: 'tag partial-tag', title: 'the trace window cuts this step', text: 'partial' }),
+          : s.oom_event !== null
+            ? el('span', {
+                class: 'tag partial-tag',
+                title: `an allocation failed at event ${int(s.oom_event)}: the step did not finish`,
+                text: 'out of memory',
+              })
+            : s.complete
+              ? ''
+              : el('span', { class: 'tag partial-tag', title: 'the trace window cuts this step', text: 'partial' }),
       ),
       el('td', { class: 'num', text: `${int(s.first_event)}–${int(s.last_event)}` }),
       el('td', { class: 'num' }, bytesSpan(s.peak_allocated.bytes)),
