@@ -1813,39 +1813,37 @@ def simulator_fixtures(fr):
         "expandable_segments:True": {"reserved_peak": 80 * MIB, "segment_allocs": 2, "segment_frees": 0, "oom": len(t.events) - 1, "recorded_ooms_avoided": []},
     })
 
+    def split_cache_oom(cached, request, device_free):
+        """`cached` MiB cached in one segment, split into two halves, the first freed; then an
+        OOM for `request` MiB with `device_free` MiB free on the device. The trace and the OOM's
+        index."""
+        t = Trace(0)
+        t.segment_alloc(A, cached * MIB, "large", st)
+        t.malloc(A, cached * MIB, cached * MIB, st)
+        t.free(A)
+        t.malloc(A, cached // 2 * MIB, cached // 2 * MIB, st)
+        t.malloc(A + cached // 2 * MIB, cached // 2 * MIB, cached // 2 * MIB, st)
+        t.free(A)
+        t.oom(request * MIB, device_free * MIB)
+        return t, len(t.events) - 1
+
     # An OOM that expandable segments avoid (90 MiB device: 60 MiB reserved + 30 MiB free at the
     # OOM). 60 MiB is cached, then split into two 30 MiB blocks; the first is freed. 35 MiB fits
     # neither the free 30 MiB nor beside the split segment (60 + 36 > 90), which cannot be
     # released while the second block lives: OOM.
     # expandable_segments:True: the free 30 MiB's whole first page (20 MiB) is unmapped on the OOM
     # path and 40 MiB mapped after the live block: 80 MiB reserved, the request is served.
-    t = Trace(0)
-    t.segment_alloc(A, 60 * MIB, "large", st)
-    t.malloc(A, 60 * MIB, 60 * MIB, st)
-    t.free(A)
-    t.malloc(A, 30 * MIB, 30 * MIB, st)
-    t.malloc(A + 30 * MIB, 30 * MIB, 30 * MIB, st)
-    t.free(A)
-    t.oom(35 * MIB, 30 * MIB)
-    oom_at = len(t.events) - 1
+    t, oom_at = split_cache_oom(60, 35, 30)
     case("sim_oom_avoided.pickle", t, simulate={
         "": {"reserved_peak": 60 * MIB, "segment_allocs": 1, "oom": oom_at, "recorded_ooms_avoided": []},
         "expandable_segments:True": {"reserved_peak": 80 * MIB, "segment_allocs": 2, "segment_frees": 1, "oom": None, "recorded_ooms_avoided": [oom_at]},
     })
-    # The same at the device's limit (930 MiB: 600 MiB reserved + 30 MiB free at the OOM): 300
+    # The same at the device's limit (630 MiB: 600 MiB reserved + 30 MiB free at the OOM): 300
     # of 600 MiB cached is free in one piece, 320 MiB fits neither it nor beside the segment.
     # expandable_segments:True: the free 300 MiB (15 whole pages) is unmapped on the OOM path and
     # 320 MiB mapped after the live block: 620 MiB reserved, the request served, with 10 MiB left
     # on the device: the next request like it would fail (the finding says exhaustion).
-    t = Trace(0)
-    t.segment_alloc(A, 600 * MIB, "large", st)
-    t.malloc(A, 600 * MIB, 600 * MIB, st)
-    t.free(A)
-    t.malloc(A, 300 * MIB, 300 * MIB, st)
-    t.malloc(A + 300 * MIB, 300 * MIB, 300 * MIB, st)
-    t.free(A)
-    t.oom(320 * MIB, 30 * MIB)
-    oom_at = len(t.events) - 1
+    t, oom_at = split_cache_oom(600, 320, 30)
     case("oom_at_the_limit.pickle", t, simulate={
         "": {"reserved_peak": 600 * MIB, "segment_allocs": 1, "oom": oom_at, "recorded_ooms_avoided": []},
         "expandable_segments:True": {"reserved_peak": 620 * MIB, "segment_allocs": 2, "segment_frees": 1, "oom": None, "recorded_ooms_avoided": [oom_at]},
