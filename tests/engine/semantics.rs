@@ -531,6 +531,11 @@ fn program_fixtures_are_read_as_the_programs_they_are() {
     let readme = std::fs::read_to_string(common::fixtures().join("../README.md")).unwrap();
     let said = format!("a site that keeps a block from {} or more passes", words[snapscope::analysis::leak::MIN_PASSES as usize]);
     assert!(readme.replace("\n  ", " ").contains(&said), "README.md says {said:?}");
+    // The held-past-steps rule's count, as the README and the rule's own why state it.
+    let held = format!("still held after {} optimizer steps", words[snapscope::semantics::categories::OUTLIVES_STEPS]);
+    assert!(readme.replace("\n  ", " ").contains(&held), "README.md says {held:?}");
+    let rules: Vec<String> = snapscope::semantics::RuleSet::defaults().info().into_iter().map(|r| r.why).collect();
+    assert!(rules.iter().any(|w| w.contains(&held)), "a default rule says {held:?}");
     assert_eq!(seen, 55, "fifty-five program fixtures (one of them the stable steps with lines moved)");
 }
 

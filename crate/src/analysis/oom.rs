@@ -102,17 +102,22 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
     let d = &l.devices[pos];
     let empty = DeviceTrace::default();
     let trace = l.snapshot.trace(d.device).unwrap_or(&empty);
-    let mut ooms: Vec<usize> = trace.oom_events().into_iter().map(|i| i as usize).collect();
+    let every_oom = trace.oom_events();
+    let mut ooms: Vec<usize> = every_oom.iter().map(|&i| i as usize).collect();
     let ooms_total = ooms.len();
     ooms.truncate(MAX_OOMS);
     let growth = if ooms.is_empty() { None } else { Some(leak(l, pos, 5)) };
     // The steps' verdict: memory that grows step after step is the cause of an OOM it runs into,
-    // whatever the state of the cache at it.
-    let ooms_u32: Vec<u32> = ooms.iter().map(|&i| i as u32).collect();
-    let step_growth = (!ooms.is_empty())
-        .then(|| l.phases().get(pos).map(|p| super::steps::steps(d, p, &ooms_u32).growth))
+    // whatever the state of the cache at it; from the first step compared on (an attempt that
+    // failed before them is no end of that growth).
+    let grows_from: Option<(super::steps::Growth, u32)> = (!ooms.is_empty())
+        .then(|| l.phases().get(pos).map(|p| super::steps::steps(d, p, &every_oom)))
         .flatten()
-        .filter(|g| g.leak_signal);
+        .filter(|s| s.growth.leak_signal)
+        .and_then(|s| {
+            let first = s.growth.steps_compared.first().and_then(|&n| s.steps.iter().find(|st| st.step == n))?.first_event;
+            Some((s.growth, first))
+        });
     let labels = StackLabels::new(l);
     let cases: Vec<OomCase> = ooms
         .into_iter()
@@ -140,7 +145,8 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
             // What holds the memory at the OOM decides what to do about a working set that does
             // not fit (no advice about batches where no activation is alive).
             let holding = super::categories::categories(l, pos, Some(i as i64));
-            verdict(at_oom, growth.as_ref(), step_growth.as_ref(), &holding)
+            let step_growth = grows_from.as_ref().filter(|(_, from)| i as u32 >= *from).map(|(g, _)| g);
+            verdict(at_oom, growth.as_ref(), step_growth, &holding)
         })
         .collect();
     let at_dump = cases.is_empty().then(|| {
@@ -155,15 +161,17 @@ pub fn oom(l: &Loaded, pos: usize) -> OomAnalysis {
     OomAnalysis { device: d.device, ooms: cases, ooms_total, at_dump }
 }
 
-/// The cause of one OOM and what to do, from what was known at it and the window's growth.
 /// All the free memory there was at an OOM, cached and on the device, would have held the
 /// request but left less than the request itself and under 2.5% of the device: serving this
 /// one (by joining the pieces) leaves the next like it nowhere to go. The working set is at the
 /// device's limit, whatever the pieces.
+/// What is left under `1 / AT_THE_LIMIT_FRACTION` of the device (2.5%) is at its limit.
+pub const AT_THE_LIMIT_FRACTION: i64 = 40;
+
 fn at_the_limit(free_in_reserved: i64, device_free: Option<i64>, requested: i64, reserved: i64) -> bool {
     device_free.is_some_and(|f| {
         let left = free_in_reserved + f - requested;
-        left >= 0 && left < requested && left * 40 < reserved + f
+        left >= 0 && left < requested && left * AT_THE_LIMIT_FRACTION < reserved + f
     })
 }
 
@@ -175,6 +183,7 @@ impl OomCase {
     }
 }
 
+/// The cause of one OOM and what to do, from what was known at it and the window's growth.
 /// `steps`: the steps' growth verdict where it signals a leak.
 fn verdict(at: AtOom, growth: Option<&LeakAnalysis>, steps: Option<&super::steps::Growth>, holding: &CategoryBreakdown) -> OomCase {
     let AtOom { event: e, requested: req, device_free, counters, state: st, top_stacks, events_before } = at;

@@ -134,10 +134,10 @@ pub fn growth(d: &DeviceReplay, phases: &DevicePhases, steps: &[Step]) -> Growth
     let spread = ends.clone().max().unwrap_or(0) - ends.min().unwrap_or(0);
     let kept_text = |head: String, joint: &str, tail: &str| {
         format!(
-            "{head}{joint} {} ({} blocks) allocated in steps {} is still held at the end of step {}: memory kept across steps{tail} (a leak signal).",
+            "{head}{joint} {} ({} blocks) allocated in {} is still held at the end of step {}: memory kept across steps{tail} (a leak signal).",
             format::bytes(kept.bytes),
             format::count(kept.blocks),
-            step_list(&kept.steps),
+            steps_named(&kept.steps),
             last.step
         )
     };
@@ -197,17 +197,21 @@ pub fn growth(d: &DeviceReplay, phases: &DevicePhases, steps: &[Step]) -> Growth
         let stable = format!("Allocated at the end of each step is stable over {span} (within {})", format::bytes(spread));
         if piling_up {
             (GrowthVerdict::KeptAcrossSteps, kept_text(stable, ", but", ", not added every step"))
-        } else if kept.bytes > 0 && spread > 0 && 2 * kept.bytes >= spread {
+        } else if kept.bytes > 0
+            && spread > 0
+            && 2 * kept.bytes >= spread
+            && kept.steps.last().is_some_and(|&k| k < compared[compared.len() - 3].step)
+        {
             // What the early steps keep makes most of the spread: state filled early, then
             // no more (a cache per new shape, a buffer filled to its size).
             (
                 GrowthVerdict::Stable,
                 format!(
-                    "{stable}: {} allocated in steps {} is still held at the end of step {}, and nothing kept is added after step {}: state filled in the early steps (a cache, a buffer filled to its size), not growth.",
+                    "{stable}: {} allocated in {} is still held at the end of step {}, and nothing kept comes from {}: state made and then kept (a cache, a buffer filled to its size, a copy), not growth.",
                     format::bytes(kept.bytes),
-                    step_list(&kept.steps),
+                    steps_named(&kept.steps),
                     last.step,
-                    kept.steps.last().copied().unwrap_or(last.step)
+                    step_span(kept.steps.last().copied().unwrap_or(last.step) + 1, compared[compared.len() - 3].step)
                 ),
             )
         } else {
@@ -267,6 +271,20 @@ fn step_list(steps: &[i64]) -> String {
         1 => names[0].clone(),
         n if n <= SHOWN => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
         n => format!("{}, … ({n} steps)", names.join(", ")),
+    }
+}
+
+/// "step 6", "steps 6 and 11".
+fn steps_named(steps: &[i64]) -> String {
+    format!("{} {}", if steps.len() == 1 { "step" } else { "steps" }, step_list(steps))
+}
+
+/// "step 6", "steps 6–9".
+fn step_span(first: i64, last: i64) -> String {
+    if first == last {
+        format!("step {first}")
+    } else {
+        format!("steps {first}–{last}")
     }
 }
 

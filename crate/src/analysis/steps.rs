@@ -355,7 +355,12 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
         let mut out = vec![*first];
         let mut start = rest.1;
         for group in inside.chunks(k).filter(|g| g.len() == k) {
-            let after = *group.last().expect("a whole group");
+            if start > rest.2 {
+                break;
+            }
+            // The forward pass after the group's last backward pass, and after the step so far
+            // (never an empty step).
+            let after = (*group.last().expect("a whole group")).max(start);
             let next = forwards.get(forwards.partition_point(|&f| f <= after)).copied().filter(|&f| f <= rest.2);
             match next {
                 Some(cut) => {
@@ -458,33 +463,47 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
 /// forward run after the run of the out-of-memory event, when that is inside the step. Without
 /// it the failed attempt and the step that followed it read as one step. Steps are renumbered.
 fn split_at_failures(bounds: Vec<Bound>, ooms: &[u32], phases: &DevicePhases, d: &DeviceReplay) -> Vec<Bound> {
-    if ooms.is_empty() {
-        return bounds;
-    }
     // Where the program starts again after the OOM at `oom`, inside the step that holds it
-    // (`last` its last event): none where the phase it failed in allocated again before that
-    // (it recovered inside the step: a fallback, a retry of the same call).
+    // (`last` its last event): none where it recovered before that.
     let again = |oom: u32, last: u32| {
         let after = phases.run_of(oom)? + 1;
-        let cut = phases.runs[after..].iter().find(|r| matches!(r.phase, Phase::Setup | Phase::Data | Phase::Forward)).map(|r| r.first)?;
-        let failed_in = phases.phase(oom);
-        let recovered = (oom + 1..cut).any(|e| phases.phase(e) == failed_in && d.allocates_in(e, e));
-        (cut <= last && !recovered).then_some(cut)
+        let run = phases.runs[after..]
+            .iter()
+            .take_while(|r| r.first <= last)
+            .find(|r| matches!(r.phase, Phase::Setup | Phase::Data | Phase::Forward))?;
+        (!recovers(d, phases, oom, run.first - 1)).then_some(run.first)
     };
+    let mut cut_any = false;
     let mut out: Vec<Bound> = Vec::with_capacity(bounds.len());
-    for (_, mut first, last, complete) in bounds {
+    for &(n, mut first, last, complete) in &bounds {
         let inside = &ooms[ooms.partition_point(|&o| o < first)..ooms.partition_point(|&o| o <= last)];
         let mut cuts: Vec<u32> = inside.iter().filter_map(|&o| again(o, last)).filter(|&c| c > first).collect();
         cuts.dedup();
         for cut in cuts {
             if cut > first {
-                out.push((0, first, cut - 1, false));
+                out.push((n, first, cut - 1, false));
                 first = cut;
+                cut_any = true;
             }
         }
-        out.push((0, first, last, complete));
+        out.push((n, first, last, complete));
+    }
+    if !cut_any {
+        return bounds;
     }
     out.into_iter().enumerate().map(|(k, (_, first, last, complete))| (k as i64 + 1, first, last, complete)).collect()
+}
+
+/// Whether the phase the allocation at `oom` failed in allocates again after it, up to `end`:
+/// the program recovered (a fallback to smaller chunks, an optimizer step run again another
+/// way). One pass over the phase's runs in that span.
+fn recovers(d: &DeviceReplay, phases: &DevicePhases, oom: u32, end: u32) -> bool {
+    let failed_in = phases.phase(oom);
+    let Some(from) = phases.run_of(oom) else { return false };
+    phases.runs[from..].iter().take_while(|r| r.first <= end).filter(|r| r.phase == failed_in).any(|r| {
+        let (a, b) = (r.first.max(oom + 1), r.last.min(end));
+        a <= b && d.allocates_in(a, b)
+    })
 }
 
 /// How many of the runs starting at `starts` (sorted) start inside the step `b`.
@@ -516,10 +535,7 @@ fn measure(d: &DeviceReplay, phases: &DevicePhases, bounds: &[Bound], ooms: &[u3
         // ... unless the program recovered inside it: the phase the allocation failed in
         // allocates again later in the step (a fallback to smaller chunks, an optimizer step run
         // again another way).
-        let recovered = oom_event.is_some_and(|o| {
-            let failed_in = phases.phase(o);
-            (o + 1..=last).any(|e| phases.phase(e) == failed_in && d.allocates_in(e, e))
-        });
+        let recovered = oom_event.is_some_and(|o| recovers(d, phases, o, last));
         let range = first as usize..last as usize + 1;
         let peak = |name: &str| {
             let col = d.series.column(name).expect("a counter column");
