@@ -327,7 +327,7 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
         if let Some(first) = joins {
             out.push((0, first, events - 1, false));
         }
-        out.into_iter().enumerate().map(|(k, (_, first, last, complete))| (k as i64 + 1, first, last, complete)).collect()
+        numbered(out)
     };
     // Every complete step but the first holds as many backward passes as the others, and the
     // first no more (the recording may start inside it).
@@ -376,7 +376,7 @@ fn step_bounds(phases: &DevicePhases, events: u32, allocates: impl Fn(u32, u32) 
         if start <= rest.2 {
             out.push((0, start, rest.2, false));
         }
-        Some(out.into_iter().enumerate().map(|(k, (_, first, last, complete))| (k as i64 + 1, first, last, complete)).collect())
+        Some(numbered(out))
     };
     // Set where the steps after the first are inferred from its backward passes.
     let inferred = std::cell::Cell::new(false);
@@ -491,7 +491,7 @@ fn split_at_failures(bounds: Vec<Bound>, ooms: &[u32], phases: &DevicePhases, d:
     if !cut_any {
         return bounds;
     }
-    out.into_iter().enumerate().map(|(k, (_, first, last, complete))| (k as i64 + 1, first, last, complete)).collect()
+    numbered(out)
 }
 
 /// Whether the phase the allocation at `oom` failed in allocates again after it, up to `end`:
@@ -504,6 +504,11 @@ fn recovers(d: &DeviceReplay, phases: &DevicePhases, oom: u32, end: u32) -> bool
         let (a, b) = (r.first.max(oom + 1), r.last.min(end));
         a <= b && d.allocates_in(a, b)
     })
+}
+
+/// The steps numbered 1, 2, … in order (after some were joined, divided or split).
+fn numbered(steps: Vec<Bound>) -> Vec<Bound> {
+    steps.into_iter().enumerate().map(|(k, (_, first, last, complete))| (k as i64 + 1, first, last, complete)).collect()
 }
 
 /// How many of the runs starting at `starts` (sorted) start inside the step `b`.
