@@ -311,15 +311,23 @@ fn root_of(f: &Frame) -> Root {
     }
 }
 
-/// The outermost Python frame of `stack` (innermost first) and where it starts.
-fn outermost_root(stack: &[u32], frames: &[Frame]) -> Option<Root> {
-    stack.iter().rev().filter_map(|&f| frames.get(f as usize)).map(root_of).find(|&r| r != Root::Native)
+/// The outermost Python frame of `stack` (innermost first) and where it starts, from `roots`
+/// (each frame's [`root_of`]).
+fn outermost_root(stack: &[u32], roots: &[Root]) -> Option<Root> {
+    stack.iter().rev().map(|&f| roots.get(f as usize).copied().unwrap_or(Root::Native)).find(|&r| r != Root::Native)
 }
 
-/// Whether some stack reaches the program's entry: the recording keeps whole Python stacks, so a
-/// stack that starts elsewhere, or an event with none, ran on a thread Python did not start.
+/// Whether some stack reaches the program's entry (`roots`: each frame's [`root_of`]): the
+/// recording keeps whole Python stacks, so a stack that starts elsewhere, or an event with none,
+/// ran on a thread Python did not start.
+fn whole_with(interner: &Interner, roots: &[Root]) -> bool {
+    interner.stacks.iter().any(|st| outermost_root(st, roots) == Some(Root::Entry))
+}
+
+/// [`whole_with`] of the snapshot's frames.
 pub fn stacks_are_whole(interner: &Interner) -> bool {
-    interner.stacks.iter().any(|st| outermost_root(st, &interner.frames) == Some(Root::Entry))
+    let roots: Vec<Root> = interner.frames.iter().map(root_of).collect();
+    whole_with(interner, &roots)
 }
 
 /// The phase each stack's frames name (None for an empty stack).
@@ -328,8 +336,7 @@ pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
     let roles: Vec<CustomFunctionRole> = interner.frames.iter().map(custom_function_role).collect();
     let applies = |st: &[u32]| st.iter().any(|&f| roles.get(f as usize) == Some(&CustomFunctionRole::Apply));
     let roots: Vec<Root> = interner.frames.iter().map(root_of).collect();
-    let outermost =
-        |st: &[u32]| st.iter().rev().map(|&f| roots.get(f as usize).copied().unwrap_or(Root::Native)).find(|&r| r != Root::Native);
+    let outermost = |st: &[u32]| outermost_root(st, &roots);
     let stack_marks: Vec<u8> = interner
         .stacks
         .iter()
@@ -345,7 +352,7 @@ pub fn stack_phases(interner: &Interner) -> Vec<Option<Phase>> {
     // A Python stack that does not start at the program's entry was called from native code, on a
     // thread Python did not start: in a program with a backward pass, the autograd engine's. Only
     // where some stack reaches the entry are the stacks whole enough to tell.
-    let whole_stacks = stacks_are_whole(interner);
+    let whole_stacks = whole_with(interner, &roots);
     let has_backward = stack_marks.iter().any(|m| m & BACKWARD != 0);
     interner
         .stacks
